@@ -1,0 +1,37 @@
+"""retrograd: PyTorch's autograd in Python on NumPy, with PyTorch's API.
+
+    import retrograd as torch
+"""
+
+from retrograd._dtype import (
+    dtype, float16, half, bfloat16, float32, float64, double, float8_e4m3fn, float8_e5m2,
+    int8, int16, short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
+    promote_types, result_type as _result_type, can_cast,
+)
+from retrograd._dtype import float, int
+from retrograd._device import device
+from retrograd._tensor import Tensor, Size
+from retrograd import _ops
+from retrograd._ops.registry import _NAMESPACE as _ns
+from retrograd.autograd.grad_mode import (
+    no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+    is_inference_mode_enabled,
+)
+from retrograd import autograd
+
+globals().update(_ns)
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_tensor(obj) -> "bool":
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor):
+    return input.numel()
+
+
+__version__ = "0.1.0"

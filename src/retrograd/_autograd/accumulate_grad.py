@@ -1,0 +1,169 @@
+"""AccumulateGrad: the node at every leaf that requires grad; it writes `.grad`.
+
+NOTE [Gradient layout contract]
+`.grad` is stored so that optimizers touch memory the way the parameter is laid out: if the
+parameter is non-overlapping and dense (contiguous, transposed, permuted, ...), `.grad` gets the
+parameter's strides; otherwise `.grad` is row-major contiguous. An incoming gradient that already
+obeys this and that nothing else references is stolen (kept without a copy). Otherwise it is
+copied into an obedient layout. A later gradient is added in place (`.grad` keeps its identity
+and memory) unless a double-backward graph is being built, in which case the sum is taken out of
+place so that `.grad` carries a grad_fn.
+
+retrograd steals more carefully than PyTorch: never a gradient that is a view of another array
+(an expanded or sliced gradient shares memory with something else), and never one that a hook
+kept a reference to (the reference count sees it).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+
+import numpy as np
+
+from retrograd._autograd.node import MAX_SEQUENCE_NR, CppNode
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor, _wrap
+
+LAYOUT_WARNING = (
+    "grad and param do not obey the gradient layout contract. This is not an error, but may "
+    "impair performance.\ngrad.sizes() = {}, strides() = {}\nparam.sizes() = {}, strides() = {}"
+)
+_warned_layout = False
+
+
+class AccumulateGrad(CppNode):
+    __slots__ = ("variable",)
+    _lazy_tensor_hooks = True
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__((), ((variable._data.shape, variable._data.dtype),))
+        self._seq = MAX_SEQUENCE_NR
+        self.variable = variable
+
+    def apply(self, grad_outputs: list) -> tuple:
+        var = self.variable
+        new_grad = grad_outputs[0]
+        grad_outputs[0] = None  # drop our reference so an unshared gradient can be stolen
+        if new_grad is None or not var._requires_grad:
+            return ()
+        accumulate_grad(var, new_grad)
+        meta = var._meta
+        if meta is not None and meta.post_acc_hooks:
+            for hook in tuple(meta.post_acc_hooks.values()):
+                hook(var)
+        return ()
+
+    def tensor_pre_hooks(self) -> tuple:
+        """A leaf's hooks live on the tensor (this node is only weakly held), so read them now."""
+        meta = self.variable._meta
+        if meta is None or not meta.hooks:
+            return ()
+        return tuple(meta.hooks.values())
+
+
+# references to the incoming gradient held while accumulate_grad runs: the caller's local,
+# this function's argument and getrefcount's own argument
+_STEAL_REFS = 3
+
+
+def accumulate_grad(var: Tensor, new_grad: Tensor) -> None:
+    grad = var._grad
+    if grad is None:
+        if not state.grad_enabled and _stealable(new_grad, var):
+            out = _wrap(new_grad._data)
+        else:
+            out = clone_obey_contract(new_grad, var)
+        var._grad = out
+    elif not state.grad_enabled:
+        np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
+        if grad._version_counter is not None:
+            grad._version_counter.version += 1
+        _check_layout(grad, var)
+    else:
+        result = grad + new_grad
+        _check_layout(result, var)
+        var._grad = result
+
+
+def _stealable(new_grad: Tensor, var: Tensor) -> bool:
+    arr = new_grad._data
+    return (new_grad._grad_fn is None and new_grad._view is None and arr.base is None
+            and arr.flags.writeable and arr.dtype == var._data.dtype
+            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1
+            and obeys_layout_contract(arr, var._data))
+
+
+def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
+    if a.ndim == 0 or a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    dims = sorted((st, sz) for st, sz in zip(a.strides, a.shape) if sz != 1)
+    expected = a.itemsize
+    for st, sz in dims:
+        if st != expected:
+            return False
+        expected *= sz
+    return True
+
+
+def obeys_layout_contract(grad: np.ndarray, param: np.ndarray) -> bool:
+    if grad.shape != param.shape:
+        return False
+    if is_non_overlapping_and_dense(param):
+        g_item, p_item = grad.itemsize, param.itemsize
+        return all(sz == 1 or gs // g_item == ps // p_item
+                   for sz, gs, ps in zip(param.shape, grad.strides, param.strides))
+    return grad.flags.c_contiguous
+
+
+def empty_like_layout(param: np.ndarray, dtype=None) -> np.ndarray:
+    """An empty array with the parameter's strides if it is dense, else row-major."""
+    dtype = param.dtype if dtype is None else dtype
+    if param.flags.c_contiguous or not is_non_overlapping_and_dense(param):
+        return np.empty(param.shape, dtype)
+    order = sorted(range(param.ndim), key=lambda d: -param.strides[d])
+    buf = np.empty([param.shape[d] for d in order], dtype)
+    return buf.transpose(np.argsort(order))
+
+
+def clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
+    if state.grad_enabled and new_grad._requires_grad:
+        from retrograd._ops.copy import copy_into_new
+
+        return copy_into_new(new_grad, empty_like_layout(var._data, new_grad._data.dtype))
+    out = empty_like_layout(var._data, new_grad._data.dtype)
+    np.copyto(out, new_grad._data)
+    return _wrap(out)
+
+
+def _check_layout(grad: Tensor, var: Tensor) -> None:
+    global _warned_layout
+    if _warned_layout or obeys_layout_contract(grad._data, var._data):
+        return
+    _warned_layout = True
+    warnings.warn(LAYOUT_WARNING.format(list(grad.shape), list(grad.stride()), list(var.shape),
+                                        list(var.stride())), UserWarning, stacklevel=2)
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node: made on demand, held weakly, so reused while alive."""
+    ref = t._grad_acc
+    if ref is not None:
+        node = ref()
+        if node is not None:
+            return node
+    node = AccumulateGrad(t)
+    t._grad_acc = weakref.ref(node)
+    return node
+
+
+def gradient_edge(t: Tensor) -> tuple:
+    """(node, input_nr): where the gradient w.r.t. t flows. t must require grad."""
+    if t._view is not None:
+        fn = t.grad_fn
+    else:
+        fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (grad_accumulator(t), 0)

@@ -1,0 +1,185 @@
+"""Rebasing history after in-place ops, CopySlices for in-place ops on views.
+
+NOTE [In-place on a view]
+`v = b[0]; v.mul_(y)` changes b too. For autograd, b becomes "b with slot 0 replaced by
+b[0] * y": the base's grad_fn becomes a CopySlices node wrapping the op's node (MulBackward0).
+In backward, CopySlices takes the gradient of the whole base, cuts out the view's part (by
+as_strided geometry, or by replaying the recorded view ops; see `use_view_replay`), runs the
+wrapped node on it, writes the result for the view's old value back into that part, and passes
+the wrapped node's other gradients (for y) through. The view's own grad_fn is regenerated lazily
+from the base's new history the next time it is read (views.view_grad_fn).
+"""
+
+from __future__ import annotations
+
+from retrograd._autograd import views as V
+from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.node import CppNode, Node
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor, _wrap
+
+
+class ViewRecovery:
+    """Global switch: recover a view of a gradient by as_strided geometry (PyTorch's default)
+    or by replaying the recorded view ops. Tests run both for every view op."""
+
+    replay = False
+
+
+use_view_replay = ViewRecovery
+
+MULTI_OUTPUT_VIEW = (
+    "Output {} of {} is a view and is being modified inplace. This view is the output of a "
+    "function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one."
+)
+NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "This view is the output of a function that returns multiple views. Given that this "
+    "function can have its output views modified inplace, the result of this inplace update "
+    "would be incorrect."
+)
+NO_GRAD_VIEW_SINGLE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+    "be tracked)."
+)
+LEAF_VIEW_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+CUSTOM_FN_VIEW = (
+    "Output {} of {} is a view and is being modified inplace. This view was created inside a "
+    "custom Function (or because an input was returned as-is) and the autograd logic to handle "
+    "view+inplace would override the custom backward associated with the custom Function, "
+    "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
+    "the output of the custom Function."
+)
+
+
+def check_view_inplace(t: Tensor) -> None:
+    info = t._view
+    base = info.base
+    if base._grad_fn is None and base._requires_grad and info.creation_meta != V.NO_GRAD_MODE:
+        raise RuntimeError(LEAF_VIEW_INPLACE)
+    meta = info.creation_meta
+    if meta == V.MULTI_OUTPUT_NODE:
+        fn = t._grad_fn
+        name = fn.name() if fn is not None else "a function"
+        raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, name))
+    if meta == V.NO_GRAD_MODE:
+        raise RuntimeError(NO_GRAD_VIEW_SINGLE)
+    if meta == V.IN_CUSTOM_FUNCTION:
+        fn = t._grad_fn
+        raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, fn.name() if fn else "a Function"))
+
+
+def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
+    """Make the in-place op's node the new history of self_t (or of its base, for a view)."""
+    from retrograd._ops.registry import _build_node
+
+    info = self_t._view
+    if info is None or info.creation_meta == V.NO_GRAD_MODE:
+        _build_node(op, args, (self_t,))
+        return
+    base = info.base
+    # the wrapped node: built as if for a plain tensor, but not attached to anything yet
+    holder = _wrap(self_t._data)
+    holder._version_counter = self_t._version_counter
+    _build_node(op, args, (holder,))
+    fn = holder._grad_fn
+    fn._output_meta = ((self_t._data.shape, self_t._data.dtype),)
+    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
+    node = CopySlices(base, self_t, info.replay, fn, base_edge)
+    base._grad_fn = node
+    base._output_nr = 0
+    base._requires_grad = True
+    # the view now requires grad; its grad_fn is regenerated on next read
+    self_t._requires_grad = True
+    self_t._grad_fn = None
+    info.version = -1
+
+
+class CopySlices(CppNode):
+    __slots__ = ("base_shape", "base_strides", "base_dtype", "view_size", "view_stride",
+                 "view_offset", "view_replay", "fn")
+
+    def __init__(self, base: Tensor, view: Tensor, replay: tuple, fn: Node,
+                 base_edge: tuple) -> None:
+        edges = (base_edge,) + tuple(fn.next_functions[1:])
+        super().__init__(edges, ((base._data.shape, base._data.dtype),))
+        self.base_shape = base._data.shape
+        self.base_strides = base.stride()
+        self.base_dtype = base._data.dtype
+        self.view_size = view._data.shape
+        self.view_stride = view.stride()
+        self.view_offset = V.storage_offset(view) - 0
+        self.view_replay = replay
+        self.fn = fn
+        self.metadata["wrapped_node"] = fn
+
+    def apply(self, grad_outputs: list) -> tuple:
+        from retrograd._ops.copy import strided_like
+
+        grad = grad_outputs[0]
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        result = strided_like(grad, self.base_shape, self.base_strides)
+        grad_slice = self._view_of(result)
+        needed = tuple(nf is not None for nf, _ in self.next_functions)
+        # the wrapped node must produce the view's gradient even where its own edge 0 is unused
+        fn_needed = (True,) + needed[1:]
+        res = self.fn.apply([grad_slice.clone()], fn_needed)
+        out = [None] * len(self.next_functions)
+        if needed[0]:
+            if res[0] is None:
+                grad_slice.zero_()
+            else:
+                grad_slice.copy_(res[0])
+            out[0] = result
+        for i in range(1, len(out)):
+            if needed[i]:
+                out[i] = res[i]
+        return tuple(out)
+
+    def _view_of(self, t: Tensor) -> Tensor:
+        if use_view_replay.replay or self.base_shape == ():
+            out = t
+            for op, rest in self.view_replay:
+                from retrograd._ops.registry import run
+
+                out = run(op, (out,) + rest)
+            return out
+        return t.as_strided(self.view_size, self.view_stride, self.view_offset)
+
+    def release_variables(self) -> None:
+        self.fn.release_variables()
+
+
+def regenerate_view_grad_fn(t: Tensor) -> None:
+    """Give a view whose base changed in place a grad_fn that reads from the base's history."""
+    info = t._view
+    base = info.base
+    if not base._requires_grad:
+        info.version = t._version_counter.version
+        return
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        if use_view_replay.replay:
+            out = base
+            from retrograd._ops.registry import run
+
+            for op, rest in info.replay:
+                out = run(op, (out,) + rest)
+            fn = out._grad_fn
+        else:
+            out = base.as_strided(t._data.shape, t.stride(), V.storage_offset(t))
+            fn = out._grad_fn
+    finally:
+        state.grad_enabled = prev
+    t._grad_fn = fn
+    t._output_nr = 0
+    t._requires_grad = True
+    info.version = t._version_counter.version

@@ -1,0 +1,303 @@
+"""The backward engine: runs the graph from some outputs' nodes back to leaves.
+
+NOTE [Engine order]
+A node runs once every node that feeds it a gradient has run (dependency counts computed by a walk
+from the roots). Among ready nodes the one created last runs first (highest sequence number),
+as in PyTorch; AccumulateGrad nodes carry the largest possible number, so a leaf's `.grad` is
+written as soon as its gradient is complete. The walk is iterative: deep graphs do not hit
+Python's recursion limit.
+
+NOTE [exec_info]
+With `inputs=` (autograd.grad, or backward(inputs=...)) only the part of the graph that leads to
+those inputs runs. `exec_info` maps each node to whether it must execute; gradients arriving at
+an input's node are captured (autograd.grad) instead of running it. Without `inputs=`,
+`exec_info` is None and every reachable node runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from heapq import heappop, heappush
+
+import numpy as np
+
+from retrograd import _errors as E
+from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.node import Node
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor
+
+_task_ids = itertools.count()
+_accumulate_lock = threading.RLock()
+
+
+class GraphTask:
+    """State of one backward call: what runs, what is captured, callbacks to run at the end."""
+
+    __slots__ = ("id", "exec_info", "captures", "captured", "keep_graph", "create_graph",
+                 "final_callbacks", "nodes", "current_node", "__weakref__")
+
+    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+        self.id = next(_task_ids)
+        self.exec_info = None  # node -> bool (must run); None: everything runs
+        self.captures = None  # node -> [(input_nr, output_index)]
+        self.captured = None
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.final_callbacks = []
+        self.nodes = None  # node -> dependency count (the reachable graph)
+        self.current_node = None
+
+    def should_compute(self, node: Node) -> bool:
+        """Whether a gradient for an edge into `node` is used by this backward."""
+        if self.exec_info.get(node, False):
+            return True
+        return self.captures is not None and node in self.captures
+
+    def will_execute(self, node: Node) -> bool:
+        if self.exec_info is None:
+            return node in self.nodes
+        return self.exec_info.get(node, False)
+
+
+def current_graph_task() -> GraphTask | None:
+    return state.graph_task
+
+
+def queue_callback(callback) -> None:
+    task = state.graph_task
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.final_callbacks.append(callback)
+
+
+def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph: bool,
+                 inputs: list | None = None, accumulate: bool = True) -> list | None:
+    """Run backward from `roots` (edges (node, input_nr)) seeded with `grad_outputs`.
+
+    With `inputs` (a list of edges) and accumulate=False, returns the gradients arriving at those
+    edges (autograd.grad); with accumulate=True only the nodes leading to them run.
+    """
+    task = GraphTask(keep_graph, create_graph)
+    # One root: start at its node directly with a pre-filled buffer (no GraphRoot node needed).
+    buffers: dict = {}
+    if len(roots) == 1:
+        node, nr = roots[0]
+        buf = [None] * max(len(node._output_meta), nr + 1)
+        buf[nr] = grad_outputs[0]
+        buffers[node] = buf
+        start = node
+    else:
+        from retrograd._autograd.node import GraphRoot
+
+        start = GraphRoot(tuple(roots), grad_outputs)
+        buffers[start] = []
+    deps = _dependencies(start)
+    task.nodes = deps
+    if inputs is not None:
+        _init_exec_info(task, start, inputs, accumulate)
+
+    prev_task, prev_grad = state.graph_task, state.grad_enabled
+    state.graph_task = task
+    state.grad_enabled = create_graph
+    try:
+        _execute(task, start, buffers, deps)
+        for cb in task.final_callbacks:
+            cb()
+    finally:
+        state.graph_task = prev_task
+        state.grad_enabled = prev_grad
+    return task.captured
+
+
+def _dependencies(start: Node) -> dict:
+    deps = {start: 0}
+    stack = [start]
+    pop, push = stack.pop, stack.append
+    while stack:
+        for nf, _ in pop().next_functions:
+            if nf is not None:
+                n = deps.get(nf)
+                if n is None:
+                    deps[nf] = 1
+                    push(nf)
+                else:
+                    deps[nf] = n + 1
+    return deps
+
+
+def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool) -> None:
+    captures: dict = {}
+    targets = set()
+    for i, (node, nr) in enumerate(inputs):
+        if node is None:
+            continue
+        targets.add(node)
+        if not accumulate:
+            captures.setdefault(node, []).append((nr, i))
+    # post-order walk: a node must run if some target is reachable from it through its edges
+    reach: dict = {}
+    exec_info: dict = {}
+    stack = [(start, iter(start.next_functions))]
+    seen = {start}
+    while stack:
+        node, it = stack[-1]
+        for nf, _ in it:
+            if nf is not None and nf not in seen:
+                seen.add(nf)
+                stack.append((nf, iter(nf.next_functions)))
+                break
+        else:
+            stack.pop()
+            child_reach = any(nf is not None and reach.get(nf, False)
+                              for nf, _ in node.next_functions)
+            is_target = node in targets
+            reach[node] = child_reach or is_target
+            exec_info[node] = child_reach or (is_target and accumulate)
+    exec_info[start] = True
+    task.exec_info = exec_info
+    if not accumulate:
+        task.captures = captures
+        task.captured = [None] * len(inputs)
+
+
+def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
+    exec_info = task.exec_info
+    captures = task.captures
+    keep_graph = task.keep_graph
+    heap = [(0, 0, start)]
+    while heap:
+        node = heappop(heap)[2]
+        grads = buffers.pop(node)
+        has_hooks = node._hooks is not None or node._lazy_tensor_hooks
+        if exec_info is not None:
+            if captures is not None and node in captures:
+                if has_hooks:
+                    grads = _tensor_pre_hooks(node, grads)
+                    has_hooks = False  # tensor pre-hooks run once
+                for nr, idx in captures[node]:
+                    task.captured[idx] = grads[nr]
+            if not exec_info.get(node, False):
+                continue
+        task.current_node = node
+        if has_hooks:
+            grads = _pre_hooks(node, grads)
+        outputs = _call(node, grads)
+        if not keep_graph:
+            node.release_variables()
+        hooks = node._hooks
+        if hooks is not None and hooks.post:
+            outputs = _post_hooks(node, outputs, grads)
+        nexts = node.next_functions
+        if len(outputs) != len(nexts):
+            if type(node).__name__ != "AccumulateGrad":
+                raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts),
+                                                             len(outputs)))
+            continue
+        for i, (nf, nr) in enumerate(nexts):
+            if nf is None:
+                continue
+            g = outputs[i]
+            if g is not None:
+                g = _validate(node, i, g, nf._output_meta[nr])
+            d = deps[nf] - 1
+            deps[nf] = d
+            if exec_info is not None and not exec_info.get(nf, False) and (
+                    captures is None or nf not in captures):
+                continue
+            buf = buffers.get(nf)
+            if buf is None:
+                buf = buffers[nf] = [None] * len(nf._output_meta)
+            if g is not None:
+                old = buf[nr]
+                buf[nr] = g if old is None else old + g
+            if d == 0:
+                heappush(heap, (-nf._seq, id(nf), nf))
+    task.current_node = None
+
+
+def _call(node: Node, grads: list) -> tuple:
+    if anomaly.enabled:
+        from retrograd._autograd.anomaly_report import call_with_anomaly
+
+        return call_with_anomaly(node, grads)
+    if type(node).__name__ == "AccumulateGrad":
+        with _accumulate_lock:
+            return node.apply(grads)
+    return node.apply(grads)
+
+
+def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
+    """Match a produced gradient to the shape and dtype of the tensor it is for."""
+    shape, dtype = meta
+    arr = g._data
+    if arr.shape != shape:
+        if not _expandable(shape, arr.shape):
+            raise RuntimeError(E.INVALID_GRADIENT.format(node.name(), index, list(arr.shape),
+                                                         list(shape)))
+        from retrograd._ops.reduction_helpers import sum_to
+
+        g = sum_to(g, shape)
+    if g._data.dtype != dtype:
+        g = g.to(dtype=_rg_dtype(dtype))
+    return g
+
+
+def _rg_dtype(np_dtype):
+    from retrograd._dtype import from_numpy_dtype
+
+    return from_numpy_dtype(np_dtype)
+
+
+def _expandable(shape: tuple, to: tuple) -> bool:
+    """True if a tensor of `shape` broadcasts to `to` (so a gradient of `to` sums back to it)."""
+    if len(shape) > len(to):
+        return False
+    for s, t in zip(reversed(shape), reversed(to)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _tensor_pre_hooks(node: Node, grads: list) -> list:
+    if node._lazy_tensor_hooks:
+        for hook in node.tensor_pre_hooks():
+            out = hook(grads[0])
+            if out is not None:
+                grads[0] = out
+    hooks = node._hooks
+    if hooks is not None:
+        for nr, fn in tuple(hooks.tensor_pre.values()):
+            out = fn(grads[nr])
+            if out is not None:
+                grads[nr] = out
+        for nr, fn in tuple(hooks.retains_grad.items()):
+            fn(grads[nr])
+    return grads
+
+
+def _pre_hooks(node: Node, grads: list) -> list:
+    grads = _tensor_pre_hooks(node, grads)
+    hooks = node._hooks
+    if hooks is not None and hooks.pre:
+        for fn in tuple(hooks.pre.values()):
+            out = fn(tuple(grads))
+            if out is not None:
+                grads = list(out)
+    return grads
+
+
+def _post_hooks(node: Node, outputs: tuple, grads: list) -> tuple:
+    for fn in tuple(node._hooks.post.values()):
+        out = fn(tuple(outputs), tuple(grads))
+        if out is not None:
+            outputs = tuple(out)
+    return outputs
+
+
+def zeros_for(meta: tuple) -> Tensor:
+    from retrograd._tensor import _wrap
+
+    shape, dtype = meta
+    return _wrap(np.zeros(shape, dtype))

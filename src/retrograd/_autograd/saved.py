@@ -1,0 +1,226 @@
+"""SavedVariable: a tensor a node keeps for its backward formula.
+
+NOTE [Saving without cycles]
+An input (or a leaf) is saved as the tensor itself: its grad_fn is some earlier node, so no
+cycle arises. An op's own output would point back at the node that saves it, so for outputs only
+the array, version counter and output_nr are kept, and unpack() rebuilds a tensor whose grad_fn is
+the node asking (`saved_for`). Nodes therefore die by reference counting alone.
+
+NOTE [Version check]
+The version of the tensor's counter is recorded at save time; unpack() compares it with the
+current version and raises the error users know from PyTorch when an in-place op changed the
+tensor in between. With pack/unpack hooks the check is skipped, as in PyTorch: the hooks own the
+value from then on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from retrograd import _errors as E
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor, _wrap
+
+INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
+    "a normal tensor and use it in autograd."
+)
+DETACHED_INPLACE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead"
+)
+PACK_MODIFIED = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook can not be modified by in-place operations as this can lead to unexpected side-effects. "
+    "Please open an issue if you need to perform in-place operations on the input to a pack hook."
+)
+HOOKS_TWICE = (
+    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one "
+    "pair of hooks is allowed at a time."
+)
+HOOKS_FREED = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
+    "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved variables after calling backward."
+)
+HOOKS_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
+VERSION_MISMATCH = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{} {}]{} is at version {}; expected version {} instead."
+)
+HINT_ANOMALY_OFF = (
+    " Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True)."
+)
+HINT_ANOMALY_ON = (
+    " Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+    "The variable in question was changed in there or anywhere later. Good luck!"
+)
+
+
+class SavedVariable:
+    __slots__ = ("_data", "_original", "_version", "_vc", "_output_nr", "_is_leaf",
+                 "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none")
+
+    def __init__(self, tensor: Tensor | None, is_output: bool) -> None:
+        self._hooks = None
+        self._grad_fn = None
+        self._grad_acc = None
+        if tensor is None:
+            self._none = True
+            self._data = None
+            self._original = False
+            return
+        self._none = False
+        vc = tensor._version_counter
+        if vc is None:
+            raise RuntimeError(INFERENCE_SAVE)
+        self._version = vc.version
+        self._is_leaf = leaf = tensor._grad_fn is None
+        self._output_nr = tensor._output_nr
+        if state.saved_hooks:
+            from retrograd._autograd.saved_hooks import default_hooks
+
+            hooks = default_hooks()
+            if hooks is not None:
+                self._original = False
+                self._save_metadata(tensor, is_output)
+                self._pack(hooks, tensor)
+                return
+        if not is_output or leaf:
+            self._original = True
+            self._data = tensor
+            return
+        self._original = False
+        self._vc = vc
+        self._requires_grad = tensor._requires_grad
+        self._data = tensor._data
+
+    def _save_metadata(self, tensor: Tensor, is_output: bool) -> None:
+        self._vc = tensor._version_counter
+        self._requires_grad = tensor._requires_grad
+        if self._is_leaf:
+            if tensor._requires_grad:
+                from retrograd._autograd.accumulate_grad import grad_accumulator
+
+                self._grad_acc = grad_accumulator(tensor)
+        elif not is_output:
+            self._grad_fn = tensor._grad_fn
+
+    def _pack(self, hooks: tuple, tensor: Tensor) -> None:
+        pack, unpack = hooks
+        version = tensor._version_counter.version
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            packed = pack(tensor.detach() if self._original else _plain(tensor))
+        finally:
+            state.grad_enabled = prev
+        if tensor._version_counter.version != version:
+            raise RuntimeError(PACK_MODIFIED)
+        self._hooks = (packed, unpack)
+        self._data = None
+
+    def unpack(self, saved_for: Any = None) -> Tensor | None:
+        if self._none:
+            return None
+        data = self._data
+        hooks = self._hooks
+        if data is None and hooks is None:
+            raise RuntimeError(E.BACKWARD_TWICE)
+        if hooks is None:
+            if self._original:
+                grad_fn = data._grad_fn
+                if not self._is_leaf and grad_fn is None:
+                    if saved_for is None:
+                        raise RuntimeError(DETACHED_INPLACE)
+                    grad_fn = saved_for
+                vc = data._version_counter
+            else:
+                grad_fn = None if self._is_leaf else saved_for
+                vc = self._vc
+            if vc.version != self._version:
+                raise RuntimeError(self._version_message(grad_fn, vc))
+            if self._original:
+                return data
+            arr = data
+        else:
+            grad_fn = self._grad_fn if self._grad_fn is not None or self._is_leaf else saved_for
+            value = hooks[1](hooks[0])
+            if not isinstance(value, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(value).__name__}")
+            if grad_fn is None and not self._requires_grad and not value._requires_grad:
+                return value
+            arr = value._data
+        out = _wrap(arr)
+        if grad_fn is not None:
+            out._grad_fn = grad_fn
+            out._output_nr = self._output_nr
+            out._requires_grad = True
+        else:
+            out._requires_grad = self._requires_grad
+            if self._grad_acc is not None:
+                import weakref
+
+                out._grad_acc = weakref.ref(self._grad_acc)
+        if hooks is None:
+            out._version_counter = self._vc
+        return out
+
+    def _version_message(self, grad_fn, vc) -> str:
+        from retrograd._autograd.anomaly import anomaly_enabled
+
+        data = self._data
+        if self._original:
+            tensor_type, shape = data.type(), list(data._data.shape)
+        else:
+            tensor_type = "retrograd." + _legacy_of(data)
+            shape = list(data.shape)
+        where = f", which is output {self._output_nr} of {grad_fn.name()}," if grad_fn else ""
+        msg = VERSION_MISMATCH.format(tensor_type, shape, where, vc.version, self._version)
+        msg += HINT_ANOMALY_ON if anomaly_enabled() else HINT_ANOMALY_OFF
+        if vc.last_op is not None:
+            msg += f" (retrograd: the last in-place change was {vc.last_op}"
+            msg += f" at {vc.last_site})" if vc.last_site else ")"
+        return msg
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("expected two callables as arguments to register_hooks")
+        if self._hooks is not None:
+            raise RuntimeError(HOOKS_TWICE)
+        if self._data is None:
+            raise RuntimeError(HOOKS_NONE if self._none else HOOKS_FREED)
+        if self._original:
+            tensor = self._data
+            self._save_metadata(tensor, False)
+        else:
+            tensor = _wrap(self._data)
+            tensor._version_counter = self._vc
+        self._pack((pack_hook, unpack_hook), tensor)
+        if not self._original:
+            self._data = None
+
+    def release(self) -> None:
+        self._data = None
+        self._hooks = None
+        self._grad_fn = None
+
+    def __repr__(self) -> str:
+        return f"<retrograd.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+def _plain(tensor: Tensor) -> Tensor:
+    """What a pack hook sees for a saved output: the value, detached from the node saving it."""
+    out = _wrap(tensor._data)
+    out._version_counter = tensor._version_counter
+    return out
+
+
+def _legacy_of(arr) -> str:
+    from retrograd._dtype import from_numpy_dtype
+
+    return from_numpy_dtype(arr.dtype)._legacy

@@ -1,0 +1,31 @@
+"""Thread-local autograd state: grad mode, inference mode, saved-tensor hook stacks.
+
+One `threading.local` subclass whose class attributes are the defaults, so a new thread starts
+with grad mode on and no hooks without any per-thread set-up.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class _State(threading.local):
+    grad_enabled = True
+    inference = False
+    # innermost pair last; see retrograd.autograd.graph.saved_tensors_hooks
+    saved_hooks: tuple = ()
+    saved_hooks_disabled_msg: str | None = None
+    # the graph task currently running backward on this thread (None outside backward)
+    graph_task = None
+    current_node = None
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference

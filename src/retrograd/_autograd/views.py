@@ -1,0 +1,117 @@
+"""Views: tensors that share storage with a base, and what autograd keeps about them.
+
+A view's array is a NumPy view of its base's array, so writes through either are seen by both.
+The view shares the base's version counter, and `_view` holds a ViewInfo: the root base (PyTorch's
+`_base` is always the root, never an intermediate view), how the view was created (grad mode,
+multi-output op, ...) and the chain of view ops from the root, for replaying the view on a
+gradient of the base (see retrograd._autograd.copy_slices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor
+
+# How a view was created; decides which in-place ops on it are allowed (PyTorch's CreationMeta).
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = range(5)
+
+
+class ViewInfo:
+    __slots__ = ("base", "creation_meta", "replay", "version")
+
+    def __init__(self, base: Tensor, creation_meta: int, replay: tuple, version: int) -> None:
+        self.base = base
+        self.creation_meta = creation_meta
+        self.replay = replay  # ((opdef, args after self), ...) from the root base
+        self.version = version  # base version when the view's grad_fn was last set
+
+
+def make_views(op, args: tuple, outs, build: bool) -> None:
+    """Mark op outputs as views of args[0]: share its version counter, record the replay step."""
+    src = args[0]
+    info = src._view
+    if info is not None:
+        root, chain = info.base, info.replay
+        meta = info.creation_meta
+    else:
+        root, chain, meta = src, (), DEFAULT
+    step = (op, args[1:])
+    if not state.grad_enabled and src._requires_grad:
+        meta = NO_GRAD_MODE
+    elif state.inference:
+        meta = INFERENCE_MODE
+    elif len(outs) > 1 or op.multi:
+        meta = MULTI_OUTPUT_NODE if meta == DEFAULT else meta
+    vc = src._version_counter
+    version = 0 if vc is None else vc.version
+    for o in outs:
+        o._version_counter = vc
+        o._view = ViewInfo(root, meta, chain + (step,), version)
+
+
+def view_grad_fn(t: Tensor):
+    """The view's grad_fn, regenerated if its base was modified in place since it was set."""
+    info = t._view
+    vc = t._version_counter
+    if vc is not None and info.version != vc.version and t._requires_grad:
+        from retrograd._autograd.copy_slices import regenerate_view_grad_fn
+
+        regenerate_view_grad_fn(t)
+    return t._grad_fn
+
+
+def storage_offset(t: Tensor) -> int:
+    info = t._view
+    if info is None:
+        return 0
+    root = info.base._data
+    start = root.__array_interface__["data"][0]
+    return (t._data.__array_interface__["data"][0] - start) // t._data.itemsize
+
+
+def root_storage(t: Tensor) -> np.ndarray:
+    """A 1-d array over the storage of t's root base (for as_strided)."""
+    root = t._view.base._data if t._view is not None else t._data
+    span = 1
+    for size, st in zip(root.shape, root.strides):
+        if size == 0:
+            return np.empty(0, root.dtype)
+        span += (size - 1) * (st // root.itemsize)
+    return np.lib.stride_tricks.as_strided(root, shape=(span,), strides=(root.itemsize,))
+
+
+def detach_inplace(t: Tensor) -> Tensor:
+    if t._view is not None and t._requires_grad and t._view.creation_meta == DEFAULT:
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this "
+            "error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py "
+            "as the solution.")
+    t._grad_fn = None
+    t._output_nr = 0
+    t._requires_grad = False
+    t._grad_acc = None
+    return t
+
+
+class Storage:
+    """The little of torch's UntypedStorage that tests and users reach for."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, t: Tensor) -> None:
+        self._t = t
+
+    def data_ptr(self) -> int:
+        root = self._t._view.base if self._t._view is not None else self._t
+        return root._data.__array_interface__["data"][0]
+
+    def nbytes(self) -> int:
+        return root_storage(self._t).nbytes
+
+    def size(self) -> int:
+        return self.nbytes()

@@ -1,0 +1,77 @@
+"""Every user-visible error and warning message, worded as PyTorch words it.
+
+Users search for these strings, so they are copied from PyTorch verbatim; `{}` fields are filled
+with str.format at the raise site.
+"""
+
+# engine
+NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
+NOT_FLOAT_IMPLICIT = "grad can be implicitly created only for real scalar outputs but got {}"
+NO_GRAD_FN = "element {} of tensors does not require grad and does not have a grad_fn"
+UNUSED_INPUT = (
+    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "Set allow_unused=True if this is the desired behavior."
+)
+INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
+GRAD_SHAPE_MISMATCH = (
+    "Mismatch in shape: grad_output[{}] has a shape of {} and output[{}] has a shape of {}."
+)
+INVALID_GRADIENT = (
+    "Function {} returned an invalid gradient at index {} - got {} but expected shape "
+    "compatible with {}"
+)
+WRONG_GRAD_COUNT = "function {} returned an incorrect number of gradients (expected {}, got {})"
+BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed when "
+    "you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+OUTPUTS_INPUTS_EMPTY = "grad requires non-empty inputs."
+BACKWARD_EMPTY_INPUTS = "'inputs' argument to backward() cannot be empty."
+GRAD_OUTPUTS_LEN = "grad requires non-empty inputs."
+LEN_MISMATCH = "got {} tensors and {} gradients"
+
+# tensors
+REQUIRES_GRAD_NONLEAF = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
+REQUIRES_GRAD_DTYPE = "only Tensors of floating point and complex dtype can require gradients"
+ITEM_NUMEL = "a Tensor with {} elements cannot be converted to Scalar"
+NUMPY_REQUIRES_GRAD = (
+    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+)
+RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
+BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+HOOK_NO_GRAD = "cannot register a hook on a tensor that doesn't require gradient"
+
+# shapes and indexing
+BROADCAST = (
+    "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}"
+)
+DIM_RANGE = "Dimension out of range (expected to be in range of [{}, {}], but got {})"
+DIM_SCALAR = "Dimension specified as {} but tensor has no dimensions"
+VIEW_SHAPE = "shape '{}' is invalid for input of size {}"
+VIEW_STRIDE = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+MATMUL_SHAPES = "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})"
+CAT_SIZES = (
+    "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for "
+    "tensor number {} in the list."
+)
+CAT_DIMS = (
+    "Tensors must have same number of dimensions: got {} and {}"
+)
+INDEX_RANGE = "index {} is out of bounds for dimension {} with size {}"

@@ -1,0 +1,126 @@
+"""Copies and conversions: clone, contiguous, to/type casts, copy_ (CopyBackwards)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrograd import _dtype as D
+from retrograd._ops.registry import op, register_method
+from retrograd._tensor import Tensor, _wrap
+
+
+def _clone(a, memory_format=None):
+    if memory_format == "contiguous_format":
+        return np.array(a, copy=True, order="C")
+    return a.copy(order="K")
+
+
+clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone,
+           grads={"self": lambda grad: grad})
+
+
+def _to_copy_forward(a, dtype):
+    return a.astype(a.dtype if dtype is None else dtype.np, order="K", copy=True)
+
+
+_to_copy = op("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_forward,
+              grads={"self": lambda grad, self_dtype: grad.to(self_dtype)},
+              function=False, method=False)
+
+
+def _dtype_arg(x):
+    if isinstance(x, D.dtype):
+        return x
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, str) and x in D._NAMED:
+        return D._NAMED[x]
+    if x is float:
+        return D.float64
+    if x is int:
+        return D.int64
+    if x is bool:
+        return D.bool
+    return None
+
+
+def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,
+       memory_format=None) -> Tensor:
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype)."""
+    for a in args:
+        d = _dtype_arg(a)
+        if d is not None:
+            dtype = d
+    if dtype is None or (dtype.np == self._data.dtype and not copy):
+        return self.clone() if copy else self
+    return _to_copy(self, dtype=dtype)
+
+
+register_method("to", to)
+for _name, _dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
+                   ("bfloat16", D.bfloat16), ("int", D.int32), ("long", D.int64),
+                   ("short", D.int16), ("bool", D.bool), ("byte", D.uint8), ("char", D.int8)):
+    register_method(_name, (lambda d: lambda self, memory_format=None: to(self, d))(_dt))
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    return to(self, other.dtype)
+
+
+register_method("type_as", type_as)
+
+
+def contiguous(self: Tensor, memory_format=None) -> Tensor:
+    if self.is_contiguous():
+        return self
+    return clone(self, memory_format="contiguous_format")
+
+
+register_method("contiguous", contiguous)
+
+
+def cpu(self: Tensor, memory_format=None) -> Tensor:
+    return self
+
+
+register_method("cpu", cpu)
+register_method("cuda", cpu)
+
+
+def _copy_forward(self_arr, src):
+    np.copyto(self_arr, src, casting="unsafe")
+
+
+copy_ = op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+           lambda a, src, non_blocking: _copy_forward(a, src), node="CopyBackwards",
+           grads={"src": lambda grad, src_dtype: grad.to(src_dtype)}, function=False)
+
+
+def copy_into_new(src: Tensor, empty: np.ndarray) -> Tensor:
+    """`empty.copy_(src)` with history: the result's grad_fn is CopyBackwards."""
+    return copy_(_wrap(empty), src)
+
+
+def strided_like(grad: Tensor, shape: tuple, strides: tuple) -> Tensor:
+    """A fresh tensor of `shape` laid out with `strides`, holding grad (CopySlices' buffer)."""
+    itemsize = grad._data.itemsize
+    if all(s >= 0 for s in strides) and _dense(shape, strides):
+        order = sorted(range(len(shape)), key=lambda d: -strides[d])
+        buf = np.empty([shape[d] for d in order], grad._data.dtype).transpose(np.argsort(order))
+        if tuple(s // itemsize for s in buf.strides) != tuple(strides):
+            buf = np.empty(shape, grad._data.dtype)
+    else:
+        buf = np.empty(shape, grad._data.dtype)
+    if grad._requires_grad:
+        return copy_into_new(grad, buf)
+    np.copyto(buf, grad._data)
+    return _wrap(buf)
+
+
+def _dense(shape: tuple, strides: tuple) -> bool:
+    expected = 1
+    for st, sz in sorted((st, sz) for st, sz in zip(strides, shape) if sz != 1):
+        if st != expected:
+            return False
+        expected *= sz
+    return True

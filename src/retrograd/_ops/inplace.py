@@ -1,0 +1,76 @@
+"""Running an in-place op: checks, the write, the version bump, and rebasing history.
+
+NOTE [Rebasing history]
+`x.mul_(y)` behaves for autograd as if x were replaced by a new tensor `x * y`: the op's node is
+built with x's old gradient edge as its input, then becomes x's grad_fn. Formulas that need the
+old value of x get a snapshot taken before the write (PyTorch saves `self.clone()` likewise).
+If x is a view whose base needs grad, the base's history is rebased instead, through CopySlices
+(retrograd._autograd.copy_slices), and the view's grad_fn is regenerated from the base's.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor, _wrap
+
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed.You " \
+    "can make a clone to get a normal tensor before doing inplace update.See " \
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+
+
+def check_inplace(t: Tensor, any_grad: bool) -> None:
+    if t._version_counter is None and not state.inference:
+        raise RuntimeError(INFERENCE_INPLACE)
+    if state.grad_enabled and t._requires_grad:
+        if t._grad_fn is None and t._view is None:
+            raise RuntimeError(LEAF_INPLACE)
+        if t._view is not None:
+            from retrograd._autograd.copy_slices import check_view_inplace
+
+            check_view_inplace(t)
+
+
+def bump_version(t: Tensor, op_name: str) -> None:
+    vc = t._version_counter
+    if vc is None:
+        return
+    vc.version += 1
+    vc.last_op = op_name
+    frame = sys._getframe(3)
+    # the first frame outside retrograd is the user's line
+    while frame is not None and "/retrograd/" in frame.f_code.co_filename:
+        frame = frame.f_back
+    vc.last_site = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else None
+
+
+def run_inplace(op, args: tuple, call: list, any_grad: bool):
+    idx = op.inplace_idx[0]
+    self_t = args[idx]
+    check_inplace(self_t, any_grad)
+    build = any_grad and state.grad_enabled and op.node_cls is not None
+    if build:
+        # the old value and old history of self, for formulas that read `self`
+        snap = _wrap(np.array(call[idx], copy=True)) if _reads_self(op) else None
+        if snap is not None:
+            snap._grad_fn = self_t.grad_fn
+            snap._output_nr = self_t._output_nr
+            snap._requires_grad = self_t._requires_grad
+            snap._grad_acc = self_t._grad_acc
+    op.forward(*call)
+    bump_version(self_t, op.schema.name)
+    if build:
+        from retrograd._autograd.copy_slices import rebase_history
+
+        saved_args = args if snap is None else args[:idx] + (snap,) + args[idx + 1:]
+        rebase_history(op, self_t, saved_args, idx)
+    return self_t
+
+
+def _reads_self(op) -> bool:
+    name = op.arg_names[op.inplace_idx[0]]
+    return any(name in f.params for f in op.formulas)

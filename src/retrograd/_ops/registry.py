@@ -1,0 +1,487 @@
+"""The op registry: each op is declared once, forward and derivatives together.
+
+    exp = op("exp(Tensor self) -> Tensor", np.exp,
+             grads={"self": lambda grad, result: grad * result})
+
+NOTE [Formulas]
+A formula's parameter names say what it needs, and so what the node saves:
+  grad / grads          gradient of output 0 / of every output (None where none arrived)
+  <tensor arg>          the input, saved as a SavedVariable (a Python scalar stays a number)
+  result, result<i>     the op's output(s), saved without a reference cycle
+  <return name>         a named output, e.g. `indices` of max.dim
+  <tensor arg>_shape    the input's shape only (nothing is kept alive)
+  <tensor arg>_dtype    the input's dtype
+  <other arg>           a non-tensor argument (dim, keepdim, ...)
+  output_mask           which inputs need a gradient (for joint formulas)
+The registry reads these names once, here; only the names used by the formulas of inputs that
+require grad are saved at run time. A key "self, weight" declares one joint formula returning a
+tuple. Formulas are written with retrograd ops, so double backward needs no extra code. Gradients
+for broadcast inputs are summed back to the input's shape by the engine (as PyTorch's
+validate_outputs does), not in formulas.
+
+From the declaration the registry makes the namespace function, the Tensor method (unless told
+otherwise) and the Node subclass with PyTorch's name ("ExpBackward0").
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+
+from retrograd import _dtype as D
+from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.node import Node, next_sequence_nr
+from retrograd._autograd.saved import SavedVariable
+from retrograd._autograd.state import state
+from retrograd._ops import dispatch
+from retrograd._ops.schema import Schema, parse_schema
+from retrograd._tensor import Tensor, _wrap
+
+OPS: dict = {}  # full schema name -> OpDef
+_FLOAT_KINDS = "fV"  # NumPy kinds of differentiable dtypes (V: ml_dtypes' bfloat16 / float8)
+
+
+class OpDef:
+    """Everything the runner needs about one op, computed once at declaration."""
+
+    def __init__(self, schema: Schema, forward: Callable, grads: dict, node: str | None,
+                 promote: str | None, differentiable_outputs: tuple | None) -> None:
+        self.schema = schema
+        self.name = schema.full_name
+        self.forward = forward
+        self.promote = promote
+        self.arg_names = tuple(a.name for a in schema.args)
+        self.tensor_idx = tuple(i for i, a in enumerate(schema.args)
+                                if a.is_tensor or a.is_tensor_list)
+        self.list_idx = frozenset(i for i, a in enumerate(schema.args) if a.is_tensor_list)
+        self.n_outputs = len(schema.returns)
+        self.multi = self.n_outputs > 1 or (
+            self.n_outputs == 1 and schema.returns[0].type == "Tensor[]")
+        self.is_view = schema.is_view
+        self.inplace_idx = tuple(i for i, a in enumerate(schema.args)
+                                 if a.is_written and not a.kwarg_only)
+        self.differentiable_outputs = differentiable_outputs
+        self.node_name = node or "".join(p.title() for p in schema.name.split("_")) + "Backward0"
+        self.formulas = _compile_formulas(self, grads)
+        base = CppFormulaNode if self.node_name in CPP_NODE_NAMES else FormulaNode
+        self.node_cls = None if not self.formulas else type(
+            self.node_name, (base,), {"__slots__": (), "_op": self})
+        self._saved_plan: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+    def saved_plan(self, mask: tuple) -> tuple:
+        """Names to save for a given requires-grad mask over the tensor inputs (cached)."""
+        plan = self._saved_plan.get(mask)
+        if plan is None:
+            names = []
+            for f in self.formulas:
+                if any(mask[i] for i in f.inputs):
+                    names.extend(n for n in f.params if n not in names)
+            plan = self._saved_plan[mask] = tuple(
+                n for n in names if n not in ("grad", "grads", "output_mask"))
+        return plan
+
+
+class Formula:
+    __slots__ = ("fn", "inputs", "params", "joint")
+
+    def __init__(self, fn: Callable, inputs: tuple, params: tuple, joint: bool) -> None:
+        self.fn, self.inputs, self.params, self.joint = fn, inputs, params, joint
+
+
+def _compile_formulas(opdef: OpDef, grads: dict) -> tuple:
+    """Map each formula to the positions (among tensor inputs) of the inputs it differentiates."""
+    tensor_names = [opdef.arg_names[i] for i in opdef.tensor_idx]
+    known = set(opdef.arg_names) | {"grad", "grads", "result", "output_mask"}
+    known |= {f"result{i}" for i in range(opdef.n_outputs)}
+    known |= {r.name for r in opdef.schema.returns if r.name}
+    for suffix in ("_shape", "_dtype", "_strides"):
+        known |= {n + suffix for n in tensor_names}
+    out = []
+    for key, fn in grads.items():
+        names = [k.strip() for k in key.split(",")]
+        for n in names:
+            if n not in tensor_names:
+                raise ValueError(f"{opdef.name}: formula for unknown input {n!r}")
+        params = tuple(inspect.signature(fn).parameters)
+        for p in params:
+            if p not in known:
+                raise ValueError(f"{opdef.name}: formula parameter {p!r} is not a known name")
+        out.append(Formula(fn, tuple(tensor_names.index(n) for n in names), params,
+                           len(names) > 1))
+    return tuple(out)
+
+
+class FormulaNode(Node):
+    """A node whose backward is the op's declared formulas."""
+
+    __slots__ = ("_saved", "_plan", "_mask")
+    _op: OpDef
+
+    def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
+        op = self._op
+        saved = self._saved
+        if saved is None:
+            from retrograd import _errors as E
+
+            raise RuntimeError(E.BACKWARD_TWICE)
+        env = {}
+        for name, value in zip(self._plan, saved):
+            if type(value) is SavedVariable:
+                value = value.unpack(self)
+            elif type(value) is tuple and value and type(value[0]) is SavedVariable:
+                value = [v.unpack(self) for v in value]
+            env[name] = value
+        if op.multi:
+            env["grads"] = tuple(grad_outputs)
+        g0 = grad_outputs[0]
+        if g0 is None:
+            from retrograd._autograd.engine import zeros_for
+
+            g0 = zeros_for(self._output_meta[0])
+        env["grad"] = g0
+        layout = self._mask
+        if needed is None:
+            needed = _needed_edges(self.next_functions)
+        if layout is not None:
+            needed = _needed_per_input(needed, layout)
+        env["output_mask"] = needed
+        result = [None] * len(needed)
+        for f in op.formulas:
+            if not any(needed[i] for i in f.inputs):
+                continue
+            value = f.fn(*[env[p] for p in f.params])
+            if f.joint:
+                for i, v in zip(f.inputs, value):
+                    if needed[i]:
+                        result[i] = v
+            else:
+                result[f.inputs[0]] = value
+        if layout is None:
+            return tuple(result)
+        flat = []
+        for count, value in zip(layout, result):
+            if count is None:
+                flat.append(value)
+            else:
+                flat.extend(value if value is not None else [None] * count)
+        return tuple(flat)
+
+    def release_variables(self) -> None:
+        saved = self._saved
+        if saved:
+            for v in saved:
+                if type(v) is SavedVariable:
+                    v.release()
+        self._saved = None
+
+    def __getattr__(self, name: str):
+        # grad_fn._saved_<name> / grad_fn._raw_saved_<name>, as PyTorch exposes them
+        raw = name.startswith("_raw_saved_")
+        if raw or name.startswith("_saved_"):
+            key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+            plan = object.__getattribute__(self, "_plan")
+            if key in plan:
+                saved = object.__getattribute__(self, "_saved")
+                if saved is None:
+                    from retrograd import _errors as E
+
+                    raise RuntimeError(E.BACKWARD_TWICE)
+                value = saved[plan.index(key)]
+                if type(value) is SavedVariable:
+                    return value if raw else value.unpack(self)
+                return value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def _needed_edges(nexts: tuple) -> tuple:
+    """Which edges need a gradient: connected ones, and within `inputs=` only those that lead
+    somewhere the current backward runs (so a weight-free input pass computes no weight grads)."""
+    task = state.graph_task
+    if task is None or task.exec_info is None:
+        return tuple(nf is not None for nf, _ in nexts)
+    should = task.should_compute
+    return tuple(nf is not None and should(nf) for nf, _ in nexts)
+
+
+def _needed_per_input(needed: tuple, layout: tuple) -> tuple:
+    """Collapse per-edge flags to per-tensor-argument flags (a Tensor[] arg has many edges)."""
+    out, pos = [], 0
+    for count in layout:
+        width = 1 if count is None else count
+        out.append(any(needed[pos:pos + width]))
+        pos += width
+    return tuple(out)
+
+
+# hand-written C++ nodes in PyTorch whose behaviour retrograd declares as formulas
+CPP_NODE_NAMES = frozenset({"CopyBackwards"})
+
+
+class CppFormulaNode(FormulaNode):
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::" + type(self).__name__
+
+
+# --- running an op ---------------------------------------------------------------------------
+
+
+def _as_array(x):
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
+def run(op: OpDef, args: tuple):
+    """Run `op` on schema-ordered `args`: forward in NumPy, then the graph if anything needs it."""
+    if dispatch.mode_stack:
+        return dispatch.dispatch(op, args)
+    return run_eager(op, args)
+
+
+def run_eager(op: OpDef, args: tuple):
+    call = list(args)
+    any_grad = False
+    for i in op.tensor_idx:
+        a = args[i]
+        if i in op.list_idx:
+            call[i] = [t._data if isinstance(t, Tensor) else t for t in a]
+            if not any_grad:
+                any_grad = any(isinstance(t, Tensor) and t._requires_grad for t in a)
+        elif isinstance(a, Tensor):
+            call[i] = a._data
+            if a._requires_grad:
+                any_grad = True
+    if op.promote is not None:
+        _promote(op, args, call)
+    if op.inplace_idx:
+        from retrograd._ops.inplace import run_inplace
+
+        return run_inplace(op, args, call, any_grad)
+    out = op.forward(*call)
+    build = any_grad and state.grad_enabled and op.node_cls is not None
+    if op.multi:
+        outs = [_wrap(_as_array(o)) for o in out]
+        if op.is_view:
+            from retrograd._autograd.views import make_views
+
+            make_views(op, args, outs, build)
+        if build:
+            _build_node(op, args, outs)
+        return outs if op.schema.returns[0].type == "Tensor[]" else tuple(outs)
+    result = _wrap(out if type(out) is np.ndarray else np.asarray(out))
+    if op.is_view:
+        from retrograd._autograd.views import make_views
+
+        make_views(op, args, (result,), build)
+    if build:
+        _build_node(op, args, (result,))
+    return result
+
+
+def _build_node(op: OpDef, args: tuple, outs) -> None:
+    edges = []
+    for i in op.tensor_idx:
+        a = args[i]
+        if i in op.list_idx:
+            for t in a:
+                edges.append(gradient_edge(t) if isinstance(t, Tensor) and t._requires_grad
+                             else (None, 0))
+        elif isinstance(a, Tensor) and a._requires_grad:
+            edges.append(gradient_edge(a))
+        else:
+            edges.append((None, 0))
+    node = op.node_cls.__new__(op.node_cls)
+    node.next_functions = tuple(edges)
+    node._seq = next_sequence_nr()
+    node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    node._hooks = None
+    node._metadata = None
+    node._anomaly = None
+    if op.list_idx:
+        layout, mask, pos = [], [], 0
+        for i in op.tensor_idx:
+            width = len(args[i]) if i in op.list_idx else 1
+            layout.append(width if i in op.list_idx else None)
+            mask.append(any(e[0] is not None for e in edges[pos:pos + width]))
+            pos += width
+        node._mask = tuple(layout)
+        mask = tuple(mask)
+    else:
+        node._mask = None
+        mask = tuple(e[0] is not None for e in edges)
+    plan = op.saved_plan(mask)
+    node._plan = plan
+    node._saved = tuple(_save(op, name, args, outs) for name in plan)
+    from retrograd._autograd.anomaly import anomaly
+
+    if anomaly.enabled:
+        from retrograd._autograd.anomaly_report import record_forward_trace
+
+        record_forward_trace(node)
+    diff = op.differentiable_outputs
+    for nr, o in enumerate(outs):
+        if o._data.dtype.kind in _FLOAT_KINDS and (diff is None or diff[nr]):
+            o._grad_fn = node
+            o._output_nr = nr
+            o._requires_grad = True
+
+
+def _save(op: OpDef, name: str, args: tuple, outs):
+    idx = _name_index(op, name)
+    if idx is not None:
+        a = args[idx]
+        if isinstance(a, Tensor):
+            return SavedVariable(a, False)
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            return tuple(SavedVariable(t, False) for t in a)
+        return a
+    if name == "result":
+        return SavedVariable(outs[0], True)
+    if name.startswith("result") and name[6:].isdigit():
+        return SavedVariable(outs[int(name[6:])], True)
+    for i, r in enumerate(op.schema.returns):
+        if r.name == name:
+            return SavedVariable(outs[i], True)
+    base, _, what = name.rpartition("_")
+    a = args[op.arg_names.index(base)]
+    if what == "shape":
+        return a._data.shape if isinstance(a, Tensor) else ()
+    if what == "strides":
+        return a.stride() if isinstance(a, Tensor) else ()
+    return a.dtype if isinstance(a, Tensor) else D.result_type(a)
+
+
+def _name_index(op: OpDef, name: str):
+    try:
+        return op.arg_names.index(name)
+    except ValueError:
+        return None
+
+
+def _promote(op: OpDef, args: tuple, call: list) -> None:
+    """Cast array arguments to torch's result dtype before NumPy sees them.
+
+    op.promote is "all" (pointwise: common dtype), or "float" (common dtype, then integers and
+    bool go to the default float dtype: true division, exp, sqrt, ...).
+    """
+    idx = op.tensor_idx
+    first = None
+    same = True
+    scalars = False
+    for i in idx:
+        a = call[i]
+        if type(a) is np.ndarray:
+            if first is None:
+                first = a.dtype
+            elif a.dtype != first:
+                same = False
+        elif a is not None:
+            scalars = True
+    if first is None:
+        return
+    if same and not scalars and op.promote == "all":
+        return
+    if same and first.kind in "fV" and (not scalars or _scalars_ok(args, idx)):
+        return
+    target = D.result_type(*[args[i] for i in idx if args[i] is not None])
+    if op.promote == "float" and target.category != 2:
+        target = D.get_default_dtype()
+    np_target = target.np
+    for i in idx:
+        a = call[i]
+        if type(a) is np.ndarray:
+            if a.dtype != np_target:
+                call[i] = a.astype(np_target)
+        elif a is not None and not isinstance(a, (list, tuple)):
+            call[i] = _scalar_for(a, np_target)
+
+
+def _scalars_ok(args: tuple, idx: tuple) -> bool:
+    # float arrays with Python int/float scalars: NumPy's weak scalars already give torch's dtype
+    return all(isinstance(args[i], (Tensor, int, float)) or args[i] is None for i in idx)
+
+
+def _scalar_for(value, np_dtype):
+    """A scalar in the computation dtype (keeps NumPy from upcasting; see DESIGN section 4)."""
+    if np_dtype.kind in "fV":
+        return np_dtype.type(value) if np_dtype.kind == "V" else float(value)
+    if np_dtype.kind == "b":
+        return bool(value)
+    return int(value)
+
+
+# --- declaring ops ----------------------------------------------------------------------------
+
+_NAMESPACE: dict = {}  # public name -> function, gathered into `retrograd` by __init__
+_METHODS: dict = {}
+
+
+def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str | None = None,
+       promote: str | None = None, differentiable_outputs: tuple | None = None,
+       function: str | bool = True, method: str | bool = True) -> Callable:
+    """Declare an op; returns the callable that runs it with schema-ordered arguments.
+
+    function/method: True to expose under the schema's name (method on Tensor, function in the
+    `retrograd` namespace), a string to expose under another name, False to keep it internal.
+    """
+    s = parse_schema(schema)
+    opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs)
+    if opdef.name in OPS:
+        raise ValueError(f"op {opdef.name} declared twice")
+    OPS[opdef.name] = opdef
+    fn = _make_function(opdef, first_name="input")
+    if function:
+        _NAMESPACE[function if isinstance(function, str) else s.name] = fn
+    if method and s.args and s.args[0].name == "self":
+        _METHODS[method if isinstance(method, str) else s.name] = _make_function(opdef, "self")
+    fn.opdef = opdef
+    return fn
+
+
+def _make_function(opdef: OpDef, first_name: str) -> Callable:
+    """Generate a def with the schema's real signature: Python binds the arguments, not us."""
+    params, names, defaults = [], [], {}
+    kw_started = False
+    for i, a in enumerate(opdef.schema.args):
+        name = first_name if a.name == "self" else a.name
+        names.append(name)
+        if a.kwarg_only and not kw_started:
+            params.append("*")
+            kw_started = True
+        if a.has_default:
+            defaults[f"_d{i}"] = a.default
+            params.append(f"{name}=_d{i}")
+        else:
+            params.append(name)
+    body = f"def {opdef.schema.name}({', '.join(params)}):\n"
+    tup = ", ".join(names) + ("," if len(names) == 1 else "")
+    body += f"    return _run(_op, ({tup}))\n"
+    ns = {"_run": run, "_op": opdef, **defaults}
+    exec(body, ns)  # noqa: S102 - code generated from our own schema strings
+    fn = ns[opdef.schema.name]
+    fn.__qualname__ = opdef.schema.name
+    fn.__module__ = "retrograd"
+    return fn
+
+
+def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable:
+    """Expose a hand-written function (e.g. an overload dispatcher) like a declared op."""
+    _NAMESPACE[name] = fn
+    if method:
+        _METHODS[method if isinstance(method, str) else name] = fn
+    return fn
+
+
+def register_method(name: str, fn: Callable) -> Callable:
+    _METHODS[name] = fn
+    return fn
+
+
+def install_methods() -> None:
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)

@@ -1,0 +1,513 @@
+"""Tensor: a NumPy array plus autograd metadata, with torch's API.
+
+The array (`_data`) is the tensor's storage view: views of a tensor are NumPy views of its array,
+so memory sharing is real. Ops and most methods are attached by the op registry
+(retrograd._ops); this file holds the data structure and the methods that are not ops.
+
+Invariant used by the hot path: `_requires_grad` is True exactly when the tensor is a leaf that
+requires grad or has a grad_fn, so ops test one slot to decide whether to build graph.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from retrograd import _dtype as D
+from retrograd import _errors as E
+from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
+from retrograd._autograd.state import state
+
+
+class VersionCounter:
+    """Shared by a base and all its views; every in-place op bumps it.
+
+    `last_op` and `last_site` name the in-place op that made the latest bump and the line that
+    called it, so a failed saved-tensor version check can say who mutated the tensor.
+    """
+
+    __slots__ = ("version", "last_op", "last_site")
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.last_op = None
+        self.last_site = None
+
+
+class TensorMeta:
+    """Rarely used per-tensor autograd fields, allocated on first use."""
+
+    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle")
+
+    def __init__(self) -> None:
+        self.hooks = None  # HookDict of leaf tensor pre-hooks, read lazily by AccumulateGrad
+        self.post_acc_hooks = None
+        self.retains_grad = False
+        self.name = None
+        self.retain_handle = None
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_version_counter",
+                 "_view", "_grad_acc", "_meta", "__weakref__")
+
+    # Makes NumPy defer to Tensor's reflected operators (ndarray * Tensor -> Tensor.__rmul__).
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any = None, *, dtype: D.dtype | None = None,
+                 requires_grad: bool = False) -> None:
+        from retrograd._ops.creation import to_numpy_array
+
+        arr = to_numpy_array([] if data is None else data, dtype)
+        _init(self, arr)
+        if requires_grad:
+            self.requires_grad = True
+
+    # --- metadata -------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D._FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        from retrograd._device import cpu
+
+        return cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def layout(self) -> str:
+        return "strided"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        a = self._data
+        if a.size == 0:  # NumPy gives zero-size arrays zero strides; torch keeps row-major ones
+            st, acc = [], 1
+            for n in reversed(a.shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            st = tuple(reversed(st))
+        else:
+            st = tuple(s // a.itemsize for s in a.strides)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        from retrograd._autograd.views import storage_offset
+
+        return storage_offset(self)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage(self):
+        from retrograd._autograd.views import Storage
+
+        return Storage(self)
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return _is_contiguous(self._data)
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or self.dtype.category == D._FLOAT
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_inference(self) -> bool:
+        return self._version_counter is None
+
+    def type(self, dtype: Any = None):
+        if dtype is None:
+            return "retrograd." + self.dtype._legacy
+        return self.to(dtype)
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    # --- autograd metadata ------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            if value:
+                return
+            raise RuntimeError(E.REQUIRES_GRAD_NONLEAF)
+        if value and not self.is_floating_point():
+            raise RuntimeError(E.REQUIRES_GRAD_DTYPE)
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._view is not None:
+            from retrograd._autograd.views import view_grad_fn
+
+            return view_grad_fn(self)
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad is None and self._grad_fn is not None and not self.retains_grad:
+            warnings.warn(E.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._meta is not None and self._meta.retains_grad
+
+    @property
+    def _version(self) -> int:
+        if self._version_counter is None:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._version_counter.version
+
+    @property
+    def _base(self) -> Tensor | None:
+        return None if self._view is None else self._view.base
+
+    def _is_view(self) -> bool:
+        return self._view is not None
+
+    @property
+    def name(self):
+        return None if self._meta is None else self._meta.name
+
+    def _get_meta(self) -> TensorMeta:
+        if self._meta is None:
+            self._meta = TensorMeta()
+        return self._meta
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError(E.RETAIN_GRAD_NO_GRAD)
+        if self.is_leaf:
+            return
+        meta = self._get_meta()
+        if meta.retains_grad:
+            return
+        from retrograd._autograd.tensor_hooks import install_retains_grad
+
+        install_retains_grad(self)
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(grad) runs when this tensor's gradient is computed; may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError(E.HOOK_NO_GRAD)
+        fn = self.grad_fn
+        if fn is None:
+            meta = self._get_meta()
+            if meta.hooks is None:
+                meta.hooks = HookDict()
+            return add_hook(meta.hooks, hook)
+        return fn._register_tensor_prehook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(tensor) runs after this leaf's .grad has been accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError(E.HOOK_NO_GRAD)
+        if not self.is_leaf:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        meta = self._get_meta()
+        if meta.post_acc_hooks is None:
+            meta.post_acc_hooks = HookDict()
+        return add_hook(meta.post_acc_hooks, hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        from retrograd.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage and version counter, with no autograd history."""
+        out = _wrap(self._data)
+        out._version_counter = self._version_counter
+        return out
+
+    def detach_(self) -> Tensor:
+        from retrograd._autograd.views import detach_inplace
+
+        return detach_inplace(self)
+
+    @property
+    def data(self) -> Tensor:
+        # `.data` shares memory but not the version counter: autograd does not see changes to it.
+        out = _wrap(self._data)
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    # --- conversion ----------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None:
+            return self._data.astype(dtype)
+        return self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(E.ITEM_NUMEL.format(self._data.size))
+        v = self._data.reshape(()).item() if self._data.ndim else self._data.item()
+        if self._data.dtype.kind == "V" or not isinstance(v, (bool, int, float)):
+            return float(v)  # bfloat16 / float8 items come back as their NumPy scalar
+        return v
+
+    def tolist(self):
+        if self._data.dtype.kind not in "biuf":
+            return self._data.astype(np.float32).tolist()
+        return self._data.tolist()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(E.BOOL_AMBIGUOUS)
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        from retrograd._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol: int):
+        return (_rebuild, (np.array(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = type(self).__new__(type(self))
+        _init(out, self._data.copy())
+        out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        # subclasses (nn.Parameter) carry a __dict__ of their own
+        if hasattr(self, "__dict__"):
+            import copy
+
+            for k, v in self.__dict__.items():
+                setattr(out, k, copy.deepcopy(v, memo))
+        return out
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(*range(self._data.ndim - 1, -1, -1))
+
+    @property
+    def mT(self) -> Tensor:
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        return self.T
+
+    @property
+    def mH(self) -> Tensor:
+        return self.mT
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as `retrograd.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"retrograd.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+def _init(t: Tensor, arr: np.ndarray) -> None:
+    t._data = arr
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version_counter = None if state.inference else VersionCounter()
+    t._view = None
+    t._grad_acc = None
+    t._meta = None
+
+
+_new = object.__new__
+
+
+def _wrap(arr: np.ndarray) -> Tensor:
+    """A fresh Tensor around an ndarray, no history. The hot path's tensor constructor."""
+    t = _new(Tensor)
+    t._data = arr
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version_counter = None if state.inference else VersionCounter()
+    t._view = None
+    t._grad_acc = None
+    t._meta = None
+    return t
+
+
+def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        if ndim == 0 and dim not in (0, -1):
+            raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
+        if ndim > 0:
+            raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
+    return dim % n if ndim > 0 else 0
+
+
+def _is_contiguous(a: np.ndarray) -> bool:
+    if a.flags.c_contiguous:
+        return True
+    # torch ignores the strides of size-1 dims
+    expected = a.itemsize
+    for size, st in zip(reversed(a.shape), reversed(a.strides)):
+        if size != 1 and st != expected:
+            return False
+        expected *= size
+    return True

@@ -1,0 +1,190 @@
+"""retrograd.autograd: backward(), grad(), grad modes, Function, gradcheck."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from retrograd import _errors as E
+from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.engine import run_backward
+from retrograd._autograd.node import Identity
+from retrograd._tensor import Tensor, _wrap
+from retrograd.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+    "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+    ".grad fields of your parameters to None after use to break the cycle and avoid the leak."
+)
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor) or _is_edge(x):
+        return (x,)
+    return tuple(x)
+
+
+def _is_edge(x) -> bool:
+    from retrograd.autograd.graph import GradientEdge
+
+    return isinstance(x, GradientEdge)
+
+
+def _output_edge(t, i: int) -> tuple:
+    if _is_edge(t):
+        return (t.node, t.output_nr)
+    if not t._requires_grad:
+        raise RuntimeError(E.NO_GRAD_FN.format(i))
+    return gradient_edge(t)
+
+
+def _make_grads(outputs: tuple, grads: tuple) -> list:
+    import numpy as np
+
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if _is_edge(t):
+            if g is None:
+                raise RuntimeError("grad_outputs must be provided for GradientEdge outputs")
+            out.append(g)
+            continue
+        if g is None:
+            if t._requires_grad:
+                if t._data.size != 1:
+                    raise RuntimeError(E.NOT_SCALAR)
+                if not t.is_floating_point():
+                    raise RuntimeError(E.NOT_FLOAT_IMPLICIT.format(t.dtype))
+                out.append(_wrap(np.ones_like(t._data, order="K")))
+            else:
+                out.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            from retrograd._ops.creation import tensor
+
+            g = tensor(g, dtype=t.dtype)
+        if g._data.shape != t._data.shape:
+            raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, g.shape, i, t.shape))
+        if g.dtype.category != t.dtype.category:
+            raise TypeError(f"For complex Tensors, both grad_output and output are required to "
+                            f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a "
+                            f"dtype of {g.dtype} and output[{i}] has a dtype of {t.dtype}.")
+        out.append(g)
+    return out
+
+
+def _input_edge(t) -> tuple:
+    if _is_edge(t):
+        return (t.node, t.output_nr)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected Tensor or GradientEdge as inputs, got {type(t).__name__}")
+    if not t._requires_grad:
+        raise RuntimeError(E.INPUT_NO_GRAD)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    ref = t._grad_acc
+    acc = ref() if ref is not None else None
+    # a leaf never used in a graph has no AccumulateGrad: give it a node backward never reaches
+    return (acc, 0) if acc is not None else (Identity(), 0)
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, grad_variables=None, inputs=None) -> None:
+    """Accumulate gradients of `tensors` into the .grad of the leaves (or of `inputs`)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    outputs = _as_tuple(tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError(E.BACKWARD_EMPTY_INPUTS)
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(E.LEN_MISMATCH.format(len(outputs), len(grads)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_output_edge(t, i) for i, t in enumerate(outputs)]
+    grads = _make_grads(outputs, grads)
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+    input_edges = None
+    if inputs is not None:
+        input_edges = []
+        for t in inputs:
+            if isinstance(t, Tensor) and t._requires_grad and t.grad_fn is not None:
+                t.retain_grad()
+            input_edges.append(_input_edge(t))
+    run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Gradients of `outputs` with respect to `inputs`, returned (nothing is accumulated)."""
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError(E.OUTPUTS_INPUTS_EMPTY)
+    gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
+    if len(gouts) != len(outs):
+        raise RuntimeError(E.LEN_MISMATCH.format(len(outs), len(gouts)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_output_edge(t, i) for i, t in enumerate(outs)]
+    grads = _make_grads(outs, gouts)
+    result = run_backward(roots, grads, retain_graph, create_graph,
+                          [_input_edge(t) for t in ins], accumulate=False)
+    final = []
+    for t, g in zip(ins, result):
+        if g is None:
+            if materialize_grads:
+                from retrograd._ops.creation import zeros_like
+
+                g = zeros_like(t) if isinstance(t, Tensor) else None
+            elif not allow_unused:
+                raise RuntimeError(E.UNUSED_INPUT)
+        final.append(g)
+    return tuple(final)
+
+
+def __getattr__(name: str) -> Any:
+    # heavier parts load on first use, keeping `import retrograd` light and acyclic
+    if name in ("Function", "once_differentiable", "FunctionCtx"):
+        from retrograd.autograd import function
+
+        return getattr(function, name)
+    if name in ("graph", "functional", "forward_ad", "anomaly_mode", "function"):
+        import importlib
+
+        return importlib.import_module(f"retrograd.autograd.{name}")
+    if name in ("detect_anomaly", "set_detect_anomaly"):
+        from retrograd.autograd import anomaly_mode
+
+        return getattr(anomaly_mode, name)
+    raise AttributeError(f"module 'retrograd.autograd' has no attribute '{name}'")
+
+
+# the functions shadow their module's name, as in torch
+from retrograd.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "backward", "grad", "no_grad",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "inference_mode", "is_inference_mode_enabled"]

@@ -1,0 +1,1 @@
+"""retrograd.utils: checkpointing, data loading, dispatch modes."""

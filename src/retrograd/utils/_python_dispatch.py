@@ -1,0 +1,29 @@
+"""TorchDispatchMode: intercept every op (see retrograd._ops.dispatch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrograd._ops import dispatch
+
+
+class TorchDispatchMode:
+    """Subclass and define __torch_dispatch__(func, types, args, kwargs); use as a context.
+
+    Inside __torch_dispatch__ the mode itself is not active, so calling func(*args) runs the op
+    (or the next mode down the stack).
+    """
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self) -> TorchDispatchMode:
+        dispatch.mode_stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        dispatch.mode_stack.remove(self)
+
+
+def _get_current_dispatch_mode():
+    return dispatch.mode_stack[-1] if dispatch.mode_stack else None
