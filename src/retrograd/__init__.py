@@ -18,6 +18,8 @@ from retrograd.autograd.grad_mode import (
     is_inference_mode_enabled,
 )
 from retrograd import autograd
+from retrograd._ops.random import Generator, default_generator, manual_seed
+from retrograd import nn
 
 globals().update(_ns)
 

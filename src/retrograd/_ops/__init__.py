@@ -1,7 +1,9 @@
 """The op library. Importing it declares every op and installs Tensor methods and operators."""
 
 from retrograd._ops import registry
-from retrograd._ops import pointwise, reduction, shape, linalg, copy, creation
+from retrograd._ops import random
+from retrograd._ops import pointwise, activation, comparison, reduction, shape, indexing
+from retrograd._ops import linalg, conv, nn_norm, loss, nn_misc, copy, creation
 from retrograd._ops import operators
 
 operators.install()

@@ -477,6 +477,15 @@ def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable
     return fn
 
 
+_FUNCTIONAL: dict = {}  # name -> function, gathered into retrograd.nn.functional
+
+
+def register_functional(name: str, fn: Callable) -> Callable:
+    """Expose a function as retrograd.nn.functional.<name>."""
+    _FUNCTIONAL[name] = fn
+    return fn
+
+
 def register_method(name: str, fn: Callable) -> Callable:
     _METHODS[name] = fn
     return fn

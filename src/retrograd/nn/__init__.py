@@ -1,0 +1,3 @@
+"""retrograd.nn: modules, parameters, functional."""
+
+from retrograd.nn import functional

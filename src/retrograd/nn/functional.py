@@ -1,0 +1,9 @@
+"""retrograd.nn.functional: the functional forms of layers, activations and losses.
+
+The functions are declared next to their ops in retrograd._ops and registered with
+`register_functional`; this module gathers them.
+"""
+
+from retrograd._ops.registry import _FUNCTIONAL
+
+globals().update(_FUNCTIONAL)
