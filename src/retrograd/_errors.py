@@ -9,7 +9,7 @@ NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
 NOT_FLOAT_IMPLICIT = "grad can be implicitly created only for real scalar outputs but got {}"
 NO_GRAD_FN = "element {} of tensors does not require grad and does not have a grad_fn"
 UNUSED_INPUT = (
-    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "The differentiated Tensor at index {} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
 INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
@@ -39,7 +39,7 @@ REQUIRES_GRAD_NONLEAF = (
     "variable in a subgraph that doesn't require differentiation use "
     "var_no_grad = var.detach()."
 )
-REQUIRES_GRAD_DTYPE = "only Tensors of floating point and complex dtype can require gradients"
+REQUIRES_GRAD_DTYPE = "only Tensors of floating point dtype can require gradients"
 ITEM_NUMEL = "a Tensor with {} elements cannot be converted to Scalar"
 NUMPY_REQUIRES_GRAD = (
     "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."

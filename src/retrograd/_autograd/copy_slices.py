@@ -16,6 +16,7 @@ from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.node import CppNode, Node
 from retrograd._autograd.state import state
+from retrograd._autograd.tensor_hooks import move_retains_grad
 from retrograd._tensor import Tensor, _wrap
 
 
@@ -81,7 +82,9 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
 
     info = self_t._view
     if info is None or info.creation_meta == V.NO_GRAD_MODE:
+        old_fn = self_t._grad_fn
         _build_node(op, args, (self_t,))
+        move_retains_grad(self_t, old_fn, self_t._grad_fn)
         return
     base = info.base
     # the wrapped node: built as if for a plain tensor, but not attached to anything yet

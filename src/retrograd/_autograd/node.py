@@ -48,14 +48,6 @@ class Node:
         return type(self).__name__
 
 
-class CppNode(Node):
-    """Nodes PyTorch writes by hand in C++; their name() carries the C++ namespace there."""
-
-    __slots__ = ()
-
-    def name(self) -> str:
-        return "torch::autograd::" + type(self).__name__
-
     def _sequence_nr(self) -> int:
         return self._seq
 
@@ -86,7 +78,16 @@ class CppNode(Node):
         return out[0] if len(out) == 1 else tuple(out)
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+class CppNode(Node):
+    """Nodes PyTorch writes by hand in C++; their name() carries the C++ namespace there."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "torch::autograd::" + type(self).__name__
 
 
 class GraphRoot(CppNode):

@@ -153,14 +153,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     result = run_backward(roots, grads, retain_graph, create_graph,
                           [_input_edge(t) for t in ins], accumulate=False)
     final = []
-    for t, g in zip(ins, result):
+    for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
             if materialize_grads:
                 from retrograd._ops.creation import zeros_like
 
                 g = zeros_like(t) if isinstance(t, Tensor) else None
             elif not allow_unused:
-                raise RuntimeError(E.UNUSED_INPUT)
+                raise RuntimeError(E.UNUSED_INPUT.format(i))
         final.append(g)
     return tuple(final)
 
