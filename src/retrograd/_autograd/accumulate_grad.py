@@ -36,6 +36,7 @@ _warned_layout = False
 class AccumulateGrad(CppNode):
     __slots__ = ("variable",)
     _lazy_tensor_hooks = True
+    _serialized = True
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__((), ((variable._data.shape, variable._data.dtype),))

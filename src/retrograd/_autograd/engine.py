@@ -167,15 +167,17 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     captures = task.captures
     keep_graph = task.keep_graph
     heap = [(0, 0, start)]
+    pop_buffer = buffers.pop
+    get_buffer = buffers.get
     while heap:
         node = heappop(heap)[2]
-        grads = buffers.pop(node)
+        grads = pop_buffer(node)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
         if exec_info is not None:
             if captures is not None and node in captures:
                 if has_hooks:
                     grads = _tensor_pre_hooks(node, grads)
-                    has_hooks = False  # tensor pre-hooks run once
+                    has_hooks = node._hooks is not None and bool(node._hooks.pre)
                 for nr, idx in captures[node]:
                     task.captured[idx] = grads[nr]
             if not exec_info.get(node, False):
@@ -183,7 +185,10 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         task.current_node = node
         if has_hooks:
             grads = _pre_hooks(node, grads)
-        outputs = _call(node, grads)
+        if node._serialized or anomaly.enabled:
+            outputs = _call_guarded(node, grads)
+        else:
+            outputs = node.apply(grads)
         if not keep_graph:
             node.release_variables()
         hooks = node._hooks
@@ -191,22 +196,24 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             outputs = _post_hooks(node, outputs, grads)
         nexts = node.next_functions
         if len(outputs) != len(nexts):
-            if type(node).__name__ != "AccumulateGrad":
-                raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts),
-                                                             len(outputs)))
-            continue
-        for i, (nf, nr) in enumerate(nexts):
+            raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
+        i = -1
+        for nf, nr in nexts:
+            i += 1
             if nf is None:
                 continue
             g = outputs[i]
             if g is not None:
-                g = _validate(node, i, g, nf._output_meta[nr])
+                meta = nf._output_meta[nr]
+                arr = g._data
+                if arr.shape != meta[0] or arr.dtype != meta[1]:
+                    g = _validate(node, i, g, meta)
             d = deps[nf] - 1
             deps[nf] = d
             if exec_info is not None and not exec_info.get(nf, False) and (
                     captures is None or nf not in captures):
                 continue
-            buf = buffers.get(nf)
+            buf = get_buffer(nf)
             if buf is None:
                 buf = buffers[nf] = [None] * len(nf._output_meta)
             if g is not None:
@@ -217,15 +224,17 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     task.current_node = None
 
 
-def _call(node: Node, grads: list) -> tuple:
+def _call_guarded(node: Node, grads: list) -> tuple:
+    """Run a node that needs a lock (AccumulateGrad: threads share leaves) or anomaly mode."""
     if anomaly.enabled:
         from retrograd._autograd.anomaly_report import call_with_anomaly
 
+        if node._serialized:
+            with _accumulate_lock:
+                return call_with_anomaly(node, grads)
         return call_with_anomaly(node, grads)
-    if type(node).__name__ == "AccumulateGrad":
-        with _accumulate_lock:
-            return node.apply(grads)
-    return node.apply(grads)
+    with _accumulate_lock:
+        return node.apply(grads)
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:

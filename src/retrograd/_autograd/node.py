@@ -26,6 +26,8 @@ class Node:
                  "__weakref__")
     # AccumulateGrad reads its tensor pre-hooks from the leaf at run time
     _lazy_tensor_hooks = False
+    # AccumulateGrad runs under a lock: concurrent backward calls may share leaves
+    _serialized = False
 
     def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:
         self.next_functions = next_functions

@@ -32,6 +32,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
@@ -69,21 +70,56 @@ class OpDef:
         self.node_cls = None if not self.formulas else type(
             self.node_name, (base,), {"__slots__": (), "_op": self})
         self._saved_plan: dict = {}
+        self._apply_plans: dict = {}
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
     def saved_plan(self, mask: tuple) -> tuple:
-        """Names to save for a given requires-grad mask over the tensor inputs (cached)."""
+        """(names, how to save each) for a requires-grad mask over the tensor inputs (cached).
+
+        Only what the formulas of inputs that need a gradient read is saved.
+        """
         plan = self._saved_plan.get(mask)
         if plan is None:
             names = []
             for f in self.formulas:
                 if any(mask[i] for i in f.inputs):
                     names.extend(n for n in f.params if n not in names)
-            plan = self._saved_plan[mask] = tuple(
-                n for n in names if n not in ("grad", "grads", "output_mask"))
+            names = tuple(n for n in names if n not in ("grad", "grads", "output_mask"))
+            plan = self._saved_plan[mask] = (names, tuple(self._how_to_save(n) for n in names))
         return plan
+
+    def _how_to_save(self, name: str) -> tuple:
+        """(kind, index): how to save a formula parameter; see _save."""
+        if name in self.arg_names:
+            i = self.arg_names.index(name)
+            return (_ARG_TENSOR if i in self.tensor_idx else _ARG_RAW, i)
+        if name == "result":
+            return (_OUTPUT, 0)
+        if name.startswith("result") and name[6:].isdigit():
+            return (_OUTPUT, int(name[6:]))
+        for i, r in enumerate(self.schema.returns):
+            if r.name == name:
+                return (_OUTPUT, i)
+        base, _, what = name.rpartition("_")
+        return ({"shape": _SHAPE, "dtype": _DTYPE, "strides": _STRIDES}[what],
+                self.arg_names.index(base))
+
+    def apply_plan(self, names: tuple) -> tuple:
+        """For saved `names`: each formula with the positions of its arguments in the value list
+        [*saved values, grad, grads, output_mask] (cached)."""
+        calls = self._apply_plans.get(names)
+        if calls is None:
+            index = {n: i for i, n in enumerate(names)}
+            k = len(names)
+            index.update(grad=k, grads=k + 1, output_mask=k + 2)
+            calls = self._apply_plans[names] = tuple(
+                (f, tuple(index.get(p, -1) for p in f.params)) for f in self.formulas)
+        return calls
+
+
+_ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
 
 
 class Formula:
@@ -129,38 +165,39 @@ class FormulaNode(Node):
             from retrograd import _errors as E
 
             raise RuntimeError(E.BACKWARD_TWICE)
-        env = {}
-        for name, value in zip(self._plan, saved):
-            if type(value) is SavedVariable:
+        vals = []
+        for value in saved:
+            if value.__class__ is SavedVariable:
                 value = value.unpack(self)
-            elif type(value) is tuple and value and type(value[0]) is SavedVariable:
+            elif value.__class__ is tuple and value and value[0].__class__ is SavedVariable:
                 value = [v.unpack(self) for v in value]
-            env[name] = value
-        if op.multi:
-            env["grads"] = tuple(grad_outputs)
+            vals.append(value)
         g0 = grad_outputs[0]
         if g0 is None:
             from retrograd._autograd.engine import zeros_for
 
             g0 = zeros_for(self._output_meta[0])
-        env["grad"] = g0
         layout = self._mask
         if needed is None:
             needed = _needed_edges(self.next_functions)
         if layout is not None:
             needed = _needed_per_input(needed, layout)
-        env["output_mask"] = needed
+        vals.append(g0)
+        vals.append(tuple(grad_outputs))
+        vals.append(needed)
         result = [None] * len(needed)
-        for f in op.formulas:
-            if not any(needed[i] for i in f.inputs):
+        for f, idx in op.apply_plan(self._plan):
+            inputs = f.inputs
+            if len(inputs) == 1:
+                if not needed[inputs[0]]:
+                    continue
+                result[inputs[0]] = f.fn(*[vals[j] for j in idx])
                 continue
-            value = f.fn(*[env[p] for p in f.params])
-            if f.joint:
-                for i, v in zip(f.inputs, value):
-                    if needed[i]:
-                        result[i] = v
-            else:
-                result[f.inputs[0]] = value
+            if not any(needed[i] for i in inputs):
+                continue
+            for i, v in zip(inputs, f.fn(*[vals[j] for j in idx])):
+                if needed[i]:
+                    result[i] = v
         if layout is None:
             return tuple(result)
         flat = []
@@ -283,42 +320,55 @@ def run_eager(op: OpDef, args: tuple):
     return result
 
 
+_NO_EDGE = (None, 0)
+
+
+def _edge_of(a) -> tuple:
+    if a._view is None:
+        fn = a._grad_fn
+        if fn is not None:
+            return (fn, a._output_nr)
+    return gradient_edge(a)
+
+
 def _build_node(op: OpDef, args: tuple, outs) -> None:
-    edges = []
-    for i in op.tensor_idx:
-        a = args[i]
-        if i in op.list_idx:
-            for t in a:
-                edges.append(gradient_edge(t) if isinstance(t, Tensor) and t._requires_grad
-                             else (None, 0))
-        elif isinstance(a, Tensor) and a._requires_grad:
-            edges.append(gradient_edge(a))
-        else:
-            edges.append((None, 0))
-    node = op.node_cls.__new__(op.node_cls)
-    node.next_functions = tuple(edges)
+    """Create op's node for one call: edges, output metadata, saved values; attach outputs."""
+    if outs.__class__ is Tensor:
+        outs = (outs,)
+    layout = None
+    if op.list_idx:
+        edges, layout, mask = [], [], []
+        for i in op.tensor_idx:
+            a = args[i]
+            if i in op.list_idx:
+                group = [_edge_of(t) if isinstance(t, Tensor) and t._requires_grad else _NO_EDGE
+                         for t in a]
+                edges.extend(group)
+                layout.append(len(group))
+                mask.append(any(e is not _NO_EDGE for e in group))
+            else:
+                e = _edge_of(a) if isinstance(a, Tensor) and a._requires_grad else _NO_EDGE
+                edges.append(e)
+                layout.append(None)
+                mask.append(e is not _NO_EDGE)
+        edges, layout, mask = tuple(edges), tuple(layout), tuple(mask)
+    else:
+        edges = tuple(_edge_of(a) if (a.__class__ is Tensor or isinstance(a, Tensor))
+                      and a._requires_grad else _NO_EDGE
+                      for a in [args[i] for i in op.tensor_idx])
+        mask = tuple(e is not _NO_EDGE for e in edges)
+    cls = op.node_cls
+    node = cls.__new__(cls)
+    node.next_functions = edges
     node._seq = next_sequence_nr()
-    node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    node._output_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
     node._hooks = None
     node._metadata = None
     node._anomaly = None
-    if op.list_idx:
-        layout, mask, pos = [], [], 0
-        for i in op.tensor_idx:
-            width = len(args[i]) if i in op.list_idx else 1
-            layout.append(width if i in op.list_idx else None)
-            mask.append(any(e[0] is not None for e in edges[pos:pos + width]))
-            pos += width
-        node._mask = tuple(layout)
-        mask = tuple(mask)
-    else:
-        node._mask = None
-        mask = tuple(e[0] is not None for e in edges)
-    plan = op.saved_plan(mask)
-    node._plan = plan
-    node._saved = tuple(_save(op, name, args, outs) for name in plan)
-    from retrograd._autograd.anomaly import anomaly
-
+    node._mask = layout
+    names, how = op.saved_plan(mask)
+    node._plan = names
+    node._saved = tuple([_save(kind, i, args, outs) for kind, i in how])
     if anomaly.enabled:
         from retrograd._autograd.anomaly_report import record_forward_trace
 
@@ -331,36 +381,24 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
             o._requires_grad = True
 
 
-def _save(op: OpDef, name: str, args: tuple, outs):
-    idx = _name_index(op, name)
-    if idx is not None:
-        a = args[idx]
+def _save(kind: int, i: int, args: tuple, outs):
+    if kind == _ARG_TENSOR:
+        a = args[i]
         if isinstance(a, Tensor):
             return SavedVariable(a, False)
         if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
             return tuple(SavedVariable(t, False) for t in a)
         return a
-    if name == "result":
-        return SavedVariable(outs[0], True)
-    if name.startswith("result") and name[6:].isdigit():
-        return SavedVariable(outs[int(name[6:])], True)
-    for i, r in enumerate(op.schema.returns):
-        if r.name == name:
-            return SavedVariable(outs[i], True)
-    base, _, what = name.rpartition("_")
-    a = args[op.arg_names.index(base)]
-    if what == "shape":
+    if kind == _OUTPUT:
+        return SavedVariable(outs[i], True)
+    if kind == _ARG_RAW:
+        return args[i]
+    a = args[i]
+    if kind == _SHAPE:
         return a._data.shape if isinstance(a, Tensor) else ()
-    if what == "strides":
+    if kind == _STRIDES:
         return a.stride() if isinstance(a, Tensor) else ()
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
-
-
-def _name_index(op: OpDef, name: str):
-    try:
-        return op.arg_names.index(name)
-    except ValueError:
-        return None
 
 
 def _promote(op: OpDef, args: tuple, call: list) -> None:
@@ -444,29 +482,9 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
 
 
 def _make_function(opdef: OpDef, first_name: str) -> Callable:
-    """Generate a def with the schema's real signature: Python binds the arguments, not us."""
-    params, names, defaults = [], [], {}
-    kw_started = False
-    for i, a in enumerate(opdef.schema.args):
-        name = first_name if a.name == "self" else a.name
-        names.append(name)
-        if a.kwarg_only and not kw_started:
-            params.append("*")
-            kw_started = True
-        if a.has_default:
-            defaults[f"_d{i}"] = a.default
-            params.append(f"{name}=_d{i}")
-        else:
-            params.append(name)
-    body = f"def {opdef.schema.name}({', '.join(params)}):\n"
-    tup = ", ".join(names) + ("," if len(names) == 1 else "")
-    body += f"    return _run(_op, ({tup}))\n"
-    ns = {"_run": run, "_op": opdef, **defaults}
-    exec(body, ns)  # noqa: S102 - code generated from our own schema strings
-    fn = ns[opdef.schema.name]
-    fn.__qualname__ = opdef.schema.name
-    fn.__module__ = "retrograd"
-    return fn
+    from retrograd._ops.fastpath import make_function
+
+    return make_function(opdef, first_name, run, _build_node, _promote)
 
 
 def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable:

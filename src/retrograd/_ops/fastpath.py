@@ -1,0 +1,113 @@
+"""Generated entry points for ops: the per-op Python overhead is decided here.
+
+NOTE [Fast path]
+Each op's public function is generated with the schema's real signature (so Python binds the
+arguments, no kwargs parsing). For the common shape of op -- tensor arguments that are single
+tensors, one output, neither a view nor in-place -- the body is specialized further: it unwraps
+the known tensor arguments inline, skips promotion when the dtypes already agree, wraps the
+result with the fields of a fresh Tensor set directly, and calls the graph builder only when
+grad mode is on and an input requires grad. Everything else goes to the generic runner
+(registry.run), which has the same semantics. Tests run both paths (the generic runner is also
+what dispatch modes see).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from retrograd._autograd.state import state
+from retrograd._ops import dispatch
+from retrograd._tensor import Tensor, VersionCounter
+
+
+def _fast_eligible(opdef) -> bool:
+    return (not opdef.multi and not opdef.is_view and not opdef.inplace_idx
+            and not opdef.list_idx and opdef.n_outputs == 1)
+
+
+def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
+                  promote: Callable) -> Callable:
+    params, names, defaults = [], [], {}
+    kw_started = False
+    for i, a in enumerate(opdef.schema.args):
+        name = first_name if a.name == "self" else a.name
+        names.append(name)
+        if a.kwarg_only and not kw_started:
+            params.append("*")
+            kw_started = True
+        if a.has_default:
+            defaults[f"_d{i}"] = a.default
+            params.append(f"{name}=_d{i}")
+        else:
+            params.append(name)
+    fname = opdef.schema.name
+    tup = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    lines = [f"def {fname}({', '.join(params)}):"]
+    if not _fast_eligible(opdef):
+        lines.append(f"    return _run(_op, {tup})")
+    else:
+        lines += _fast_body(opdef, names, tup)
+    ns = {"_run": run, "_op": opdef, "_T": Tensor, "_nd": np.ndarray, "_asarray": np.asarray,
+          "_new": object.__new__, "_state": state, "_VC": VersionCounter,
+          "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
+          "_build": build_single, "_promote": promote, **defaults}
+    exec("\n".join(lines) + "\n", ns)  # noqa: S102 - generated from our own schema strings
+    fn = ns[fname]
+    fn.__qualname__ = fname
+    fn.__module__ = "retrograd"
+    return fn
+
+
+def _fast_body(opdef, names: list, tup: str) -> list:
+    tensor_pos = opdef.tensor_idx
+    lines = ["    if _modes:", f"        return _dispatch(_op, {tup})", "    rg = False"]
+    data = list(names)
+    for i in tensor_pos:
+        n = names[i]
+        d = f"d{i}"
+        data[i] = d
+        lines += [f"    if {n}.__class__ is _T or isinstance({n}, _T):",
+                  f"        {d} = {n}._data",
+                  f"        if {n}._requires_grad:",
+                  "            rg = True",
+                  "    else:",
+                  f"        {d} = {n}"]
+    if opdef.promote is not None:
+        lines += _promote_check(opdef, names, data)
+    lines += [f"    out = _fwd({', '.join(data)})",
+              "    if out.__class__ is not _nd:",
+              "        out = _asarray(out)",
+              "    r = _new(_T)",
+              "    r._data = out",
+              "    r._requires_grad = False",
+              "    r._grad_fn = None",
+              "    r._output_nr = 0",
+              "    r._grad = None",
+              "    r._version_counter = None if _state.inference else _VC()",
+              "    r._view = None",
+              "    r._grad_acc = None",
+              "    r._meta = None"]
+    if opdef.node_cls is not None:
+        lines += ["    if rg and _state.grad_enabled:", f"        _build(_op, {tup}, r)"]
+    lines.append("    return r")
+    return lines
+
+
+def _promote_check(opdef, names: list, data: list) -> list:
+    """Skip promotion when every tensor argument is an array of one (float, if needed) dtype."""
+    ds = [data[i] for i in opdef.tensor_idx]
+    conds = [f"{d}.__class__ is _nd" for d in ds]
+    conds += [f"{ds[0]}.dtype is {d}.dtype" for d in ds[1:]]
+    if opdef.promote == "float":
+        conds.append(f"{ds[0]}.dtype.kind == 'f'")
+    all_names = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    lines = [f"    if not ({' and '.join(conds)}):",
+             f"        _call = list({all_names})"]
+    for i in opdef.tensor_idx:
+        lines.append(f"        _call[{i}] = {data[i]}")
+    lines.append(f"        _promote(_op, {all_names}, _call)")
+    for i in opdef.tensor_idx:
+        lines.append(f"        {data[i]} = _call[{i}]")
+    return lines
