@@ -221,6 +221,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 buf[nr] = g if old is None else old + g
             if d == 0:
                 heappush(heap, (-nf._seq, id(nf), nf))
+        # drop our references so AccumulateGrad can steal an unshared gradient
+        outputs = grads = g = None
     task.current_node = None
 
 

@@ -1,4 +1,11 @@
-"""The thread-local stack of default saved-tensor hooks (saved_tensors_hooks contexts)."""
+"""The thread-local stack of default saved-tensor hooks (saved_tensors_hooks contexts).
+
+NOTE [Composed hooks]
+By default the innermost (pack, unpack) pair applies alone, as in PyTorch. A pair pushed with
+compose=True is combined with the pair enclosing it: a saved tensor goes through the outer pack
+first, and what that returns through the inner pack; unpacking runs the inner unpack, then the
+outer unpack on its result. An outer float16 cast with an inner offload both apply, for example.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +24,20 @@ def default_hooks() -> tuple | None:
     return stack[-1]
 
 
-def push_hooks(pack: Callable, unpack: Callable) -> None:
+def push_hooks(pack: Callable, unpack: Callable, compose: bool = False) -> None:
     if state.saved_hooks_disabled_msg is not None:
         raise RuntimeError(state.saved_hooks_disabled_msg)
-    state.saved_hooks = state.saved_hooks + ((pack, unpack),)
+    stack = state.saved_hooks
+    if compose and stack:
+        outer_pack, outer_unpack = stack[-1]
+
+        def pack(t, _inner=pack, _outer=outer_pack):
+            return _inner(_outer(t))
+
+        def unpack(p, _inner=unpack, _outer=outer_unpack):
+            return _outer(_inner(p))
+
+    state.saved_hooks = stack + ((pack, unpack),)
 
 
 def pop_hooks() -> None:

@@ -152,6 +152,10 @@ def _compile_formulas(opdef: OpDef, grads: dict) -> tuple:
     return tuple(out)
 
 
+# names torch gives saved values where retrograd's formula names differ
+_TORCH_SAVED_ALIASES = {"self_sym_sizes": "self_shape", "other_sym_sizes": "other_shape"}
+
+
 class FormulaNode(Node):
     """A node whose backward is the op's declared formulas."""
 
@@ -161,10 +165,6 @@ class FormulaNode(Node):
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
         op = self._op
         saved = self._saved
-        if saved is None:
-            from retrograd import _errors as E
-
-            raise RuntimeError(E.BACKWARD_TWICE)
         vals = []
         for value in saved:
             if value.__class__ is SavedVariable:
@@ -209,29 +209,32 @@ class FormulaNode(Node):
         return tuple(flat)
 
     def release_variables(self) -> None:
-        saved = self._saved
-        if saved:
-            for v in saved:
-                if type(v) is SavedVariable:
-                    v.release()
-        self._saved = None
+        # the SavedVariables stay (their register_hooks reports the release); their data goes
+        for v in self._saved:
+            if v.__class__ is SavedVariable:
+                v.release()
+            elif v.__class__ is tuple and v and v[0].__class__ is SavedVariable:
+                for sv in v:
+                    sv.release()
 
     def __getattr__(self, name: str):
         # grad_fn._saved_<name> / grad_fn._raw_saved_<name>, as PyTorch exposes them
         raw = name.startswith("_raw_saved_")
         if raw or name.startswith("_saved_"):
             key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+            key = _TORCH_SAVED_ALIASES.get(key, key)
             plan = object.__getattribute__(self, "_plan")
             if key in plan:
-                saved = object.__getattribute__(self, "_saved")
-                if saved is None:
-                    from retrograd import _errors as E
-
-                    raise RuntimeError(E.BACKWARD_TWICE)
-                value = saved[plan.index(key)]
+                value = object.__getattribute__(self, "_saved")[plan.index(key)]
                 if type(value) is SavedVariable:
                     return value if raw else value.unpack(self)
+                if not raw and key in self._op.arg_names and isinstance(value, (int, float)):
+                    from retrograd._ops.creation import tensor
+
+                    return tensor(value)  # torch saves a Python scalar as a wrapped tensor
                 return value
+            if any(key in f.params for f in self._op.formulas):
+                return None  # saved only when an input that needs it requires grad
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
@@ -366,6 +369,13 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
     node._metadata = None
     node._anomaly = None
     node._mask = layout
+    # outputs get their history first, so saving one of them sees it as an output of this node
+    diff = op.differentiable_outputs
+    for nr, o in enumerate(outs):
+        if o._data.dtype.kind in _FLOAT_KINDS and (diff is None or diff[nr]):
+            o._grad_fn = node
+            o._output_nr = nr
+            o._requires_grad = True
     names, how = op.saved_plan(mask)
     node._plan = names
     node._saved = tuple([_save(kind, i, args, outs) for kind, i in how])
@@ -373,12 +383,6 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
         from retrograd._autograd.anomaly_report import record_forward_trace
 
         record_forward_trace(node)
-    diff = op.differentiable_outputs
-    for nr, o in enumerate(outs):
-        if o._data.dtype.kind in _FLOAT_KINDS and (diff is None or diff[nr]):
-            o._grad_fn = node
-            o._output_nr = nr
-            o._requires_grad = True
 
 
 def _save(kind: int, i: int, args: tuple, outs):

@@ -1,0 +1,188 @@
+"""Seed 001: what is saved, version checks, freeing, hooks on saved tensors; against torch."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import retrograd
+from tests.parity.harness import both, error_of, torch_or_skip
+
+
+def _shared_part(msg: str) -> str:
+    """torch 2.13 prints the forward op's name ("Exp") where the seed (and retrograd) prints the
+    node's name ("ExpBackward0"), and a longer hint; compare what both say."""
+    msg = re.sub(r"output (\d+) of \w+,", r"output \1 of <node>,", msg)
+    return msg.split(" Hint:")[0]
+
+
+def _version_error(lib):
+    y = lib.ones(3, requires_grad=True)
+    e = y.exp()
+    e.add_(1)
+    return error_of(lambda: e.sum().backward())
+
+
+def test_version_mismatch_message():
+    torch_or_skip()
+    import torch
+
+    ours = _version_error(retrograd)
+    theirs = _version_error(torch)
+    assert ours[0] == theirs[0] == "raised"
+    assert ours[1] == theirs[1] == "RuntimeError"
+    assert _shared_part(ours[2]) == _shared_part(theirs[2]).replace("torch.", "retrograd.")
+    # retrograd follows the seed's wording exactly
+    assert ours[2].startswith(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [retrograd.FloatTensor [3]], which is output 0 of ExpBackward0, is at "
+        "version 1; expected version 0 instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True).")
+
+
+def test_version_error_names_the_mutating_op_and_line():
+    y = retrograd.ones(3, requires_grad=True)
+    e = y.exp()
+    e.mul_(2)  # the line the message must point at
+    with pytest.raises(RuntimeError) as info:
+        e.sum().backward()
+    msg = str(info.value)
+    assert "the last in-place change was mul_ at" in msg
+    assert "test_saved_variable_parity.py:" in msg
+
+
+def test_modified_input_through_a_view_is_caught():
+    def prog(lib):
+        base = lib.ones(2, 3, requires_grad=True).clone()
+        w = lib.ones(2, 3, requires_grad=True)
+        out = base * w  # saves base (for w's gradient)
+        base[0].mul_(2)  # writes through a view
+        return _shared_part(error_of(lambda: out.sum().backward())[2])
+
+    both(prog)
+
+
+def test_backward_twice_message():
+    def prog(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+        return error_of(y.backward)
+
+    both(prog)
+
+
+def test_saved_tensor_accessors():
+    def prog(lib):
+        y = lib.tensor([1.0, 2.0], requires_grad=True)
+        z = y * 2
+        w = z * z
+        e = y.exp()
+        return (w.grad_fn._saved_self is z, w.grad_fn._saved_other is z,
+                e.grad_fn._saved_result, e.grad_fn._saved_result.grad_fn is e.grad_fn,
+                e.grad_fn._saved_result is e, y.sum().grad_fn._saved_self_sym_sizes)
+
+    both(prog)
+
+
+def test_saved_output_has_no_reference_cycle():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        x = retrograd.ones(3, requires_grad=True)
+        y = x.exp()  # ExpBackward0 saves its own output
+        node_ref = weakref.ref(y.grad_fn)
+        data_ref = weakref.ref(y)
+        del y
+        assert node_ref() is None and data_ref() is None
+    finally:
+        gc.enable()
+
+
+def test_register_hooks_errors():
+    def prog(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x.exp()
+        raw = y.grad_fn._raw_saved_result
+        raw.register_hooks(lambda t: t * 1, lambda t: t)
+        twice = error_of(raw.register_hooks, lambda t: t, lambda t: t)
+        z = x.exp()
+        z.sum().backward()
+        freed = error_of(z.grad_fn._raw_saved_result.register_hooks, lambda t: t, lambda t: t)
+        return twice, freed, error_of(raw.register_hooks, 1, 2)[:2]
+
+    both(prog)
+
+
+def test_hooks_on_one_saved_tensor_run_and_skip_version_check():
+    def prog(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        out = y * 3
+        raw = y.grad_fn._raw_saved_result
+        raw.register_hooks(lambda t: (log.append("pack"), t.clone())[1],
+                           lambda t: (log.append("unpack"), t)[1])
+        out.sum().backward()
+        return log, x.grad
+
+    both(prog)
+
+
+def test_pack_hook_modifying_input_errors():
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+
+        def pack(t):
+            t.add_(1)
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            return error_of(lambda: y * y)
+
+    both(prog)
+
+
+def test_inference_tensor_cannot_be_saved():
+    torch_or_skip()
+    import torch
+
+    def prog(lib):
+        with lib.inference_mode():
+            it = lib.ones(2)
+        y = lib.ones(2, requires_grad=True)
+        return error_of(lambda: it * y), it.is_inference(), y.is_inference()
+
+    ours, theirs = prog(retrograd), prog(torch)
+    assert ours[1:] == theirs[1:] == (True, False)
+    assert ours[0][1] == theirs[0][1] == "RuntimeError"
+    # the seed's wording (torch 2.13 words it longer); both start alike
+    assert ours[0][2] == ("Inference tensors cannot be saved for backward. To work around you "
+                          "can make a clone to get a normal tensor and use it in autograd.")
+    assert theirs[0][2].startswith("Inference tensors cannot be saved for backward.")
+
+
+def test_inference_tensor_inplace_outside_inference_mode():
+    def prog(lib):
+        with lib.inference_mode():
+            it = lib.ones(2)
+            it.add_(1)  # allowed inside
+        return error_of(lambda: it.add_(1)), it
+
+    both(prog)
+
+
+def test_detached_in_place_saved_tensor():
+    def prog(lib):
+        x = lib.ones(2, requires_grad=True)
+        z = x * 2
+        out = z * z
+        z.detach_()
+        return error_of(lambda: out.grad_fn._saved_self)
+
+    both(prog)
