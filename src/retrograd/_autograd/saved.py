@@ -115,7 +115,7 @@ class SavedVariable:
         prev = state.grad_enabled
         state.grad_enabled = False
         try:
-            packed = pack(tensor.detach() if self._original else _plain(tensor))
+            packed = pack(tensor.detach() if self._original else tensor)
         finally:
             state.grad_enabled = prev
         if tensor._version_counter.version != version:
@@ -201,8 +201,6 @@ class SavedVariable:
             tensor = _wrap(self._data)
             tensor._version_counter = self._vc
         self._pack((pack_hook, unpack_hook), tensor)
-        if not self._original:
-            self._data = None
 
     def release(self) -> None:
         self._data = None
@@ -211,13 +209,6 @@ class SavedVariable:
 
     def __repr__(self) -> str:
         return f"<retrograd.autograd.graph.SavedTensor object at {hex(id(self))}>"
-
-
-def _plain(tensor: Tensor) -> Tensor:
-    """What a pack hook sees for a saved output: the value, detached from the node saving it."""
-    out = _wrap(tensor._data)
-    out._version_counter = tensor._version_counter
-    return out
 
 
 def _legacy_of(arr) -> str:

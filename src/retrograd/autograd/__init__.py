@@ -99,6 +99,19 @@ def _input_edge(t) -> tuple:
     return (acc, 0) if acc is not None else (Identity(), 0)
 
 
+def _run_logged(outputs, roots, grads, retain_graph, create_graph, input_edges, accumulate):
+    """Run the engine; with the graph logger at DEBUG, log every node it executes."""
+    from retrograd.autograd import graph
+
+    if not graph._logging_enabled():
+        return run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate)
+    unregister = graph.register_logging_hooks_on_whole_graph(list(outputs))
+    try:
+        return run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate)
+    finally:
+        unregister()
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables=None, inputs=None) -> None:
     """Accumulate gradients of `tensors` into the .grad of the leaves (or of `inputs`)."""
@@ -125,7 +138,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             if isinstance(t, Tensor) and t._requires_grad and t.grad_fn is not None:
                 t.retain_grad()
             input_edges.append(_input_edge(t))
-    run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate=True)
+    _run_logged(outputs, roots, grads, retain_graph, create_graph, input_edges, True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -150,8 +163,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         retain_graph = create_graph
     roots = [_output_edge(t, i) for i, t in enumerate(outs)]
     grads = _make_grads(outs, gouts)
-    result = run_backward(roots, grads, retain_graph, create_graph,
-                          [_input_edge(t) for t in ins], accumulate=False)
+    result = _run_logged(outs, roots, grads, retain_graph, create_graph,
+                         [_input_edge(t) for t in ins], False)
     final = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
