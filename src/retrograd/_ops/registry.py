@@ -86,19 +86,13 @@ class OpDef:
             for f in self.formulas:
                 if any(mask[i] for i in f.inputs):
                     names.extend(n for n in f.params if n not in names)
-            # NOTE [Saved order]: tensors are saved (and unpacked in backward) in schema order,
-            # arguments first, then outputs, so pack/unpack hooks see a documented order
-            names = sorted((n for n in names if n not in ("grad", "grads", "output_mask")),
-                           key=self._schema_position)
-            names = tuple(names)
+            # NOTE [Saved order]: values are saved, and unpacked in backward, in the order the
+            # formulas first read them, formulas taken in input order -- PyTorch 2.13's order
+            # (mul saves `other`, read by self's formula, before `self`). Pack/unpack hooks can
+            # rely on it.
+            names = tuple(n for n in names if n not in ("grad", "grads", "output_mask"))
             plan = self._saved_plan[mask] = (names, tuple(self._how_to_save(n) for n in names))
         return plan
-
-    def _schema_position(self, name: str) -> int:
-        base = name.rpartition("_")[0] if name not in self.arg_names else name
-        if base in self.arg_names:
-            return self.arg_names.index(base)
-        return len(self.arg_names) + (int(name[6:]) if name[6:].isdigit() else 0)
 
     def _how_to_save(self, name: str) -> tuple:
         """(kind, index): how to save a formula parameter; see _save."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.engine import zeros_for
 from retrograd._autograd.node import Error, Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
@@ -247,6 +248,10 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs)
     if requires:
         _save(node, results)
+        if anomaly.enabled:
+            from retrograd._autograd.anomaly_report import record_forward_trace
+
+            record_forward_trace(node)
     else:
         node.__dict__.pop("_to_save", None)
     return tuple(results) if is_tuple else results[0]
