@@ -55,8 +55,16 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if _is_edge(t):
+            shape, np_dtype = t.node._output_meta[t.output_nr]
             if g is None:
-                raise RuntimeError("grad_outputs must be provided for GradientEdge outputs")
+                if any(s != 1 for s in shape):
+                    raise RuntimeError(E.NOT_SCALAR)
+                if np_dtype.kind not in "fV":
+                    raise RuntimeError(E.NOT_FLOAT_IMPLICIT.format(np_dtype))
+                out.append(_wrap(np.ones(shape, np_dtype)))
+                continue
+            if g._data.shape != shape:
+                raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, g.shape, i, list(shape)))
             out.append(g)
             continue
         if g is None:
