@@ -73,11 +73,14 @@ def queue_callback(callback) -> None:
 
 
 def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph: bool,
-                 inputs: list | None = None, accumulate: bool = True) -> list | None:
+                 inputs: list | None = None, accumulate: bool = True,
+                 blocked: set | None = None) -> list | None:
     """Run backward from `roots` (edges (node, input_nr)) seeded with `grad_outputs`.
 
     With `inputs` (a list of edges) and accumulate=False, returns the gradients arriving at those
-    edges (autograd.grad); with accumulate=True only the nodes leading to them run.
+    edges (autograd.grad); with accumulate=True only the nodes leading to them run. Nodes in
+    `blocked` never run and receive nothing (a pipeline stage's weight pass uses this to keep
+    gradients from flowing back into the input path it already differentiated).
     """
     task = GraphTask(keep_graph, create_graph)
     # One root: start at its node directly with a pre-filled buffer (no GraphRoot node needed).
@@ -93,10 +96,14 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
 
         start = GraphRoot(tuple(roots), grad_outputs)
         buffers[start] = []
-    deps = _dependencies(start)
+    deps = _dependencies(start, blocked)
     task.nodes = deps
     if inputs is not None:
         _init_exec_info(task, start, inputs, accumulate)
+        if blocked:
+            for node in blocked:
+                if node in task.exec_info:
+                    task.exec_info[node] = False
 
     prev_task, prev_grad = state.graph_task, state.grad_enabled
     state.graph_task = task
@@ -111,12 +118,16 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
     return task.captured
 
 
-def _dependencies(start: Node) -> dict:
+def _dependencies(start: Node, blocked: set | None = None) -> dict:
+    """For each reachable node, how many edges feed it (blocked nodes feed nothing)."""
     deps = {start: 0}
     stack = [start]
     pop, push = stack.pop, stack.append
     while stack:
-        for nf, _ in pop().next_functions:
+        node = pop()
+        if blocked and node in blocked:
+            continue
+        for nf, _ in node.next_functions:
             if nf is not None:
                 n = deps.get(nf)
                 if n is None:

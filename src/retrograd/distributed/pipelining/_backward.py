@@ -16,6 +16,7 @@ outputs contributes one edge per output that received a gradient.
 from __future__ import annotations
 
 import collections
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -128,9 +129,13 @@ def stage_backward_input(stage_outputs_or_loss: list, output_grads: list | None,
     reverse = construct_reverse_graph(output_nodes)
     param_groups = get_param_groups(input_nodes, weight_nodes, reverse)
 
+    # the input path, already differentiated here: the weight pass must not flow into it
+    input_closure, _ = reverse_closure(input_nodes, set(), reverse)
+    input_path = weakref.WeakSet(input_closure)
     handles = []
     for group in param_groups:
         group["grads"] = [None] * len(group["intermediates"])
+        group["input_path"] = input_path
         for i, node in enumerate(group["intermediates"]):
             def record(grad_outputs, group=group, i=i):
                 group["grads"][i] = tuple(grad_outputs)
@@ -190,8 +195,9 @@ def stage_backward_weight(weights: Iterable, param_groups: list,
         if not edges:
             continue
         params = group["params"]
-        dweights = autograd.grad(edges, [GradientEdge(p, 0) for p in params], grad_outputs=grads,
-                                 retain_graph=retain_graph, allow_unused=True)
+        starts = {e.node for e in edges}
+        blocked = {n for n in group.pop("input_path", ()) if n not in starts}
+        dweights = _grad_blocked(edges, params, grads, retain_graph, blocked)
         for acc, dw in zip(params, dweights):
             if dw is None:
                 continue
@@ -201,6 +207,17 @@ def stage_backward_weight(weights: Iterable, param_groups: list,
             else:
                 weight.grad = weight.grad + dw
     return tuple(w.grad for w in weights)
+
+
+def _grad_blocked(edges: list, params: list, grads: list, retain_graph: bool,
+                  blocked: set) -> tuple:
+    """autograd.grad from intermediate edges to weight edges, never entering `blocked` nodes."""
+    from retrograd._autograd.engine import run_backward
+
+    roots = [(e.node, e.output_nr) for e in edges]
+    captured = run_backward(roots, list(grads), retain_graph, False,
+                            [(p, 0) for p in params], accumulate=False, blocked=blocked)
+    return tuple(captured)
 
 
 def _debug_info(value: Any) -> str:
