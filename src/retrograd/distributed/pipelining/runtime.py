@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor, _wrap
+from retrograd.distributed import RankFailure
 from retrograd.distributed.pipelining.schedules.actions import (
     RECV_B,
     RECV_F,
@@ -66,7 +67,7 @@ def run_rank(rank: int, actions: list, stages: dict, layout: Any, transport: Any
             elif kind is SEND_B:
                 g = stage.input_grads.pop(mb)
                 transport.send(SEND_B, s, mb, g, layout.rank_of(s - 1))
-        except ActionFailed:
+        except (ActionFailed, RankFailure):
             raise
         except Exception as e:
             raise ActionFailed(f"rank {rank} failed at action {action}: "

@@ -62,7 +62,9 @@ class _Schedule:
             raise ValueError(f"{type(self).__name__} needs {self.stages_per_rank} stage(s) per "
                              f"rank: {num_stages} stages on {ranks} ranks")
         self.layout = Layout(ranks, num_stages, self.style)
-        orders = generate(self.layout, n_microbatches, self.policy, self._limits(ranks))
+        # the most microbatches any rank holds activations for (its memory bound)
+        self.in_flight_bound = self._limits(ranks)
+        orders = generate(self.layout, n_microbatches, self.policy, self.in_flight_bound)
         self.pipeline_order = orders
         self.pipeline_order_with_comms = add_communication(self.layout, orders)
         check_order(self.pipeline_order_with_comms)
