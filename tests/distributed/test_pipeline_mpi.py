@@ -29,9 +29,9 @@ def launch(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
 def test_four_ranks_match_single_process_bitwise(schedule, stages_of_rank0):
     out = launch(schedule)
     assert out.returncode == 0, out.stdout + out.stderr
-    lines = out.stdout.splitlines()
-    assert sum(f"ok {schedule}" in ln for ln in lines) == 4
-    assert f"rank 0 ok {schedule} stages {stages_of_rank0}" in lines
+    # ranks print concurrently, so lines may run together: count, don't split
+    assert out.stdout.count(f"ok {schedule} stages") == 4
+    assert f"rank 0 ok {schedule} stages {stages_of_rank0}" in out.stdout
 
 
 def test_failing_rank_stops_every_rank_with_its_name_and_action():

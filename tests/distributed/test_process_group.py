@@ -23,7 +23,7 @@ def test_collectives_p2p_and_failure_notice():
     out = subprocess.run([sys.executable, "-m", "retrograd.distributed.run", "--nproc-per-node",
                           "3", str(SCRIPT)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    lines = set(out.stdout.splitlines())
+    lines = out.stdout  # ranks print concurrently: search the text, lines may run together
     for r in range(3):
         assert f"rank {r} all_reduce [6.0, 6.0, 6.0]" in lines
         assert f"rank {r} broadcast [2.0, 2.0]" in lines
