@@ -88,7 +88,12 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
     if len(roots) == 1:
         node, nr = roots[0]
         buf = [None] * max(len(node._output_meta), nr + 1)
-        buf[nr] = grad_outputs[0]
+        g = grad_outputs[0]
+        if g is not None and nr < len(node._output_meta):
+            meta = node._output_meta[nr]
+            if g._data.dtype != meta[1] or g._data.shape != meta[0]:
+                g = _validate(node, nr, g, meta)  # as a GraphRoot's output would be
+        buf[nr] = g
         buffers[node] = buf
         start = node
     else:
