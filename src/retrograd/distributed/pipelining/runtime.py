@@ -7,6 +7,7 @@ blocks (politely, see retrograd.distributed) inside recv.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,10 @@ class ActionFailed(RuntimeError):
     """An action raised; names the rank and the action."""
 
 
+# set to a list to record (action, start, end) of every compute action this process runs
+timeline: list | None = None
+
+
 def run_rank(rank: int, actions: list, stages: dict, layout: Any, transport: Any,
              chunks: list, targets: list | None, loss_fn: Any, progress: dict | None = None):
     """Generator executing `actions` for the local `stages` (stage index -> PipelineStage).
@@ -39,6 +44,7 @@ def run_rank(rank: int, actions: list, stages: dict, layout: Any, transport: Any
     for action in actions:
         if progress is not None:
             progress[rank] = progress.get(rank, 0) + 1
+        started = time.perf_counter() if timeline is not None else 0.0
         if action is None:
             continue
         s, kind, mb = action
@@ -67,6 +73,8 @@ def run_rank(rank: int, actions: list, stages: dict, layout: Any, transport: Any
             elif kind is SEND_B:
                 g = stage.input_grads.pop(mb)
                 transport.send(SEND_B, s, mb, g, layout.rank_of(s - 1))
+            if timeline is not None and kind in (F, B, I, W):
+                timeline.append((str(action), started, time.perf_counter()))
         except (ActionFailed, RankFailure):
             raise
         except Exception as e:
