@@ -1,11 +1,55 @@
-"""Reductions: sum, mean, ... with dim/keepdim."""
+"""Reductions: sum, mean, prod, max/min, var/std, norms, logsumexp, cumulative ops, softmax.
+
+Forwards are one or two NumPy calls writing row-major results (torch allocates reduction outputs
+contiguous whatever the input's layout). Backward formulas follow torch's derivatives.yaml and
+are written with retrograd ops (plus the private helpers of reduction_helpers), so they
+differentiate again; where torch branches on the data (prod and cumprod with zeros) so do we.
+"""
 
 from __future__ import annotations
+
+import builtins
+import math
+import warnings
 
 import numpy as np
 
 from retrograd import _dtype as D
-from retrograd._ops.registry import op, register
+from retrograd import _errors as E
+from retrograd._ops import reduction_helpers as H
+from retrograd._ops.registry import _NAMESPACE, op, register, register_functional, register_method
+from retrograd._tensor import Tensor, _wrap
+
+# messages, worded as torch words them
+NO_DIM_EMPTY = ("{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                "reduction dim with the 'dim' argument.")
+ARG_NO_DIM_EMPTY = "{}(): Expected reduction dim to be specified for input.numel() == 0."
+EMPTY_DIM = "{}(): Expected reduction dim {} to have non-zero size."
+DUPLICATE_DIM = "dim {} appears multiple times in the list of dims"
+ARG_BOOL = "{}(): does not support bool input"
+MEAN_DTYPE = ("mean(): could not infer output dtype. {} dtype must be either a floating point or "
+              "complex dtype. Got: {}")
+VAR_DTYPE = "{} only support floating point and complex dtypes"
+DOF_WARNING = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+               "reduction factor (input numel divided by output numel).")
+NORM_DTYPE = "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}"
+NORM_NARROWING = ("linalg.vector_norm: the dtype of the input ({}) should be convertible without "
+                  "narrowing to the specified dtype ({})")
+NORM_EMPTY = ("linalg.vector_norm cannot compute the {} norm on an empty tensor because the "
+              "operation does not have an identity")
+NOT_IMPLEMENTED_KERNEL = '"{}" not implemented for \'{}\''
+IMPLICIT_DIM = ("Implicit dimension choice for {} has been deprecated. Change the call to include "
+                "dim=X as an argument.")
+AMINMAX_EMPTY = ("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                 "no identity.")
+
+
+def _scalar_name(dt: np.dtype) -> str:
+    """torch's ScalarType name of a NumPy dtype: Float, Double, Int, Long, Bool, ..."""
+    return D.from_numpy_dtype(dt)._legacy.replace("Tensor", "")
+
+
+# --- dims ------------------------------------------------------------------------------------
 
 
 def _dims(dim, ndim: int):
@@ -18,33 +62,132 @@ def _dims(dim, ndim: int):
     out = []
     for d in dim:
         if not -n <= d < n:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-        out.append(d % n)
+            raise IndexError(E.DIM_RANGE.format(-n, n - 1, d))
+        d %= n
+        if d in out:
+            raise RuntimeError(DUPLICATE_DIM.format(d))
+        out.append(d)
     return tuple(out) if ndim > 0 else ()
 
 
-def _acc_dtype(a, dtype):
-    if dtype is not None:
-        return dtype.np
-    if a.dtype.kind in "biu":
-        return np.int64
-    return a.dtype
+def _axes(dim, ndim: int):
+    """Reduced axes for NumPy; None (all) for dim=None and for an empty dim list, as torch."""
+    axes = _dims(dim, ndim)
+    return axes if axes else None
 
 
-def _sum_forward(a, dim, keepdim, dtype):
-    axes = _dims(dim, a.ndim)
-    if axes == ():
-        axes = None if dim is None else ()
-    return np.sum(a, axis=axes, keepdims=keepdim, dtype=_acc_dtype(a, dtype))
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
+    return dim % n
+
+
+def _out_shape(shape: tuple, axes, keepdim: bool) -> tuple:
+    if axes is None:
+        return (1,) * len(shape) if keepdim else ()
+    if keepdim:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _reduce(fn, a, axes, keepdim: bool, out_dtype=None, **kw) -> np.ndarray:
+    """fn(a, axis=axes) into a fresh row-major output (NumPy keeps the input's layout)."""
+    if a.ndim == 0:
+        axes = None
+    if axes is None and not keepdim:
+        return np.asarray(fn(a, axis=None, **kw), dtype=out_dtype)
+    shape_axes = (axes,) if isinstance(axes, int) else axes  # argmax takes a single int axis
+    out = np.empty(_out_shape(a.shape, shape_axes, keepdim), out_dtype or a.dtype)
+    fn(a, axis=axes, keepdims=keepdim, out=out, **kw)
+    return out
+
+
+def _count(shape: tuple, axes) -> int:
+    return math.prod(shape) if axes is None else math.prod(shape[d] for d in axes)
+
+
+def _numel_over(shape: tuple, dim) -> int:
+    return _count(shape, _axes(dim, len(shape)))
 
 
 def expand_reduced(grad, shape: tuple, dim, keepdim: bool):
     """Broadcast a reduction's gradient back over the reduced dims."""
-    if not keepdim and dim is not None and len(shape) > 0:
-        for d in sorted(_dims(dim, len(shape))):
-            grad = grad.unsqueeze(d)
-    return grad.expand(shape)
+    return unsqueeze_reduced(grad, len(shape), dim, keepdim).expand(shape)
+
+
+def unsqueeze_reduced(grad, ndim: int, dim, keepdim: bool):
+    """Give a reduction's gradient size-1 dims where the reduction removed them (so it
+    broadcasts against the input); a full reduction's 0-dim gradient broadcasts as it is."""
+    if keepdim or ndim == 0:
+        return grad
+    axes = _axes(dim, ndim)
+    if axes is None:
+        return grad
+    shape = list(grad._data.shape)
+    for d in sorted(axes):
+        shape.insert(d, 1)
+    return grad.reshape(shape)
+
+
+def _float_acc(dt: np.dtype):
+    """Accumulation dtype for sums: float32 for the 16-bit floats, as torch's acc_type."""
+    return np.float32 if dt.kind == "V" or dt == np.float16 else None
+
+
+def _upcast16(forward):
+    """Run a forward on a 16-bit float input in float32 and round its results once (torch
+    computes these reductions in its accumulation type)."""
+
+    def wrapped(a, *args):
+        acc = _float_acc(a.dtype)
+        if acc is None:
+            return forward(a, *args)
+        out = forward(a.astype(acc), *args)
+        if isinstance(out, tuple):
+            return tuple(np.asarray(o).astype(a.dtype) for o in out)
+        return np.asarray(out).astype(a.dtype)
+
+    return wrapped
+
+
+def _check_nonempty(name: str, a, axes) -> None:
+    if a.size:
+        return
+    if axes is None:
+        raise RuntimeError(NO_DIM_EMPTY.format(name))
+    for d in axes:
+        if a.shape[d] == 0:
+            raise IndexError(EMPTY_DIM.format(name, d))
+
+
+# --- sum, nansum, mean -----------------------------------------------------------------------
+
+
+def _acc_dtype(a, dtype) -> np.dtype:
+    if dtype is not None:
+        return dtype.np
+    if a.dtype.kind in "biu":
+        return _INT64
+    return a.dtype
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def _sum_np(fn, a, dim, keepdim, dtype):
+    out_dt = _acc_dtype(a, dtype)
+    if dtype is not None and a.dtype != out_dt:
+        a = a.astype(out_dt)
+    axes = _axes(dim, a.ndim)
+    acc = _float_acc(out_dt)
+    if acc is not None:
+        return _reduce(fn, a.astype(acc), axes, keepdim).astype(out_dt)
+    return _reduce(fn, a, axes, keepdim, out_dt, dtype=out_dt)
+
+
+def _sum_forward(a, dim, keepdim, dtype):
+    return _sum_np(np.sum, a, dim, keepdim, dtype)
 
 
 _sum_all = op("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -52,7 +195,7 @@ _sum_all = op("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
               grads={"self": lambda grad, self_shape: grad.expand(self_shape)},
               function=False, method=False)
 
-_sum_dim = op("sum.dim_IntList(Tensor self, int[]? dim, bool keepdim=False, *, "
+_sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
               "ScalarType? dtype=None) -> Tensor", _sum_forward, node="SumBackward1",
               grads={"self": lambda grad, self_shape, dim, keepdim:
                      expand_reduced(grad, self_shape, dim, keepdim)},
@@ -68,36 +211,44 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
 register("sum", sum, method=True)
 
 
+def _nansum_forward(a, dim, keepdim, dtype):
+    fn = np.nansum if a.dtype.kind in "fV" or (dtype is not None and dtype.is_floating_point) \
+        else np.sum
+    return _sum_np(fn, a, dim, keepdim, dtype)
+
+
+nansum = op("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+            "ScalarType? dtype=None) -> Tensor", _nansum_forward,
+            grads={"self": lambda grad, self, dim, keepdim:
+                   unsqueeze_reduced(grad, self.dim(), dim, keepdim)
+                   * H.mask(self, "notnan")})
+
+
 def _mean_forward(a, dim, keepdim, dtype):
-    if a.dtype.kind in "biu" and dtype is None:
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {D.from_numpy_dtype(a.dtype)._legacy.replace('Tensor', '')}")
-    axes = _dims(dim, a.ndim)
-    if axes == () and dim is not None:
-        return np.asarray(a, dtype=_acc_dtype(a, dtype)).copy()
-    return np.mean(a, axis=axes, keepdims=keepdim, dtype=_acc_dtype(a, dtype))
-
-
-def _numel_over(shape: tuple, dim) -> int:
-    if dim is None:
-        n = 1
-        for s in shape:
-            n *= s
-        return n
-    n = 1
-    for d in _dims(dim, len(shape)):
-        n *= shape[d] if shape else 1
-    return n
+    if dtype is None and a.dtype.kind in "biu":
+        raise RuntimeError(MEAN_DTYPE.format("Input", _scalar_name(a.dtype)))
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(MEAN_DTYPE.format("Optional", _scalar_name(dtype.np)))
+    out_dt = _acc_dtype(a, dtype)
+    axes = _axes(dim, a.ndim)
+    if dim is not None and a.ndim == 0:
+        return a.astype(out_dt)
+    acc = _float_acc(out_dt)
+    if acc is not None:
+        return _mean_forward(a.astype(acc), dim, keepdim, None).astype(out_dt)
+    s = _sum_np(np.sum, a, dim, keepdim, dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.true_divide(s, _count(a.shape, axes), out=s if s.ndim else None),
+                          dtype=out_dt)
 
 
 _mean_all = op("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
                lambda a, dtype: _mean_forward(a, None, False, dtype),
                grads={"self": lambda grad, self_shape:
-                      grad.expand(self_shape) / max(_numel_over(self_shape, None), 1)},
+                      grad.expand(self_shape) / builtins.max(_numel_over(self_shape, None), 1)},
                function=False, method=False)
 
-_mean_dim = op("mean.dim(Tensor self, int[]? dim, bool keepdim=False, *, "
+_mean_dim = op("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                "ScalarType? dtype=None) -> Tensor", _mean_forward, node="MeanBackward1",
                grads={"self": lambda grad, self_shape, dim, keepdim:
                       expand_reduced(grad, self_shape, dim, keepdim)
@@ -112,3 +263,829 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 register("mean", mean, method=True)
+
+
+# --- prod ------------------------------------------------------------------------------------
+
+
+def _prod_forward(a, dim, keepdim, dtype):
+    out_dt = _acc_dtype(a, dtype)
+    if dtype is not None and a.dtype != out_dt:
+        a = a.astype(out_dt)
+    axes = None if dim is None else (_wrap_dim(dim, a.ndim),)
+    acc = _float_acc(out_dt)
+    if acc is not None:
+        return _reduce(np.prod, a.astype(acc), axes, keepdim).astype(out_dt)
+    return _reduce(np.prod, a, axes, keepdim, out_dt, dtype=out_dt)
+
+
+def _has_zero(t: Tensor) -> bool:
+    return not t._data.all()
+
+
+def _exclusive_cumprod(x, dim: int, reverse: bool):
+    """Product of the elements before (after, if reverse) each position along dim."""
+    if reverse:
+        return H.flip(_exclusive_cumprod(H.flip(x, dim), dim, False), dim)
+    return H.shift(x, dim, 1, 1.0).cumprod(dim)
+
+
+def _prod_of_others(x, dim: int):
+    """prod over dim of every element but the one at each position, exact with zeros."""
+    return _exclusive_cumprod(x, dim, False) * _exclusive_cumprod(x, dim, True)
+
+
+def _prod_backward(grad, self, result):
+    if self.dim() == 0:
+        return grad
+    if not _has_zero(self):
+        return grad * (result / self)
+    return (grad * _prod_of_others(self.reshape(-1), 0)).reshape(self.shape)
+
+
+def _prod_dim_backward(grad, self, result, dim, keepdim):
+    if self.dim() == 0:
+        return grad
+    d = _wrap_dim(dim, self.dim())
+    if not keepdim:
+        grad, result = grad.unsqueeze(d), result.unsqueeze(d)
+    if not _has_zero(self):
+        return grad * (result / self)
+    return grad * _prod_of_others(self, d)
+
+
+_prod_all = op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+               lambda a, dtype: _prod_forward(a, None, False, dtype),
+               grads={"self": _prod_backward}, function=False, method=False)
+
+_prod_dim = op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
+               "ScalarType? dtype=None) -> Tensor", _prod_forward, node="ProdBackward1",
+               grads={"self": _prod_dim_backward}, function=False, method=False)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if dim is None:
+        return _prod_all(input, dtype=dtype)
+    return _prod_dim(input, dim, keepdim, dtype=dtype)
+
+
+register("prod", prod, method=True)
+
+
+# --- return types of the (values, indices) reductions ----------------------------------------
+
+
+class _ReturnType(tuple):
+    """A named pair like torch.return_types.max: indexable, unpackable, with named fields."""
+
+    __slots__ = ()
+    _fields: tuple = ("values", "indices")
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, sequence):
+        sequence = tuple(sequence)
+        if len(sequence) != 2:
+            raise TypeError(f"retrograd.return_types.{cls.__name__}() takes a 2-sequence "
+                            f"({len(sequence)}-sequence given)")
+        return tuple.__new__(cls, sequence)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"retrograd.return_types.{type(self).__name__}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), (tuple(self),))
+
+
+def _return_type(name: str, fields: tuple = ("values", "indices")) -> type:
+    ns = {"__slots__": (), "_fields": fields, "__module__": __name__,
+          "__qualname__": f"return_types.{name}"}
+    for i, f in enumerate(fields):
+        ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
+    return type(name, (_ReturnType,), ns)
+
+
+class return_types:  # noqa: N801 - torch.return_types
+    """The named tuple types the multi-output reductions return."""
+
+    max = _return_type("max")
+    min = _return_type("min")
+    median = _return_type("median")
+    nanmedian = _return_type("nanmedian")
+    aminmax = _return_type("aminmax", ("min", "max"))
+
+
+# --- amax, amin, max, min, argmax, argmin ----------------------------------------------------
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    """grad split evenly among the elements equal to the extreme value (torch's amax rule)."""
+    nd = self.dim()
+    grad = unsqueeze_reduced(grad, nd, dim, keepdim)
+    m = H.eq_mask(self, unsqueeze_reduced(result, nd, dim, keepdim), False)
+    axes = _axes(dim, nd)
+    count = m.sum(axes, keepdim=True) if nd else m
+    return grad / count * m
+
+
+def _extreme_forward(name: str, fn):
+    def forward(a, dim, keepdim):
+        axes = _axes(dim, a.ndim)
+        _check_nonempty(name, a, axes)
+        return _reduce(fn, a, axes, keepdim)
+
+    return forward
+
+
+amax = op("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+          _extreme_forward("amax", np.max), grads={"self": _amax_grad})
+amin = op("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+          _extreme_forward("amin", np.min), grads={"self": _amax_grad})
+
+
+def _evenly_distribute(grad, self, result):
+    """Full max/min/median backward: grad shared by the elements equal to the result; a NaN
+    result gives it to the NaNs."""
+    m = H.eq_mask(self, result, True)
+    return m * (grad / m.sum())
+
+
+def _full_forward(name: str, fn):
+    def forward(a):
+        if a.size == 0:
+            raise RuntimeError(NO_DIM_EMPTY.format(name))
+        return np.asarray(fn(a))
+
+    return forward
+
+
+def _select_dim_forward(name: str, fn, argfn):
+    def forward(a, dim, keepdim):
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), np.int64)
+        if a.shape[d] == 0:
+            raise IndexError(EMPTY_DIM.format(name, d))
+        return _reduce(fn, a, (d,), keepdim), _reduce(argfn, a, d, keepdim, np.int64)
+
+    return forward
+
+
+def _select_grad(grad, dim, indices, self_shape, keepdim):
+    return H.select_scatter(grad, dim, indices, self_shape, keepdim)
+
+
+_max_all = op("max(Tensor self) -> Tensor", _full_forward("max", np.max), node="MaxBackward1",
+              grads={"self": _evenly_distribute}, function=False, method=False)
+_min_all = op("min(Tensor self) -> Tensor", _full_forward("min", np.min), node="MinBackward1",
+              grads={"self": _evenly_distribute}, function=False, method=False)
+_max_dim = op("max.dim(Tensor self, int dim, bool keepdim=False) -> "
+              "(Tensor values, Tensor indices)", _select_dim_forward("max", np.max, np.argmax),
+              node="MaxBackward0", grads={"self": _select_grad},
+              differentiable_outputs=(True, False), function=False, method=False)
+_min_dim = op("min.dim(Tensor self, int dim, bool keepdim=False) -> "
+              "(Tensor values, Tensor indices)", _select_dim_forward("min", np.min, np.argmin),
+              node="MinBackward0", grads={"self": _select_grad},
+              differentiable_outputs=(True, False), function=False, method=False)
+
+
+def _binary(name: str, input, other):
+    fn = _NAMESPACE.get(name)
+    if fn is None:
+        # max(a, b) is torch.maximum; it belongs to the comparison family
+        raise NotImplementedError(f"retrograd.{name} is not declared yet, so the binary form "
+                                  f"of max/min is unavailable")
+    return fn(input, other)
+
+
+def _max_min(name: str, full, by_dim, binary: str, rtype):
+    def reduce(input, dim=None, keepdim=False, *, other=None):
+        if isinstance(dim, Tensor):
+            dim, other = None, dim
+        if other is not None:
+            return _binary(binary, input, other)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                "(Tensor, keepdim=bool)")
+            return full(input)
+        return rtype(by_dim(input, dim, keepdim))
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+register("max", _max_min("max", _max_all, _max_dim, "maximum", return_types.max), method=True)
+register("min", _max_min("min", _min_all, _min_dim, "minimum", return_types.min), method=True)
+
+
+def _arg_forward(name: str, fn):
+    def forward(a, dim, keepdim):
+        if a.dtype.kind == "b":
+            raise RuntimeError(ARG_BOOL.format(name))
+        if dim is None:
+            if a.size == 0:
+                raise IndexError(ARG_NO_DIM_EMPTY.format(name))
+            idx = np.asarray(fn(a), dtype=np.int64)
+            return idx.reshape((1,) * a.ndim) if keepdim else idx
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        if a.shape[d] == 0:
+            raise IndexError(EMPTY_DIM.format(name, d))
+        return _reduce(fn, a, d, keepdim, np.int64)
+
+    return forward
+
+
+argmax = op("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+            _arg_forward("argmax", np.argmax))
+argmin = op("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+            _arg_forward("argmin", np.argmin))
+
+
+def _aminmax_forward(a, dim, keepdim):
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError(AMINMAX_EMPTY)
+        axes = None
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        axes = (d,) if a.ndim else None
+    return _reduce(np.min, a, axes, keepdim), _reduce(np.max, a, axes, keepdim)
+
+
+def _aminmax_grad(grads, self, result0, result1, dim, keepdim):
+    out = None
+    for g, r in zip(grads, (result0, result1)):
+        if g is not None:
+            part = _amax_grad(g, self, r, dim, keepdim)
+            out = part if out is None else out + part
+    return out
+
+
+_aminmax = op("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> "
+              "(Tensor min, Tensor max)", _aminmax_forward, grads={"self": _aminmax_grad},
+              function=False, method=False)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return return_types.aminmax(_aminmax(input, dim=dim, keepdim=keepdim))
+
+
+register("aminmax", aminmax, method=True)
+
+
+# --- median, nanmedian -----------------------------------------------------------------------
+
+
+def _median_full_forward(skip_nan: bool):
+    def forward(a):
+        flat = a.reshape(-1)
+        if a.dtype.kind in "fV":
+            nan = np.isnan(flat)
+            if skip_nan:
+                flat = flat[~nan]
+            elif nan.any():
+                return np.asarray(np.nan, a.dtype)
+        if flat.size == 0:  # torch gives NaN, or the lowest integer
+            return np.asarray(np.nan if a.dtype.kind in "fV" else np.iinfo(a.dtype).min, a.dtype)
+        k = (flat.size - 1) // 2
+        return np.asarray(np.partition(flat, k)[k])
+
+    return forward
+
+
+def _median_dim_forward(name: str, skip_nan: bool):
+    def forward(a, dim, keepdim):
+        d = _wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), np.int64)
+        if a.shape[d] == 0:
+            raise IndexError(EMPTY_DIM.format(name, d))
+        # stable order puts NaNs last and ties by index: the lower median's index as torch picks
+        order = np.argsort(a, axis=d, kind="stable")
+        n = a.shape[d]
+        isnan = np.isnan(a) if a.dtype.kind in "fV" else None
+        if isnan is not None and skip_nan:
+            valid = np.sum(~isnan, axis=d, keepdims=True)
+            k = np.maximum(valid - 1, 0) // 2
+        else:
+            k = np.full(_out_shape(a.shape, (d,), True), (n - 1) // 2, np.int64)
+        idx = np.take_along_axis(order, k, d)
+        if isnan is not None and not skip_nan:
+            idx = np.where(isnan.any(axis=d, keepdims=True),
+                           np.argmax(isnan, axis=d, keepdims=True), idx)
+        values = np.take_along_axis(a, idx, d)
+        if not keepdim:
+            values, idx = np.squeeze(values, d), np.squeeze(idx, d)
+        return H.c_layout(values), H.c_layout(idx.astype(np.int64, copy=False))
+
+    return forward
+
+
+_median_all = op("median(Tensor self) -> Tensor", _median_full_forward(False),
+                 grads={"self": _evenly_distribute}, function=False, method=False)
+_median_dim = op("median.dim(Tensor self, int dim, bool keepdim=False) -> "
+                 "(Tensor values, Tensor indices)", _median_dim_forward("median", False),
+                 node="MedianBackward1", grads={"self": _select_grad},
+                 differentiable_outputs=(True, False), function=False, method=False)
+_nanmedian_all = op("nanmedian(Tensor self) -> Tensor", _median_full_forward(True),
+                    grads={"self": _evenly_distribute}, function=False, method=False)
+_nanmedian_dim = op("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
+                    "(Tensor values, Tensor indices)", _median_dim_forward("nanmedian", True),
+                    node="NanmedianBackward1", grads={"self": _select_grad},
+                    differentiable_outputs=(True, False), function=False, method=False)
+
+
+def _median_fn(name: str, full, by_dim, rtype):
+    def reduce(input, dim=None, keepdim=False):
+        if dim is None:
+            return full(input)
+        return rtype(by_dim(input, dim, keepdim))
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+register("median", _median_fn("median", _median_all, _median_dim, return_types.median),
+         method=True)
+register("nanmedian", _median_fn("nanmedian", _nanmedian_all, _nanmedian_dim,
+                                 return_types.nanmedian), method=True)
+
+
+# --- var, std, var_mean, std_mean ------------------------------------------------------------
+
+
+def _var_np(name: str, a, dim, correction, keepdim: bool):
+    """Two-pass variance (mean, then squared deviations), dof clamped at 0 as torch."""
+    if a.dtype.kind not in "fV":
+        raise RuntimeError(VAR_DTYPE.format("std and var" if name in ("std", "var") else name))
+    axes = _axes(dim, a.ndim)
+    n = _count(a.shape, axes)
+    dof = builtins.max(n - (1 if correction is None else correction), 0)
+    if dof <= 0:
+        warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = _reduce(np.sum, a, axes, True) / a.dtype.type(n)
+        dev = np.asarray(a - mean)  # 0-dim operands give a NumPy scalar
+        out = _reduce(np.sum, np.multiply(dev, dev, out=dev), axes, keepdim)
+        out = np.true_divide(out, a.dtype.type(dof), out=out if out.ndim else None)
+        mean = mean if keepdim else mean.reshape(out.shape)
+    return np.asarray(out, a.dtype), mean
+
+
+def _var_backward(grad, self, dim, correction, keepdim):
+    nd = self.dim()
+    axes = _axes(dim, nd)
+    corr = 1 if correction is None else correction
+    if axes is None or nd == 0:
+        dof = self.numel() - corr
+        if dof <= 0:
+            # torch: NaN where an element equals the mean, inf elsewhere (a constant)
+            a = self._data
+            flag = np.where(a == _mean_forward(a, None, False, None), np.nan, np.inf)
+            return grad * _wrap(flag.astype(a.dtype))
+        return (2.0 / dof) * grad * (self - self.mean())
+    grad = unsqueeze_reduced(grad, nd, dim, keepdim)
+    dof = _count(tuple(self.shape), axes) - corr
+    factor = math.inf if dof == 0 else 2.0 / dof
+    return factor * grad * (self - self.mean(axes, keepdim=True))
+
+
+def _std_grad_to_var(grad, result):
+    """d std = d var / (2 std); 0 where std is 0, as torch."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # the masked-out entries
+        return H.masked_zero(grad / (result * 2), H.mask(result, "zero"))
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim):
+    return _var_backward(_std_grad_to_var(grad, result), self, dim, correction, keepdim)
+
+
+def _mean_backward(grad, self, dim, keepdim):
+    shape = tuple(self.shape)
+    return expand_reduced(grad, shape, dim, keepdim) / _numel_over(shape, dim)
+
+
+def _var_mean_backward(grads, self, result0, dim, correction, keepdim, std: bool):
+    g_var, g_mean = grads
+    out = None
+    if g_var is not None:
+        if std:
+            g_var = _std_grad_to_var(g_var, result0)
+        out = _var_backward(g_var, self, dim, correction, keepdim)
+    if g_mean is not None:
+        part = _mean_backward(g_mean, self, dim, keepdim)
+        out = part if out is None else out + part
+    return out
+
+
+_SIG = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
+
+_var = op(f"var.correction{_SIG} -> Tensor",
+          _upcast16(lambda a, dim, correction, keepdim:
+                    _var_np("var", a, dim, correction, keepdim)[0]),
+          node="VarBackward0", grads={"self": _var_backward}, function=False, method=False)
+
+
+@_upcast16
+def _std_forward(a, dim, correction, keepdim):
+    v = _var_np("std", a, dim, correction, keepdim)[0]
+    return np.sqrt(v, out=v) if v.ndim else np.sqrt(v)
+
+
+_std = op(f"std.correction{_SIG} -> Tensor", _std_forward, node="StdBackward0",
+          grads={"self": _std_backward}, function=False, method=False)
+
+_var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
+               _upcast16(lambda a, dim, correction, keepdim:
+                         _var_np("var_mean", a, dim, correction, keepdim)),
+               node="VarMeanBackward0",
+               grads={"self": lambda grads, self, result0, dim, correction, keepdim:
+                      _var_mean_backward(grads, self, result0, dim, correction, keepdim, False)},
+               function=False, method=False)
+
+
+@_upcast16
+def _std_mean_forward(a, dim, correction, keepdim):
+    v, m = _var_np("std_mean", a, dim, correction, keepdim)
+    return np.sqrt(v), m
+
+
+_std_mean = op(f"std_mean.correction{_SIG} -> (Tensor, Tensor)", _std_mean_forward,
+               node="StdMeanBackward0",
+               grads={"self": lambda grads, self, result0, dim, correction, keepdim:
+                      _var_mean_backward(grads, self, result0, dim, correction, keepdim, True)},
+               function=False, method=False)
+
+
+def _correction_form(name: str, target):
+    """torch's three signatures: (dim=None, *, correction, keepdim), (dim, unbiased, keepdim)
+    and (unbiased)."""
+
+    def reduce(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
+        if unbiased is not None:
+            if correction is not None:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                "both unbiased and correction")
+            correction = 1 if unbiased else 0
+        return target(input, dim, correction=correction, keepdim=keepdim)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+register("var", _correction_form("var", _var), method=True)
+register("std", _correction_form("std", _std), method=True)
+register("var_mean", _correction_form("var_mean", _var_mean))
+register("std_mean", _correction_form("std_mean", _std_mean))
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+
+def _ord_text(p) -> str:
+    p = float(p)
+    if math.isinf(p):
+        return "inf" if p > 0 else "-inf"
+    return str(int(p)) if p.is_integer() else repr(p)
+
+
+def _vector_norm_forward(a, ord, dim, keepdim, dtype):
+    if a.dtype.kind not in "fV":
+        raise RuntimeError(NORM_DTYPE.format(_scalar_name(a.dtype)))
+    if dtype is not None and dtype.np != a.dtype:
+        src = D.from_numpy_dtype(a.dtype)
+        if D.promote_types(src, dtype) is not dtype:
+            raise RuntimeError(NORM_NARROWING.format(_scalar_name(a.dtype),
+                                                     _scalar_name(dtype.np)))
+        a = a.astype(dtype.np)
+    acc = _float_acc(a.dtype)
+    if acc is not None:
+        return _vector_norm_forward(a.astype(acc), ord, dim, keepdim, None).astype(a.dtype)
+    axes = _axes(dim, a.ndim)
+    p = float(ord)
+    if (p < 0 or math.isinf(p)) and a.size == 0 and (
+            axes is None or builtins.any(a.shape[d] == 0 for d in axes)):
+        raise RuntimeError(NORM_EMPTY.format(_ord_text(ord)))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if p == 2:
+            out = _reduce(np.sum, np.square(a), axes, keepdim)
+            return np.sqrt(out, out=out) if out.ndim else np.sqrt(out)
+        if p == 0:
+            return _reduce(np.sum, a != 0, axes, keepdim, a.dtype, dtype=a.dtype)
+        mag = np.abs(a)
+        if p == 1:
+            return _reduce(np.sum, mag, axes, keepdim)
+        if math.isinf(p):
+            return _reduce(np.max if p > 0 else np.min, mag, axes, keepdim)
+        t = a.dtype.type
+        out = _reduce(np.sum, np.power(mag, t(p), out=mag), axes, keepdim)
+        return np.power(out, t(1.0 / p), out=out) if out.ndim else np.power(out, t(1.0 / p))
+
+
+def _vector_norm_backward(grad, self, ord, result, dim, keepdim):
+    # divisions by a zero norm land in entries the formula masks out (as torch's masked_fill)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _vector_norm_grad(grad, self, float(ord), result, dim, keepdim)
+
+
+def _vector_norm_grad(grad, self, p: float, result, dim, keepdim):
+    if p == 0:
+        return None  # torch's gradient of the 0-"norm" is undefined: no gradient
+    nd = self.dim()
+    grad = unsqueeze_reduced(grad, nd, dim, keepdim)
+    norm = unsqueeze_reduced(result, nd, dim, keepdim)
+    sign = H.sign(self)
+    if p == 1:
+        return sign * grad
+    norm_zero = H.mask(norm, "zero")
+    if p == 2:
+        return grad * H.masked_zero(self / norm, norm_zero)
+    mag = self * sign
+    if math.isinf(p):
+        m = H.eq_mask(mag, norm, True)
+        count = m.sum(_axes(dim, nd), keepdim=True) if nd else m
+        return sign * (grad / count * m)
+    if p < 1:
+        scaled = sign * H.masked_zero(H.pow_scalar(mag, p - 1), H.mask(self, "zero"))
+        return scaled * grad * H.pow_scalar(norm, 1 - p)
+    scaled = sign * H.pow_scalar(mag, p - 1) if p < 2 else self * H.pow_scalar(mag, p - 2)
+    return scaled * H.masked_zero(grad / H.pow_scalar(norm, p - 1), norm_zero)
+
+
+linalg_vector_norm = op(
+    "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+    "ScalarType? dtype=None) -> Tensor", _vector_norm_forward,
+    grads={"self": _vector_norm_backward}, function=False, method=False)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector norm for numbers and 'fro' over at most two dims."""
+    if out is not None:
+        raise NotImplementedError("retrograd.norm does not support out=")
+    if isinstance(dim, int):
+        dim = [dim]
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return linalg_vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        if dim is not None and len(dim) != 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                               + " ".join(str(d) for d in dim))
+        # the nuclear norm needs an SVD with its backward (the linalg family)
+        raise NotImplementedError("retrograd.norm(p='nuc') needs linalg.matrix_norm")
+    return linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+register("norm", norm)
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """Tensor.norm: torch.norm without `out` (so dtype is the fourth positional argument)."""
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+register_method("norm", _norm_method)
+
+
+# --- logsumexp -------------------------------------------------------------------------------
+
+
+@_upcast16
+def _logsumexp_forward(a, dim, keepdim):
+    if a.dtype.kind in "biu":
+        a = a.astype(D.get_default_dtype().np)
+    axes = _axes(dim, a.ndim)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if a.size == 0:
+            out = _reduce(np.sum, np.exp(a), axes, keepdim)
+            return np.log(out)
+        # subtract the max for stability; an infinite max is replaced by 0 as torch does
+        m = _reduce(np.max, a, axes, True)
+        m[np.isinf(m)] = 0
+        out = _reduce(np.sum, np.exp(a - m), axes, keepdim)
+        out = np.log(out, out=out) if out.ndim else np.log(out)
+        out += m.reshape(out.shape)
+    return np.asarray(out, a.dtype)
+
+
+logsumexp = op("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+               _logsumexp_forward,
+               grads={"self": lambda grad, self, result, dim, keepdim:
+                      unsqueeze_reduced(grad, self.dim(), dim, keepdim)
+                      * (self - unsqueeze_reduced(result, self.dim(), dim, keepdim)).exp()})
+
+
+# --- cumsum, cumprod -------------------------------------------------------------------------
+
+
+def _cumulative_forward(fn):
+    def forward(a, dim, dtype):
+        d = _wrap_dim(dim, a.ndim)
+        out_dt = np.dtype(_acc_dtype(a, dtype))
+        if a.ndim == 0:
+            return a.astype(out_dt)
+        out = np.empty(a.shape, out_dt)
+        acc = _float_acc(out_dt)
+        if acc is not None:
+            out[...] = fn(a, axis=d, dtype=acc)
+        else:
+            fn(a, axis=d, dtype=out_dt, out=out)
+        return out
+
+    return forward
+
+
+def _trivial_cumulative(t: Tensor, dim: int) -> bool:
+    return t.numel() <= 1 or t._data.shape[_wrap_dim(dim, t.dim())] == 1
+
+
+def _cumsum_backward(grad, self, dim):
+    if _trivial_cumulative(self, dim):
+        return grad
+    return H.rev_cumsum(grad, _wrap_dim(dim, self.dim()))
+
+
+def _cumprod_backward(grad, self, dim, result):
+    if _trivial_cumulative(self, dim):
+        return grad
+    d = _wrap_dim(dim, self.dim())
+    if not _has_zero(self):
+        return H.rev_cumsum(result * grad, d) / self
+    return _cumprod_backward_zeros(grad, self, d)
+
+
+def _cumprod_backward_zeros(grad, self, d: int):
+    """grad_in[k] = sum_{j>=k} grad[j] prod_{i<=j, i!=k} self[i], with no division (exact with
+    zeros). Built from products over (k, j) pairs: O(n^2) along dim, differentiable again."""
+    n = self._data.shape[d]
+    x, g = self.transpose(d, -1), grad.transpose(d, -1)
+    last = x.dim() - 1
+    ar = np.arange(n)
+    after = ar[None, :] > ar[:, None]  # [k, i]: i > k
+    dt = self._data.dtype
+    from_k = _wrap((ar[None, :] >= ar[:, None]).astype(dt))  # [k, j]: j >= k
+    # [k, j] = prod_{k < i <= j} x[i] (1 for j <= k)
+    between = (x.unsqueeze(-2) * _wrap(after.astype(dt)) + _wrap((~after).astype(dt))).cumprod(-1)
+    before = H.shift(x, last, 1, 1.0).cumprod(-1)  # prod_{i < k} x[i]
+    summed = (g.unsqueeze(-2) * from_k * between).sum(-1)
+    return (before * summed).transpose(d, -1)
+
+
+cumsum = op("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+            _cumulative_forward(np.cumsum), grads={"self": _cumsum_backward})
+cumprod = op("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+             _cumulative_forward(np.cumprod), grads={"self": _cumprod_backward})
+
+
+# --- softmax, log_softmax --------------------------------------------------------------------
+
+
+def _softmax_checks(name: str, a, dim) -> int | None:
+    d = _wrap_dim(dim, a.ndim)
+    if a.dtype.kind not in "fV":
+        kernel = f"{name}_lastdim_kernel_impl" if d == a.ndim - 1 or a.ndim == 0 \
+            else f"{name}_kernel_impl"
+        raise NotImplementedError(NOT_IMPLEMENTED_KERNEL.format(kernel, _scalar_name(a.dtype)))
+    return d if a.ndim else None
+
+
+def _shifted(a, axis):
+    """a - max(a) along axis, into a fresh row-major array in the compute dtype."""
+    acc = _float_acc(a.dtype)
+    src = a.astype(acc) if acc is not None else a
+    out = np.empty(a.shape, src.dtype)
+    if a.size:
+        np.subtract(src, np.max(src, axis=axis, keepdims=True), out=out)
+    return out
+
+
+def _softmax_forward(a, dim, half_to_float):
+    axis = _softmax_checks("softmax", a, dim)
+    out = _shifted(a, axis)
+    if a.size:
+        with np.errstate(invalid="ignore"):
+            np.exp(out, out=out)
+            out /= np.sum(out, axis=axis, keepdims=True)
+    return out.astype(a.dtype, copy=False)
+
+
+def _log_softmax_forward(a, dim, half_to_float):
+    axis = _softmax_checks("log_softmax", a, dim)
+    out = _shifted(a, axis)
+    if a.size:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out -= np.log(np.sum(np.exp(out), axis=axis, keepdims=True))
+    return out.astype(a.dtype, copy=False)
+
+
+_softmax = op("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _softmax_forward,
+              node="SoftmaxBackward0",
+              grads={"self": lambda grad, result, dim:
+                     result * (grad - (grad * result).sum(dim, keepdim=True))},
+              function=False, method=False)
+_log_softmax = op("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                  _log_softmax_forward, node="LogSoftmaxBackward0",
+                  grads={"self": lambda grad, result, dim:
+                         grad - result.exp() * grad.sum(dim, keepdim=True)},
+                  function=False, method=False)
+
+
+def softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax(input, dim, False)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    return _log_softmax(input, dim, False)
+
+
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(IMPLICIT_DIM.format(name), UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _functional_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                        dtype: D.dtype | None = None) -> Tensor:
+    if dim is None:
+        dim = _implicit_dim("softmax", input.dim(), _stacklevel)
+    return softmax(input, dim, dtype)
+
+
+def _functional_log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                            dtype: D.dtype | None = None) -> Tensor:
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input.dim(), _stacklevel)
+    return log_softmax(input, dim, dtype)
+
+
+register("softmax", softmax, method=True)
+register("log_softmax", log_softmax, method=True)
+register_functional("softmax", _functional_softmax)
+register_functional("log_softmax", _functional_log_softmax)
+
+
+# --- all, any, count_nonzero -----------------------------------------------------------------
+
+
+def _logical_forward(fn):
+    def forward(a, dim=None, keepdim=False):
+        axes = _dims(dim, a.ndim)
+        out = _reduce(fn, a, axes, keepdim, np.bool_)
+        return out.astype(np.uint8) if a.dtype == np.uint8 else out
+
+    return forward
+
+
+def _logical(name: str, fn):
+    forward = _logical_forward(fn)
+    full = op(f"{name}(Tensor self) -> Tensor", lambda a: forward(a),
+              function=False, method=False)
+    by_dim = op(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", forward,
+                function=False, method=False)
+    by_dims = op(f"{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+                 forward, function=False, method=False)
+
+    def reduce(input, dim=None, keepdim=False):
+        if dim is None and not keepdim:
+            return full(input)
+        if isinstance(dim, int):
+            return by_dim(input, dim, keepdim)
+        return by_dims(input, dim, keepdim)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+register("all", _logical("all", np.all), method=True)
+register("any", _logical("any", np.any), method=True)
+
+
+def _count_nonzero_forward(a, dim):
+    return _reduce(np.sum, a != 0, _axes(dim, a.ndim), False, np.int64, dtype=np.int64)
+
+
+_count_nonzero = op("count_nonzero(Tensor self, int? dim=None) -> Tensor",
+                    _count_nonzero_forward, function=False, method=False)
+_count_nonzero_dims = op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+                         _count_nonzero_forward, function=False, method=False)
+
+
+def count_nonzero(input, dim=None):
+    if dim is None or isinstance(dim, int):
+        return _count_nonzero(input, dim)
+    return _count_nonzero_dims(input, dim)
+
+
+register("count_nonzero", count_nonzero, method=True)
