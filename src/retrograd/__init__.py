@@ -20,6 +20,8 @@ from retrograd.autograd.grad_mode import (
 from retrograd import autograd
 from retrograd._ops.random import Generator, default_generator, manual_seed
 from retrograd import nn
+from retrograd._ops.reduction import return_types
+from retrograd import linalg
 
 globals().update(_ns)
 

@@ -143,7 +143,9 @@ def test_pack_hook_modifying_input_errors():
             return t
 
         with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            return error_of(lambda: y * y)
+            err = error_of(lambda: y * y)
+        # the seed says "can not"; torch 2.13 says "cannot": retrograd keeps the seed's words
+        return err[:2] + (err[2].replace("can not", "cannot"),)
 
     both(prog)
 
@@ -174,7 +176,13 @@ def test_inference_tensor_inplace_outside_inference_mode():
             it.add_(1)  # allowed inside
         return error_of(lambda: it.add_(1)), it
 
-    both(prog)
+    torch_or_skip()
+    import torch
+
+    ours, theirs = prog(retrograd), prog(torch)
+    assert ours[0] == theirs[0]
+    # torch writes the tensor before refusing; retrograd refuses first and leaves it unchanged
+    assert ours[1].tolist() == [2.0, 2.0] and theirs[1].tolist() == [3.0, 3.0]
 
 
 def test_detached_in_place_saved_tensor():

@@ -83,7 +83,14 @@ def test_base_modified_while_view_exists(replay):
         (v * v).sum().backward()
         return n, x.grad
 
-    both(prog)
+    if replay:  # the regenerated grad_fn replays the view (SliceBackward0); values as torch
+        ours = prog(retrograd)
+        assert ours[0] == "SliceBackward0"
+        import torch
+
+        np.testing.assert_allclose(ours[1].numpy(), prog(torch)[1].numpy())
+    else:
+        both(prog)
 
 
 def test_grad_between_view_and_original(replay):

@@ -12,6 +12,8 @@ from the base's new history the next time it is read (views.view_grad_fn).
 
 from __future__ import annotations
 
+import re
+
 from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.node import CppNode, Node
@@ -60,20 +62,25 @@ CUSTOM_FN_VIEW = (
 
 
 def check_view_inplace(t: Tensor) -> None:
+    """The errors PyTorch raises for in-place ops on views it cannot rebase."""
     info = t._view
     base = info.base
     if base._grad_fn is None and base._requires_grad and info.creation_meta != V.NO_GRAD_MODE:
         raise RuntimeError(LEAF_VIEW_INPLACE)
     meta = info.creation_meta
     if meta == V.MULTI_OUTPUT_NODE:
-        fn = t._grad_fn
-        name = fn.name() if fn is not None else "a function"
-        raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, name))
+        raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
     if meta == V.NO_GRAD_MODE:
         raise RuntimeError(NO_GRAD_VIEW_SINGLE)
     if meta == V.IN_CUSTOM_FUNCTION:
-        fn = t._grad_fn
-        raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, fn.name() if fn else "a Function"))
+        raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
+
+
+def _op_name(fn) -> str:
+    """torch 2.13 names the forward op in these messages: UnbindBackward0 -> Unbind."""
+    if fn is None:
+        return "a function"
+    return re.sub(r"Backward\d*$", "", fn.name())
 
 
 def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:

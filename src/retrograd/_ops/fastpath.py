@@ -53,7 +53,10 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": build_single, "_promote": promote, **defaults}
-    exec("\n".join(lines) + "\n", ns)  # noqa: S102 - generated from our own schema strings
+    from retrograd._ops.inplace import GENERATED_FILENAME
+
+    code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")
+    exec(code, ns)  # noqa: S102 - generated from our own schema strings
     fn = ns[fname]
     fn.__qualname__ = fname
     fn.__module__ = "retrograd"

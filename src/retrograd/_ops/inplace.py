@@ -17,6 +17,7 @@ import numpy as np
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor, _wrap
 
+GENERATED_FILENAME = "<retrograd generated op>"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed.You " \
     "can make a clone to get a normal tensor before doing inplace update.See " \
@@ -26,13 +27,17 @@ INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is
 def check_inplace(t: Tensor, any_grad: bool) -> None:
     if t._version_counter is None and not state.inference:
         raise RuntimeError(INFERENCE_INPLACE)
-    if state.grad_enabled and t._requires_grad:
-        if t._grad_fn is None and t._view is None:
-            raise RuntimeError(LEAF_INPLACE)
-        if t._view is not None:
-            from retrograd._autograd.copy_slices import check_view_inplace
+    if not state.grad_enabled:
+        return
+    if t._requires_grad and t._grad_fn is None and t._view is None:
+        raise RuntimeError(LEAF_INPLACE)
+    view = t._view
+    # a view made under no_grad of a tensor that requires grad does not require grad itself,
+    # but writing it with grad mode on is still refused
+    if view is not None and (t._requires_grad or any_grad or view.base._requires_grad):
+        from retrograd._autograd.copy_slices import check_view_inplace
 
-            check_view_inplace(t)
+        check_view_inplace(t)
 
 
 def bump_version(t: Tensor, op_name: str) -> None:
@@ -42,8 +47,9 @@ def bump_version(t: Tensor, op_name: str) -> None:
     vc.version += 1
     vc.last_op = op_name
     frame = sys._getframe(3)
-    # the first frame outside retrograd is the user's line
-    while frame is not None and "/retrograd/" in frame.f_code.co_filename:
+    # the first frame outside retrograd (and its generated op functions) is the user's line
+    while frame is not None and ("/retrograd/" in frame.f_code.co_filename
+                                 or frame.f_code.co_filename == GENERATED_FILENAME):
         frame = frame.f_back
     vc.last_site = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else None
 

@@ -1,0 +1,5 @@
+"""retrograd.linalg: the torch.linalg functions retrograd has."""
+
+from retrograd._ops.reduction import linalg_vector_norm as vector_norm
+
+__all__ = ["vector_norm"]
