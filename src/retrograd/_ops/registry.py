@@ -70,16 +70,15 @@ class OpDef:
         self.node_cls = None if not self.formulas else type(
             self.node_name, (base,), {"__slots__": (), "_op": self})
         self._saved_plan: dict = {}
-        self._apply_plans: dict = {}
+        self.build_single = _make_single_builder(self) if self.node_cls is not None else None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
-    def saved_plan(self, mask: tuple) -> tuple:
-        """(names, how to save each) for a requires-grad mask over the tensor inputs (cached).
-
-        Only what the formulas of inputs that need a gradient read is saved.
-        """
+    def saved_plan(self, mask: tuple) -> SavePlan:
+        """What to save for a requires-grad mask over the tensor inputs, and how backward then
+        calls the formulas (cached per mask). Only what the formulas of inputs that need a
+        gradient read is saved."""
         plan = self._saved_plan.get(mask)
         if plan is None:
             names = []
@@ -91,7 +90,7 @@ class OpDef:
             # (mul saves `other`, read by self's formula, before `self`). Pack/unpack hooks can
             # rely on it.
             names = tuple(n for n in names if n not in ("grad", "grads", "output_mask"))
-            plan = self._saved_plan[mask] = (names, tuple(self._how_to_save(n) for n in names))
+            plan = self._saved_plan[mask] = SavePlan(self, names)
         return plan
 
     def _how_to_save(self, name: str) -> tuple:
@@ -110,20 +109,31 @@ class OpDef:
         return ({"shape": _SHAPE, "dtype": _DTYPE, "strides": _STRIDES}[what],
                 self.arg_names.index(base))
 
-    def apply_plan(self, names: tuple) -> tuple:
-        """For saved `names`: each formula with the positions of its arguments in the value list
-        [*saved values, grad, grads, output_mask] (cached)."""
-        calls = self._apply_plans.get(names)
-        if calls is None:
-            index = {n: i for i, n in enumerate(names)}
-            k = len(names)
-            index.update(grad=k, grads=k + 1, output_mask=k + 2)
-            calls = self._apply_plans[names] = tuple(
-                (f, tuple(index.get(p, -1) for p in f.params)) for f in self.formulas)
-        return calls
+
+
+class SavePlan:
+    """For one op and requires-grad mask: the saved names, a generated function that saves
+    them, and each formula with the positions of its arguments in the value list backward
+    builds ([*saved values, grad, grads, output_mask])."""
+
+    __slots__ = ("names", "save", "calls")
+
+    def __init__(self, op: OpDef, names: tuple) -> None:
+        self.names = names
+        how = [op._how_to_save(n) for n in names]
+        parts = [_SAVE_EXPR[kind].format(i) for kind, i in how]
+        body = "lambda args, outs: (" + "".join(p + ", " for p in parts) + ")"
+        self.save = eval(body, _SAVE_NS)  # noqa: S307 - built from our own constants
+        index = {n: i for i, n in enumerate(names)}
+        k = len(names)
+        index.update(grad=k, grads=k + 1, output_mask=k + 2)
+        self.calls = tuple((f, tuple(index.get(p, -1) for p in f.params)) for f in op.formulas)
 
 
 _ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
+_SAVE_EXPR = {_ARG_TENSOR: "_arg(args[{0}])", _ARG_RAW: "args[{0}]",
+              _OUTPUT: "_SV(outs[{0}], True)", _SHAPE: "_shape(args[{0}])",
+              _DTYPE: "_dtype(args[{0}])", _STRIDES: "_strides(args[{0}])"}
 
 
 class Formula:
@@ -167,8 +177,8 @@ class FormulaNode(Node):
     _op: OpDef
 
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
-        op = self._op
         saved = self._saved
+        plan = self._plan
         vals = []
         for value in saved:
             if value.__class__ is SavedVariable:
@@ -190,7 +200,7 @@ class FormulaNode(Node):
         vals.append(tuple(grad_outputs))
         vals.append(needed)
         result = [None] * len(needed)
-        for f, idx in op.apply_plan(self._plan):
+        for f, idx in plan.calls:
             inputs = f.inputs
             if len(inputs) == 1:
                 if not needed[inputs[0]]:
@@ -227,9 +237,9 @@ class FormulaNode(Node):
         if raw or name.startswith("_saved_"):
             key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
             key = _TORCH_SAVED_ALIASES.get(key, key)
-            plan = object.__getattribute__(self, "_plan")
-            if key in plan:
-                value = object.__getattribute__(self, "_saved")[plan.index(key)]
+            names = object.__getattribute__(self, "_plan").names
+            if key in names:
+                value = object.__getattribute__(self, "_saved")[names.index(key)]
                 if type(value) is SavedVariable:
                     return value if raw else value.unpack(self)
                 if not raw and key in self._op.arg_names and isinstance(value, (int, float)):
@@ -380,33 +390,93 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
             o._grad_fn = node
             o._output_nr = nr
             o._requires_grad = True
-    names, how = op.saved_plan(mask)
-    node._plan = names
-    node._saved = tuple([_save(kind, i, args, outs) for kind, i in how])
+    plan = op.saved_plan(mask)
+    node._plan = plan
+    node._saved = plan.save(args, outs)
     if anomaly.enabled:
         from retrograd._autograd.anomaly_report import record_forward_trace
 
         record_forward_trace(node)
 
 
-def _save(kind: int, i: int, args: tuple, outs):
-    if kind == _ARG_TENSOR:
-        a = args[i]
-        if isinstance(a, Tensor):
-            return SavedVariable(a, False)
-        if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-            return tuple(SavedVariable(t, False) for t in a)
-        return a
-    if kind == _OUTPUT:
-        return SavedVariable(outs[i], True)
-    if kind == _ARG_RAW:
-        return args[i]
-    a = args[i]
-    if kind == _SHAPE:
-        return a._data.shape if isinstance(a, Tensor) else ()
-    if kind == _STRIDES:
-        return a.stride() if isinstance(a, Tensor) else ()
+def _save_arg(a):
+    """A tensor argument is saved as a SavedVariable; a Python scalar (or list) as it is."""
+    if isinstance(a, Tensor):
+        return SavedVariable(a, False)
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+        return tuple(SavedVariable(t, False) for t in a)
+    return a
+
+
+def _shape_of(a):
+    return a._data.shape if isinstance(a, Tensor) else ()
+
+
+def _strides_of(a):
+    return a.stride() if isinstance(a, Tensor) else ()
+
+
+def _dtype_of(a):
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
+
+
+_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_shape": _shape_of,
+            "_strides": _strides_of, "_dtype": _dtype_of}
+
+
+def _make_single_builder(op: OpDef):
+    """A generated graph builder for ops with single tensors in and one output out.
+
+    Same result as _build_node, without its generic loops (see NOTE [Fast path])."""
+    if op.list_idx or op.multi or op.n_outputs != 1:
+        return _build_node
+    pos = op.tensor_idx
+    lines = ["def build(op, args, r):"]
+    mask = []
+    for k, i in enumerate(pos):
+        lines += [f"    a = args[{i}]",
+                  "    if (a.__class__ is _T or isinstance(a, _T)) and a._requires_grad:",
+                  "        fn = a._grad_fn",
+                  f"        e{k} = (fn, a._output_nr) if fn is not None and a._view is None "
+                  "else _edge(a)",
+                  "    else:",
+                  f"        e{k} = _NO"]
+        mask.append(f"e{k} is not _NO")
+    edges = "(" + "".join(f"e{k}, " for k in range(len(pos))) + ")"
+    diff_ok = op.differentiable_outputs is None or op.differentiable_outputs[0]
+    lines += ["    node = _new(_cls)",
+              f"    node.next_functions = {edges}",
+              "    node._seq = _next()",
+              "    d = r._data",
+              "    node._output_meta = ((d.shape, d.dtype),)",
+              "    node._hooks = None",
+              "    node._metadata = None",
+              "    node._anomaly = None",
+              "    node._mask = None"]
+    if diff_ok:
+        lines += ["    if d.dtype.kind in 'fV':",
+                  "        r._grad_fn = node",
+                  "        r._output_nr = 0",
+                  "        r._requires_grad = True"]
+    lines += [f"    key = ({''.join(m + ', ' for m in mask)})",
+              "    plan = _plans.get(key)",
+              "    if plan is None:",
+              "        plan = _op.saved_plan(key)",
+              "    node._plan = plan",
+              "    node._saved = plan.save(args, (r,))",
+              "    if _anomaly.enabled:",
+              "        _trace(node)"]
+    ns = {"_T": Tensor, "_NO": _NO_EDGE, "_edge": gradient_edge, "_new": object.__new__,
+          "_cls": op.node_cls, "_next": next_sequence_nr, "_plans": op._saved_plan, "_op": op,
+          "_anomaly": anomaly, "_trace": _record_trace}
+    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
+    return ns["build"]
+
+
+def _record_trace(node) -> None:
+    from retrograd._autograd.anomaly_report import record_forward_trace
+
+    record_forward_trace(node)
 
 
 def _promote(op: OpDef, args: tuple, call: list) -> None:
