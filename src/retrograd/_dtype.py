@@ -8,6 +8,8 @@ So every op that mixes dtypes computes its result dtype here and casts before ca
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -15,7 +17,7 @@ __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double",
     "float8_e4m3fn", "float8_e5m2", "int8", "int16", "short", "int32", "int", "int64", "long",
     "uint8", "bool", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
-    "can_cast",
+    "can_cast", "finfo", "iinfo",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -24,14 +26,16 @@ _BOOL, _INT, _FLOAT = 0, 1, 2
 class dtype:
     """A tensor element type; wraps the NumPy dtype that stores it."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_legacy", "_rank")
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "abbr", "_legacy", "_rank")
 
-    def __init__(self, name: str, np_dtype, category: int, legacy: str, rank: int) -> None:
+    def __init__(self, name: str, np_dtype, category: int, legacy: str, rank: int,
+                 abbr: str) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_signed = name not in ("uint8", "bool")
+        self.abbr = abbr
         self._legacy = legacy
         self._rank = rank
 
@@ -57,18 +61,20 @@ def _by_name(name: str) -> dtype:
     return _NAMED[name]
 
 
-bool = dtype("bool", np.bool_, _BOOL, "BoolTensor", 0)  # noqa: A001 - torch's name
-uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor", 1)
-int8 = dtype("int8", np.int8, _INT, "CharTensor", 1)
-int16 = dtype("int16", np.int16, _INT, "ShortTensor", 2)
-int32 = dtype("int32", np.int32, _INT, "IntTensor", 3)
-int64 = dtype("int64", np.int64, _INT, "LongTensor", 4)
-float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, "Float8_e4m3fnTensor", 0)
-float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, "Float8_e5m2Tensor", 0)
-float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor", 1)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "BFloat16Tensor", 1)
-float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor", 2)
-float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor", 3)
+bool = dtype("bool", np.bool_, _BOOL, "BoolTensor", 0, "b8")  # noqa: A001 - torch's name
+uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor", 1, "u8")
+int8 = dtype("int8", np.int8, _INT, "CharTensor", 1, "i8")
+int16 = dtype("int16", np.int16, _INT, "ShortTensor", 2, "i16")
+int32 = dtype("int32", np.int32, _INT, "IntTensor", 3, "i32")
+int64 = dtype("int64", np.int64, _INT, "LongTensor", 4, "i64")
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, "Float8_e4m3fnTensor", 0,
+                      "f8e4m3fn")
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, "Float8_e5m2Tensor", 0,
+                    "f8e5m2")
+float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor", 1, "f16")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, "BFloat16Tensor", 1, "bf16")
+float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor", 2, "f32")
+float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor", 3, "f64")
 
 half = float16
 float = float32  # noqa: A001
@@ -92,32 +98,56 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
+    """torch.set_default_dtype: the dtype of Python floats in creation and promotion."""
     global _default_float
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
 
+_NP_SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                 "uint64, uint32, uint16, uint8, and bool")
+
+
+def unsupported_numpy_dtype(np_dtype) -> TypeError:
+    return TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. "
+                     f"The only supported types are: {_NP_SUPPORTED}.")
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
+    """The retrograd dtype of a NumPy dtype; wide unsigned ints (no retrograd dtype) -> int64."""
     try:
         return _FROM_NP[np_dtype]
-    except KeyError:
+    except (KeyError, TypeError):
         pass
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _FROM_NP:
         return _FROM_NP[np_dtype]
-    if np_dtype.kind == "u":  # torch has no wide unsigned types for general use
+    if np_dtype.kind == "u":
         return int64
-    raise TypeError(
-        f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-        "float64, float32, float16, bfloat16, float8, int64, int32, int16, int8, uint8, and bool."
-    )
+    raise unsupported_numpy_dtype(np_dtype)
+
+
+_LEGACY = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+           "int64": "Long", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+           "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+
+
+def legacy_name(d: dtype) -> str:
+    """c10's ScalarType name ("Float", "Long", ...), used in torch's error messages."""
+    return _LEGACY[d.name]
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """torch.promote_types: the smallest dtype both a and b convert to without losing kind."""
     if a is b:
         return a
+    if a in _FLOAT8 or b in _FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{legacy_name(a)} and {legacy_name(b)}")
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _INT:
@@ -125,17 +155,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
             other = b if a is uint8 else a
             return int16 if other is int8 else other
         return a if a._rank > b._rank else b
-    if a in _FLOAT8 or b in _FLOAT8:
-        raise TypeError(f"Promotion for Float8 Types is not supported, attempted to promote "
-                        f"{_legacy_name(a)} and {_legacy_name(b)}")
     if a._rank == b._rank:  # float16 with bfloat16
         return float32
     return a if a._rank > b._rank else b
-
-
-def _legacy_name(d: dtype) -> str:
-    return {"float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2", "bfloat16": "BFloat16",
-            "float16": "Half", "float32": "Float", "float64": "Double"}.get(d.name, d.name)
 
 
 def scalar_category(value) -> int:
@@ -157,11 +179,11 @@ builtins_float = _builtins.float
 def result_type(*operands) -> dtype:
     """torch.result_type over tensors and Python scalars.
 
-    Three tiers, as in torch: tensors with dims decide, unless a zero-dim tensor or a scalar is of
-    a higher category (bool < integer < float), in which case that tier decides the category.
+    Three tiers, as in torch: tensors with dims, zero-dim tensors, Python scalars (a float
+    scalar counting as the default dtype). A lower tier only matters when it is of a higher
+    category (bool < integer < float) than the tiers above it.
     """
-    dim_t = zero_t = None
-    wrapped = -1
+    dim_t = zero_t = wrapped = None
     for op in operands:
         d = getattr(op, "dtype", None)
         if isinstance(d, dtype):
@@ -170,23 +192,21 @@ def result_type(*operands) -> dtype:
             else:
                 dim_t = d if dim_t is None else promote_types(dim_t, d)
         elif op is not None:
-            c = scalar_category(op)
-            wrapped = c if c > wrapped else wrapped
-    return _combine(dim_t, zero_t, wrapped)
+            w = scalar_dtype(op)
+            wrapped = w if wrapped is None else promote_types(wrapped, w)
+    return _combine_categories(dim_t, _combine_categories(zero_t, wrapped))
 
 
-def _combine(dim_t, zero_t, wrapped: int) -> dtype:
-    result = dim_t
-    if zero_t is not None and (result is None or zero_t.category > result.category):
-        result = zero_t
-    if wrapped >= 0 and (result is None or wrapped > result.category):
-        if wrapped == _FLOAT:
-            result = _default_float
-        elif wrapped == _INT:
-            result = int64
-        else:
-            result = bool
-    return result
+def _combine_categories(higher, lower):
+    """c10's combine_categories: `higher` (a higher tier) wins unless `lower` brings a higher
+    category; then the two are promoted together."""
+    if higher is not None and higher.category == _FLOAT:
+        return higher
+    if higher is bool or (lower is not None and lower.category == _FLOAT):
+        if higher is None or lower is None:
+            return higher if lower is None else lower
+        return promote_types(higher, lower)
+    return higher if higher is not None else lower
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
@@ -198,3 +218,83 @@ def scalar_dtype(value) -> dtype:
     """The dtype torch.tensor gives a Python scalar."""
     c = scalar_category(value)
     return bool if c == _BOOL else int64 if c == _INT else _default_float
+
+
+class finfo:
+    """torch.finfo: machine limits of a floating dtype (the default dtype when none is given)."""
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
+        d = _default_float if type is None else type
+        if not isinstance(d, dtype) or d.category != _FLOAT:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        info = ml_dtypes.finfo(d.np)
+        self.bits = d.itemsize * 8
+        self.eps = builtins_float(info.eps)
+        self.max = builtins_float(info.max)
+        self.min = builtins_float(info.min)
+        self.tiny = self.smallest_normal = builtins_float(info.smallest_normal)
+        # 10 ** -digits10, as C++'s numeric_limits gives it (NumPy's differs for small types)
+        self.resolution = 10.0 ** -math.floor(info.nmant * math.log10(2))
+        self.dtype = d.name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+    def __eq__(self, other) -> builtins_bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins_int:
+        return hash(("finfo", self.dtype))
+
+
+class iinfo:
+    """torch.iinfo: the range of an integer dtype."""
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's name
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if not isinstance(type, dtype) or type.category != _INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits = type.itemsize * 8
+        self.max = builtins_int(info.max)
+        self.min = builtins_int(info.min)
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+    def __eq__(self, other) -> builtins_bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins_int:
+        return hash(("iinfo", self.dtype))
+
+
+_LIMITS: dict = {}
+
+
+def limits(d: dtype) -> tuple:
+    """(lowest, max) of a dtype as Python numbers, cached (finfo / iinfo are slow to build)."""
+    try:
+        return _LIMITS[d]
+    except KeyError:
+        pass
+    if d is bool:
+        lim = (0, 1)
+    elif d.category == _INT:
+        info = np.iinfo(d.np)
+        lim = (builtins_int(info.min), builtins_int(info.max))
+    else:
+        info = ml_dtypes.finfo(d.np)
+        lim = (builtins_float(info.min), builtins_float(info.max))
+    _LIMITS[d] = lim
+    return lim

@@ -1,27 +1,71 @@
 """Random numbers: retrograd's own generator (NumPy's PCG64), seeded like torch's.
 
-Bitwise equality with torch's RNG is not a goal; reproducibility under manual_seed is.
+Bitwise equality with torch's RNG is not a goal; reproducibility under manual_seed is: the same
+seed gives the same numbers. float32 samples are drawn in float32 (no float64 round trip), and
+the 16-bit floats draw exactly as many random bits as they can hold, so rand() stays below 1.
+
+The in-place samplers (normal_, uniform_, bernoulli_, random_, ...) are declared as ops: the
+registry bumps the version counter, refuses leaves that require grad outside no_grad, and gives
+a non-leaf torch's node (NormalBackward0, ...), whose derivative is zero as in torch.
 """
 
 from __future__ import annotations
 
+import contextlib
+import operator
+import secrets
+import warnings
+
 import numpy as np
+
+from retrograd import _dtype as D
+from retrograd._ops.creation import (
+    NEGATIVE_DIM,
+    _check_device,
+    _finish,
+    _like,
+    _result,
+    _write_out,
+    as_dtype,
+    parse_size,
+    zeros,
+)
+
+DEFAULT_SEED = 67280421310721  # torch's default CPU seed
+_STATE_BYTES = 48
 
 
 class Generator:
-    """torch.Generator: holds a NumPy bit generator; get_state/set_state round-trip."""
+    """torch.Generator: a PCG64 bit generator with torch's seeding API."""
+
+    __slots__ = ("_seed", "_bits", "_np", "_device")
 
     def __init__(self, device: object = "cpu") -> None:
-        self._seed = 67280421310721
-        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        from retrograd._device import device as make_device
 
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._np = np.random.Generator(np.random.PCG64(self._seed))
+        self._device = make_device(device)
+        self._seed = DEFAULT_SEED
+        self._bits = np.random.PCG64(self._seed)
+        self._np = np.random.Generator(self._bits)
+
+    @property
+    def device(self):
+        return self._device
+
+    def manual_seed(self, seed) -> Generator:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        seed = int(seed)
+        if not -(2**63) <= seed < 2**64:
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed % 2**64  # torch stores the seed as a uint64
+        # reseed in place: other code holds this generator (and its NumPy generator)
+        self._bits.state = np.random.PCG64(self._seed).state
         return self
 
     def seed(self) -> int:
-        s = int(np.random.SeedSequence().entropy % (2**63))
+        """Seed from the OS's entropy; returns the seed."""
+        s = secrets.randbits(64)
         self.manual_seed(s)
         return s
 
@@ -29,28 +73,47 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        import pickle
+        """The generator's state as a uint8 tensor (seed, PCG64 state and increment, buffer)."""
+        from retrograd._tensor import _wrap
 
-        from retrograd._ops.creation import tensor
+        st = self._bits.state
+        words = (self._seed, st["state"]["state"], st["state"]["inc"])
+        raw = b"".join([words[0].to_bytes(8, "little"), words[1].to_bytes(16, "little"),
+                        words[2].to_bytes(16, "little"), bytes([st["has_uint32"], 0, 0, 0]),
+                        int(st["uinteger"]).to_bytes(4, "little")])
+        return _wrap(np.frombuffer(raw, np.uint8).copy())
 
-        blob = pickle.dumps(self._np.bit_generator.state)
-        return tensor(list(blob), dtype=_uint8())
+    def set_state(self, new_state) -> Generator:
+        from retrograd._tensor import Tensor
 
-    def set_state(self, state) -> Generator:
-        import pickle
-
-        self._np.bit_generator.state = pickle.loads(bytes(state.tolist()))
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a retrograd.ByteTensor, but got "
+                            f"{type(new_state).__name__}")
+        if new_state.dtype is not D.uint8:
+            raise TypeError("RNG state must be a retrograd.ByteTensor")
+        raw = np.ascontiguousarray(new_state._data).tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a retrograd generator state of size {_STATE_BYTES} but "
+                               f"found the input RNG state size to be {len(raw)}")
+        self._seed = int.from_bytes(raw[0:8], "little")
+        self._bits.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[8:24], "little"),
+                      "inc": int.from_bytes(raw[24:40], "little")},
+            "has_uint32": raw[40], "uinteger": int.from_bytes(raw[44:48], "little")}
         return self
+
+    def clone_state(self) -> Generator:
+        g = Generator(self._device)
+        g.set_state(self.get_state())
+        return g
 
     @property
     def np(self) -> np.random.Generator:
         return self._np
 
-
-def _uint8():
-    from retrograd._dtype import uint8
-
-    return uint8
+    def __repr__(self) -> str:
+        return f"<retrograd.Generator object at {hex(id(self))}>"
 
 
 default_generator = Generator()
@@ -58,8 +121,675 @@ default_generator = Generator()
 
 def gen(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator to draw from: the given one, or the default."""
-    return (generator or default_generator)._np
+    if generator is None:
+        return default_generator._np
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a retrograd.Generator, but got {type(generator).__name__}")
+    return generator._np
 
 
-def manual_seed(seed: int) -> Generator:
-    return default_generator.manual_seed(seed)
+def manual_seed(seed) -> Generator:
+    """Seeds the default generator; returns it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
+             _devices_kw: str = "devices", device_type: str = "cpu"):
+    """torch.random.fork_rng: restores the default generator's state on exit."""
+    if not enabled:
+        yield
+        return
+    saved = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(saved)
+
+
+# --- sampling in a dtype ---------------------------------------------------------------------
+
+_DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8_e4m3fn": 4,
+           "float8_e5m2": 3}
+_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+            "int16": "short int", "int32": "int", "int64": "long int", "float32": "float",
+            "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
+
+
+def _not_implemented(kernel: str, d: D.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(d)}\'')
+
+
+def uniform01(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
+    """Uniform [0, 1) samples of dtype d; narrow floats use as many bits as they hold."""
+    if d is D.float32:
+        return g.random(shape, dtype=np.float32)
+    if d is D.float64:
+        return g.random(shape)
+    bits = _DIGITS[d.name]
+    ints = g.integers(0, 1 << bits, shape, dtype=np.int32)
+    return (ints.astype(np.float32) * np.float32(2.0 ** -bits)).astype(d.np)
+
+
+def standard_normal(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
+    if d is D.float64:
+        return g.standard_normal(shape)
+    out = g.standard_normal(shape, dtype=np.float32)
+    return out if d is D.float32 else out.astype(d.np)
+
+
+def _np_float(d: D.dtype):
+    """The NumPy type to compute samples of dtype d in (float32 for the narrow floats)."""
+    return np.float64 if d is D.float64 else np.float32
+
+
+def _float_dtype_of(a: np.ndarray, kernel: str) -> D.dtype:
+    d = D.from_numpy_dtype(a.dtype)
+    if d.category != D._FLOAT:
+        raise _not_implemented(kernel, d)
+    return d
+
+
+def _g(generator) -> np.random.Generator:
+    return gen(generator)
+
+
+# --- factories -------------------------------------------------------------------------------
+
+
+def _factory_args(name: str, size: tuple, kwargs: dict, dtype, out):
+
+    shape = parse_size(name, size, kwargs)
+    d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
+    return shape, d
+
+
+def rand(*size, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+         layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
+         names=None, **kwargs):
+    """Uniform samples on [0, 1)."""
+
+    shape, d = _factory_args("rand", size, kwargs, dtype, out)
+    _check_device(device)
+    if d.category != D._FLOAT or d in D._FLOAT8:
+        raise _not_implemented("check_uniform_bounds", d)
+    return _result(uniform01(_g(generator), shape, d), out, requires_grad)
+
+
+def randn(*size, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+          layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
+          names=None, **kwargs):
+    """Standard normal samples."""
+
+    shape, d = _factory_args("randn", size, kwargs, dtype, out)
+    _check_device(device)
+    if d.category != D._FLOAT or d in D._FLOAT8:
+        raise _not_implemented("normal_kernel_cpu", d)
+    return _result(standard_normal(_g(generator), shape, d), out, requires_grad)
+
+
+def _check_int_arg(name: str, pos: int, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        from retrograd._tensor import Tensor
+
+        if isinstance(v, Tensor) and v.dtype.category == D._INT and v._data.size == 1:
+            return int(v.item())
+        raise TypeError(f"randint(): argument '{name}' (position {pos}) must be int, not "
+                        f"{type(v).__name__}")
+    v = int(v)
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _check_range(low: int, high: int, d: D.dtype) -> None:
+    """random_(from, to)'s checks: from < to, both within the dtype (with a precision warning
+    for floats beyond the integers they represent exactly)."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    cname = _C_NAMES[d.name]
+    lo, hi = D.limits(d)
+    if low < lo:
+        raise RuntimeError(f"from is out of bounds for {cname}")
+    if high - 1 > hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {cname}")
+    if d.category == D._FLOAT:
+        digits = _DIGITS[d.name]
+        for label, v in (("from", low), ("to - 1", high - 1)):
+            if not -(2**digits) <= v <= 2**digits:
+                warnings.warn(
+                    f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {cname} can support discrete uniform distribution only within "
+                    "this range. This warning will become an error in version 1.7 release, "
+                    "please fix the code in advance", UserWarning, stacklevel=4)
+
+
+def _integers(g: np.random.Generator, low: int, high: int, shape: tuple, d: D.dtype
+              ) -> np.ndarray:
+    return g.integers(low, high, shape, dtype=np.int64).astype(d.np)
+
+
+def randint(*args, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+            layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
+            **kwargs):
+    """randint(high, size) / randint(low, high, size): integers on [low, high), int64."""
+
+    names = ("low", "high", "size") if len(args) + len(kwargs) >= 3 or "low" in kwargs \
+        else ("high", "size")
+    bound = dict(zip(names, args))
+    for k in list(kwargs):
+        if k in names and k not in bound:
+            bound[k] = kwargs.pop(k)
+    if kwargs:
+        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if "high" not in bound or "size" not in bound:
+        raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    low = _check_int_arg("low", 1, bound.get("low", 0))
+    high = _check_int_arg("high", 2 if "low" in bound else 1, bound["high"])
+    size = bound["size"]
+    if isinstance(size, (int, np.integer)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = parse_size("randint", (size,))
+    d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
+    _check_device(device)
+    _check_range(low, high, d)
+    return _result(_integers(_g(generator), low, high, shape, d), out, requires_grad)
+
+
+def randperm(n, *, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+             layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False):
+    """A random permutation of 0..n-1 (int64)."""
+
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(NEGATIVE_DIM.format(n, [n]))
+    d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
+    _check_device(device)
+    return _result(_g(generator).permutation(n).astype(d.np), out, requires_grad)
+
+
+def _like_array(input, dtype, memory_format=None) -> tuple:
+
+    arr = _like(input, dtype, memory_format)
+    return arr, D.from_numpy_dtype(arr.dtype)
+
+
+def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
+              layout=None, device=None, requires_grad: bool = False, memory_format=None,
+              pin_memory: bool = False):
+
+    arr, d = _like_array(input, dtype, memory_format)
+    if d.category != D._FLOAT or d in D._FLOAT8:
+        raise _not_implemented("check_uniform_bounds", d)
+    arr[...] = uniform01(_g(generator), arr.shape, d)
+    return _finish(arr, requires_grad)
+
+
+def randn_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
+               layout=None, device=None, requires_grad: bool = False, memory_format=None,
+               pin_memory: bool = False):
+
+    arr, d = _like_array(input, dtype, memory_format)
+    if d.category != D._FLOAT or d in D._FLOAT8:
+        raise _not_implemented("normal_kernel_cpu", d)
+    arr[...] = standard_normal(_g(generator), arr.shape, d)
+    return _finish(arr, requires_grad)
+
+
+def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtype | None = None,
+                 layout=None, device=None, requires_grad: bool = False, memory_format=None,
+                 pin_memory: bool = False, **kwargs):
+    """randint_like(input, high) / randint_like(input, low, high)."""
+
+    names = ("low", "high") if len(args) == 2 or "low" in kwargs else ("high",)
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    if "high" not in bound:
+        raise TypeError("randint_like() missing required argument 'high'")
+    low = _check_int_arg("low", 2, bound.get("low", 0))
+    high = _check_int_arg("high", 3 if "low" in bound else 2, bound["high"])
+    arr, d = _like_array(input, dtype, memory_format)
+    _check_range(low, high, d)
+    arr[...] = _integers(_g(generator), low, high, arr.shape, d)
+    return _finish(arr, requires_grad)
+
+
+# --- normal ----------------------------------------------------------------------------------
+
+
+def _check_std(std: float) -> None:
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def _normal_tensor_float(mean, std, generator):
+    d = _float_dtype_of(mean, "normal_kernel_cpu")
+    _check_std(std)
+    z = standard_normal(_g(generator), mean.shape, d)
+    t = _np_float(d)
+    return (z.astype(t, copy=False) * t(std) + mean.astype(t, copy=False)).astype(d.np, copy=False)
+
+
+def _normal_float_tensor(mean, std, generator):
+    d = _float_dtype_of(std, "normal_kernel_cpu")
+    if std.size and not (std >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    z = standard_normal(_g(generator), std.shape, d)
+    t = _np_float(d)
+    return (z.astype(t, copy=False) * std.astype(t, copy=False) + t(mean)).astype(d.np,
+                                                                                 copy=False)
+
+
+def _normal_tensor_tensor(mean, std, generator):
+    d = _float_dtype_of(mean, "normal_kernel_cpu")
+    if std.size and not (std >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    try:
+        shape = np.broadcast_shapes(mean.shape, std.shape)
+    except ValueError:
+        from retrograd._ops.layout import broadcast_error
+
+        raise broadcast_error(mean.shape, std.shape) from None
+    z = standard_normal(_g(generator), shape, d)
+    t = _np_float(d)
+    return (z.astype(t, copy=False) * std.astype(t, copy=False)
+            + mean.astype(t, copy=False)).astype(d.np, copy=False)
+
+
+def _zeros_of(shape, d):
+    return zeros(shape, dtype=d)
+
+
+def _declare_ops():
+    from retrograd._ops.registry import op
+
+    zero_self = {"self": lambda grad: _zeros_of(grad.shape, grad.dtype)}
+    ops = {}
+    ops["normal_tf"] = op(
+        "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
+        _normal_tensor_float, node="NormalBackward1",
+        grads={"mean": lambda mean_shape, mean_dtype: _zeros_of(mean_shape, mean_dtype)},
+        function=False, method=False)
+    ops["normal_ft"] = op(
+        "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        _normal_float_tensor, node="NormalBackward2",
+        grads={"std": lambda std_shape, std_dtype: _zeros_of(std_shape, std_dtype)},
+        function=False, method=False)
+    ops["normal_tt"] = op(
+        "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
+        _normal_tensor_tensor, node="NormalBackward3",
+        grads={"mean": lambda mean_shape, mean_dtype: _zeros_of(mean_shape, mean_dtype),
+               "std": lambda std_shape, std_dtype: _zeros_of(std_shape, std_dtype)},
+        function=False, method=False)
+    ops["normal_"] = op(
+        "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) "
+        "-> Tensor(a!)", _normal_inplace, node="NormalBackward0", grads=zero_self)
+    # `from` is a Python keyword, so the schema spells it from_
+    ops["uniform_"] = op(
+        "uniform_(Tensor(a!) self, float from_=0, float to=1, *, Generator? generator=None) "
+        "-> Tensor(a!)", _uniform_inplace, node="UniformBackward0", grads=zero_self)
+    ops["bernoulli"] = op(
+        "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli,
+        node="BernoulliBackward0", grads=zero_self, function=False, method=False)
+    # torch gives this overload a NotImplemented derivative; here it is not differentiable
+    ops["bernoulli_p"] = op(
+        "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        _bernoulli_p, function=False, method=False)
+    ops["bernoulli_f"] = op(
+        "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) "
+        "-> Tensor(a!)", _bernoulli_inplace_float, node="BernoulliBackward2", grads=zero_self,
+        function=False, method=False)
+    ops["bernoulli_t"] = op(
+        "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) "
+        "-> Tensor(a!)", _bernoulli_inplace_tensor, node="BernoulliBackward1",
+        grads={"self": zero_self["self"],
+               "p": lambda p_shape, p_dtype: _zeros_of(p_shape, p_dtype)},
+        function=False, method=False)
+    ops["random_from"] = op(
+        "random_.from(Tensor(a!) self, int from_, int? to, *, Generator? generator=None) "
+        "-> Tensor(a!)", _random_from, node="RandomBackward0", grads=zero_self,
+        function=False, method=False)
+    ops["random_to"] = op(
+        "random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+        _random_to, node="RandomBackward1", grads=zero_self, function=False, method=False)
+    ops["random_"] = op(
+        "random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", _random_full,
+        node="RandomBackward2", grads=zero_self, function=False, method=False)
+    ops["exponential_"] = op(
+        "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) "
+        "-> Tensor(a!)", _exponential_inplace, node="ExponentialBackward0", grads=zero_self)
+    ops["cauchy_"] = op(
+        "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) "
+        "-> Tensor(a!)", _cauchy_inplace, node="CauchyBackward0", grads=zero_self)
+    ops["log_normal_"] = op(
+        "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, "
+        "Generator? generator=None) -> Tensor(a!)", _log_normal_inplace,
+        node="LogNormalBackward0", grads=zero_self)
+    ops["geometric_"] = op(
+        "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+        _geometric_inplace, node="GeometricBackward0", grads=zero_self)
+    return ops
+
+
+# --- in-place samplers (forwards get the tensor's array and write into it) -----------------
+
+
+def _normal_inplace(a, mean, std, generator):
+    d = _float_dtype_of(a, "normal_kernel_cpu")
+    _check_std(std)
+    t = _np_float(d)
+    z = standard_normal(_g(generator), a.shape, d).astype(t, copy=False)
+    a[...] = z * t(std) + t(mean)
+
+
+def _check_uniform(low: float, high: float, d: D.dtype) -> None:
+    cname = _C_NAMES[d.name]
+    fmax = D.limits(d)[1]
+    if not -fmax <= low <= fmax:
+        raise RuntimeError(f"from is out of bounds for {cname}")
+    if not -fmax <= high <= fmax:
+        raise RuntimeError(f"to is out of bounds for {cname}")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={low:g} > to={high:g}")
+    if high - low > fmax:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{D.legacy_name(d)}>::max(), but found to={high:g} and from={low:g} "
+                           "which result in to-from to exceed the limit")
+
+
+def _uniform_inplace(a, low, high, generator):
+    d = _float_dtype_of(a, "check_uniform_bounds")
+    _check_uniform(low, high, d)
+    t = _np_float(d)
+    u = uniform01(_g(generator), a.shape, d).astype(t, copy=False)
+    a[...] = u * t(high - low) + t(low)
+
+
+_P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _check_p_tensor(p: np.ndarray) -> None:
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError(_P_RANGE)
+
+
+def _check_p(p: float) -> None:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+
+def _bernoulli(a, generator):
+    d = D.from_numpy_dtype(a.dtype)
+    if d.category != D._FLOAT:
+        raise _not_implemented("bernoulli_tensor_cpu_p_", d)
+    _check_p_tensor(a)
+    u = _g(generator).random(a.shape)
+    return (u < a).astype(a.dtype)
+
+
+def _bernoulli_p(a, p, generator):
+    _check_p(p)
+    return (_g(generator).random(a.shape) < p).astype(a.dtype)
+
+
+def _bernoulli_inplace_float(a, p, generator):
+    _check_p(p)
+    a[...] = _g(generator).random(a.shape) < p
+
+
+def _expand_to(p: np.ndarray, shape: tuple) -> np.ndarray:
+    """p broadcast to `shape`, with torch's expand error."""
+    if len(p.shape) <= len(shape):
+        lead = len(shape) - len(p.shape)
+        for i, n in enumerate(p.shape):
+            if n != 1 and n != shape[lead + i]:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({shape[lead + i]}) must match the "
+                    f"existing size ({n}) at non-singleton dimension {lead + i}.  Target sizes: "
+                    f"{list(shape)}.  Tensor sizes: {list(p.shape)}")
+        return np.broadcast_to(p, shape)
+    raise RuntimeError(f"expand(torch.FloatTensor{{{list(p.shape)}}}, size={list(shape)}): the "
+                       "number of sizes provided must be greater or equal to the number of "
+                       "dimensions in the tensor")
+
+
+def _bernoulli_inplace_tensor(a, p, generator):
+    _check_p_tensor(p)
+    a[...] = _g(generator).random(a.shape) < _expand_to(p, a.shape)
+
+
+def _full_range(d: D.dtype) -> tuple:
+    """random_()'s range: the dtype's non-negative integers; floats up to 2**mantissa digits."""
+    if d is D.bool:
+        return 0, 2
+    if d.category == D._INT:
+        return 0, D.limits(d)[1] + 1
+    return 0, 2 ** _DIGITS[d.name] + 1
+
+
+def _random_from(a, low, high, generator):
+    d = D.from_numpy_dtype(a.dtype)
+    if high is None:
+        high = _full_range(d)[1]
+    _check_range(low, high, d)
+    a[...] = _integers(_g(generator), low, high, a.shape, d)
+
+
+def _random_to(a, high, generator):
+    d = D.from_numpy_dtype(a.dtype)
+    _check_range(0, high, d)
+    a[...] = _integers(_g(generator), 0, high, a.shape, d)
+
+
+def _random_full(a, generator):
+    d = D.from_numpy_dtype(a.dtype)
+    low, high = _full_range(d)
+    a[...] = _integers(_g(generator), low, high, a.shape, d)
+
+
+def _continuous(a, name: str) -> D.dtype:
+    d = D.from_numpy_dtype(a.dtype)
+    if d.category != D._FLOAT:
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {_C_NAMES[d.name]}"
+                           if name == "Cauchy" else
+                           f"{name} distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {D.legacy_name(d)}")
+    return d
+
+
+def _exponential_inplace(a, lambd, generator):
+    _continuous(a, "Exponential")
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    d = D.from_numpy_dtype(a.dtype)
+    t = _np_float(d)
+    e = _g(generator).standard_exponential(a.shape, dtype=t)
+    a[...] = e / t(lambd)
+
+
+def _cauchy_inplace(a, median, sigma, generator):
+    d = _continuous(a, "Cauchy")
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    t = _np_float(d)
+    u = uniform01(_g(generator), a.shape, D.float64 if t is np.float64 else D.float32)
+    a[...] = t(median) + t(sigma) * np.tan(t(np.pi) * (u - t(0.5)))
+
+
+def _log_normal_inplace(a, mean, std, generator):
+    d = _float_dtype_of(a, "log_normal_cpu")
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    t = _np_float(d)
+    z = standard_normal(_g(generator), a.shape, d).astype(t, copy=False)
+    a[...] = np.exp(z * t(std) + t(mean))
+
+
+def _geometric_inplace(a, p, generator):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    a[...] = _g(generator).geometric(p, a.shape)
+
+
+OPS = _declare_ops()
+
+
+# --- dispatchers over the overloads ----------------------------------------------------------
+
+
+def normal(mean=None, std=None, size=None, *, generator: Generator | None = None, out=None,
+           dtype: D.dtype | None = None, layout=None, device=None, pin_memory: bool = False,
+           requires_grad: bool = False):
+    """torch.normal: (Tensor, Tensor), (Tensor, float=1), (float, Tensor) and
+    (float, float, size)."""
+    from retrograd._tensor import Tensor
+
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if mean_t and std_t:
+        result = OPS["normal_tt"](mean, std, generator=generator)
+    elif mean_t:
+        result = OPS["normal_tf"](mean, 1.0 if std is None else float(std), generator=generator)
+    elif std_t:
+        result = OPS["normal_ft"](0.0 if mean is None else float(mean), std,
+                                  generator=generator)
+    else:
+        if size is None or mean is None or std is None:
+            raise TypeError("normal() received an invalid combination of arguments - expected "
+                            "(Tensor mean, Tensor std), (Tensor mean, float std), "
+                            "(float mean, Tensor std) or (float mean, float std, tuple of ints "
+                            "size)")
+
+        shape = parse_size("normal", (size,))
+        d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
+        _check_device(device)
+        _check_std(float(std))
+        t = _np_float(d)
+        z = standard_normal(_g(generator), shape, d).astype(t, copy=False)
+        arr = (z * t(std) + t(mean)).astype(d.np, copy=False)
+        return _result(arr, out, requires_grad)
+    if out is not None:
+
+        return _write_out(out, result._data)
+    return result
+
+
+def bernoulli(input, p=None, *, generator: Generator | None = None, out=None):
+    """torch.bernoulli(input) draws with probabilities `input`; with p, with probability p."""
+    result = OPS["bernoulli"](input, generator=generator) if p is None else \
+        OPS["bernoulli_p"](input, float(p), generator=generator)
+    if out is not None:
+
+        return _write_out(out, result._data)
+    return result
+
+
+def bernoulli_(self, p=0.5, *, generator: Generator | None = None):
+    from retrograd._tensor import Tensor
+
+    if isinstance(p, Tensor):
+        return OPS["bernoulli_t"](self, p, generator=generator)
+    return OPS["bernoulli_f"](self, float(p), generator=generator)
+
+
+def random_(self, *args, generator: Generator | None = None, **kwargs):
+    """random_() / random_(to) / random_(from, to) (to=None: up to the dtype's maximum)."""
+    if "from" in kwargs:
+        kwargs["from_"] = kwargs.pop("from")
+    if not args and not kwargs:
+        return OPS["random_"](self, generator=generator)
+    if len(args) == 1 and not kwargs or set(kwargs) == {"to"} and not args:
+        to = args[0] if args else kwargs["to"]
+        if to is None:
+            raise TypeError("random_() received an invalid combination of arguments - got "
+                            "(to=NoneType), but expected (int from, int to) or (int to)")
+        return OPS["random_to"](self, _check_int_arg("to", 1, to), generator=generator)
+    bound = dict(zip(("from_", "to"), args))
+    bound.update(kwargs)
+    low = _check_int_arg("from", 1, bound.get("from_", 0))
+    to = bound.get("to")
+    to = None if to is None else _check_int_arg("to", 2, to)
+    return OPS["random_from"](self, low, to, generator=generator)
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None, out=None):
+    """Indices drawn from the categorical distributions in the rows of `input` (int64)."""
+    from retrograd._tensor import Tensor, _wrap
+
+    probs = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if probs.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    d = D.from_numpy_dtype(probs.dtype)
+    if d.category != D._FLOAT:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{D.legacy_name(d)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = probs.shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    rows = probs.reshape(-1, n_cat).astype(np.float64)
+    if rows.size and (not np.isfinite(rows).all() or (rows < 0).any()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if rows.shape[0] and (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    g = _g(generator)
+    if replacement:
+        # one searchsorted over all rows: row r's cdf is shifted into [r, r + 1]
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        shift = np.arange(rows.shape[0], dtype=np.float64)[:, None]
+        u = g.random((rows.shape[0], num_samples)) + shift
+        idx = np.searchsorted((cdf + shift).ravel(), u.ravel(), side="right")
+        idx = idx.reshape(u.shape) - (shift * n_cat).astype(np.int64)
+        idx = np.minimum(idx, n_cat - 1)
+    else:
+        # exponential race: the k smallest of E_i / p_i are a draw without replacement
+        with np.errstate(divide="ignore"):
+            keys = g.standard_exponential(rows.shape) / rows
+        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    res = idx.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,))
+    if out is not None:
+
+        return _write_out(out, res)
+    return _wrap(res)
+
+
+def _register() -> None:
+    from retrograd._ops.registry import register, register_method
+
+    for fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state, rand, randn,
+               randint, randperm, rand_like, randn_like, randint_like, normal, multinomial):
+        register(fn.__name__, fn)
+    register("bernoulli", bernoulli, method=True)
+    register("Generator", Generator)
+    register("default_generator", default_generator)
+    register_method("bernoulli_", bernoulli_)
+    register_method("random_", random_)
+    register_method("multinomial", multinomial)
+
+
+_register()
