@@ -121,12 +121,9 @@ _TO_COPY_FIX = ("copy.py's _to_copy forward uses ndarray.astype directly; torch 
                 "through float32 on the way to float16 / bfloat16 / float8, and float8_e4m3fn "
                 "saturates at +-448 (inf too): use retrograd._ops.creation.cast_array")
 NARROWING = [
-    pytest.param([1e6, -1e6, 70000.0], "float8_e4m3fn",
-                 marks=pytest.mark.xfail(reason=_TO_COPY_FIX, strict=True)),
-    pytest.param([float("nan"), float("inf"), -float("inf")], "float8_e4m3fn",
-                 marks=pytest.mark.xfail(reason=_TO_COPY_FIX, strict=True)),
-    pytest.param([0.1, 1 + 2**-11 + 2**-40], "float16",
-                 marks=pytest.mark.xfail(reason=_TO_COPY_FIX, strict=True)),
+    pytest.param([1e6, -1e6, 70000.0], "float8_e4m3fn"),
+    pytest.param([float("nan"), float("inf"), -float("inf")], "float8_e4m3fn"),
+    pytest.param([0.1, 1 + 2**-11 + 2**-40], "float16"),
     ([0.1, 1 + 2**-11 + 2**-40], "float8_e4m3fn"),
     ([1e6, -1e6, 70000.0], "float16"),
     ([float("nan"), float("inf"), -float("inf")], "float16"),
@@ -235,9 +232,6 @@ def test_mT_property(shape):
     assert_same(*both(lambda L: L.arange(float(np.prod(shape))).reshape(shape).mT))
 
 
-@pytest.mark.xfail(reason="Tensor.mT (_tensor.py) must raise RuntimeError('tensor.mT is only "
-                          "supported on matrices or batches of matrices. Got 1-D tensor.') for "
-                          "dim < 2 (it raises transpose's IndexError)", strict=True)
 def test_mT_needs_two_dims():
     same_error(lambda L: L.zeros(3).mT)
 
@@ -309,9 +303,6 @@ def test_item_errors():
     same_error(lambda L: bool(L.zeros(2)))
 
 
-@pytest.mark.xfail(reason="Tensor.__float__/__int__ (_tensor.py) on a multi-element tensor must "
-                          "raise ValueError('only one element tensors can be converted to Python "
-                          "scalars'), not item()'s RuntimeError", strict=True)
 @pytest.mark.parametrize("conv", [float, int])
 def test_number_conversion_errors(conv):
     same_error(lambda L: conv(L.zeros(2)))
@@ -426,18 +417,12 @@ def test_type_with_dtype():
     assert_same(*both(lambda L: L.ones(2).type(L.float64)))
 
 
-@pytest.mark.xfail(reason="Tensor.type(str) (_tensor.py / copy.py _dtype_arg) should accept "
-                          "legacy names like 'retrograd.DoubleTensor' (and 'torch.DoubleTensor')",
-                   strict=True)
 def test_type_with_legacy_name():
     o = retrograd.ones(2).type("retrograd.DoubleTensor")
     t = torch.ones(2).type("torch.DoubleTensor")
     assert_same(o, t)
 
 
-@pytest.mark.xfail(reason="Tensor.T (_tensor.py) should warn like torch on tensors that are not "
-                          "2-D (UserWarning 'The use of `x.T` on tensors of dimension other than "
-                          "2 to reverse their shape is deprecated ...')", strict=True)
 def test_T_warns_on_non_matrix():
     with pytest.warns(UserWarning, match="The use of `x.T` on tensors of dimension other than 2"):
         _ = retrograd.zeros(2, 3, 4).T

@@ -75,3 +75,10 @@ CAT_DIMS = (
     "Tensors must have same number of dimensions: got {} and {}"
 )
 INDEX_RANGE = "index {} is out of bounds for dimension {} with size {}"
+SCALAR_CONVERSION = "only one element tensors can be converted to Python scalars"
+T_DEPRECATED = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)

@@ -152,9 +152,16 @@ class Tensor:
     def is_inference(self) -> bool:
         return self._version_counter is None
 
-    def type(self, dtype: Any = None):
+    def type(self, dtype: Any = None, non_blocking: bool = False):
         if dtype is None:
             return "retrograd." + self.dtype._legacy
+        if isinstance(dtype, str):
+            from retrograd._ops.copy import _dtype_arg
+
+            resolved = _dtype_arg(dtype)
+            if resolved is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = resolved
         return self.to(dtype)
 
     @property
@@ -358,9 +365,13 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError(E.SCALAR_CONVERSION)
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError(E.SCALAR_CONVERSION)
         return int(self.item())
 
     def __index__(self) -> int:
@@ -418,10 +429,15 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
+        if self._data.ndim not in (0, 2):
+            warnings.warn(E.T_DEPRECATED, UserWarning, stacklevel=2)
         return self.permute(*range(self._data.ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self._data.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     @property

@@ -20,7 +20,11 @@ clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", 
 
 
 def _to_copy_forward(a, dtype):
-    return a.astype(a.dtype if dtype is None else dtype.np, order="K", copy=True)
+    from retrograd._ops.creation import cast_array
+
+    if dtype is None:
+        return a.copy(order="K")
+    return cast_array(a, dtype)
 
 
 _to_copy = op("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_forward,
@@ -33,8 +37,14 @@ def _dtype_arg(x):
         return x
     if isinstance(x, Tensor):
         return x.dtype
-    if isinstance(x, str) and x in D._NAMED:
-        return D._NAMED[x]
+    if isinstance(x, str):
+        name = x.split(".")[-1]
+        if name in D._NAMED:
+            return D._NAMED[name]
+        legacy = {d._legacy: d for d in D._ALL}
+        if name in legacy:
+            return legacy[name]
+        return None  # a device string ("cpu")
     if x is float:
         return D.float64
     if x is int:
