@@ -90,7 +90,7 @@ class OpDef:
             # (mul saves `other`, read by self's formula, before `self`). Pack/unpack hooks can
             # rely on it.
             names = tuple(n for n in names if n not in ("grad", "grads", "output_mask"))
-            plan = self._saved_plan[mask] = SavePlan(self, names)
+            plan = self._saved_plan[mask] = SavePlan(self, names, mask)
         return plan
 
     def _how_to_save(self, name: str) -> tuple:
@@ -116,10 +116,11 @@ class SavePlan:
     them, and each formula with the positions of its arguments in the value list backward
     builds ([*saved values, grad, grads, output_mask])."""
 
-    __slots__ = ("names", "save", "calls")
+    __slots__ = ("names", "save", "calls", "mask", "run", "uses_grads")
 
-    def __init__(self, op: OpDef, names: tuple) -> None:
+    def __init__(self, op: OpDef, names: tuple, mask: tuple) -> None:
         self.names = names
+        self.mask = mask
         how = [op._how_to_save(n) for n in names]
         parts = [_SAVE_EXPR[kind].format(i) for kind, i in how]
         body = "lambda args, outs: (" + "".join(p + ", " for p in parts) + ")"
@@ -128,6 +129,28 @@ class SavePlan:
         k = len(names)
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
         self.calls = tuple((f, tuple(index.get(p, -1) for p in f.params)) for f in op.formulas)
+        self.uses_grads = any("grads" in f.params for f in op.formulas)
+        self.run = _compile_run(self.calls, len(mask))
+
+
+def _compile_run(calls: tuple, n_inputs: int):
+    """run(vals, needed) -> per-input gradients: each formula called only where needed."""
+    lines = ["def run(v, n):", f"    r = [None] * {n_inputs}"]
+    ns = {}
+    for k, (f, idx) in enumerate(calls):
+        ns[f"f{k}"] = f.fn
+        call = f"f{k}(" + ", ".join(f"v[{j}]" for j in idx) + ")"
+        if len(f.inputs) == 1:
+            i = f.inputs[0]
+            lines += [f"    if n[{i}]:", f"        r[{i}] = {call}"]
+        else:
+            cond = " or ".join(f"n[{i}]" for i in f.inputs)
+            lines += [f"    if {cond}:", f"        t = {call}"]
+            for pos, i in enumerate(f.inputs):
+                lines += [f"        if n[{i}]:", f"            r[{i}] = t[{pos}]"]
+    lines.append("    return r")
+    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
+    return ns["run"]
 
 
 _ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
@@ -177,10 +200,9 @@ class FormulaNode(Node):
     _op: OpDef
 
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
-        saved = self._saved
         plan = self._plan
         vals = []
-        for value in saved:
+        for value in self._saved:
             if value.__class__ is SavedVariable:
                 value = value.unpack(self)
             elif value.__class__ is tuple and value and value[0].__class__ is SavedVariable:
@@ -193,25 +215,19 @@ class FormulaNode(Node):
             g0 = zeros_for(self._output_meta[0])
         layout = self._mask
         if needed is None:
-            needed = _needed_edges(self.next_functions)
-        if layout is not None:
+            task = state.graph_task
+            if task is None or task.exec_info is None:
+                needed = plan.mask  # every connected input
+            else:
+                needed = _needed_edges(self.next_functions, task)
+                if layout is not None:
+                    needed = _needed_per_input(needed, layout)
+        elif layout is not None:
             needed = _needed_per_input(needed, layout)
         vals.append(g0)
-        vals.append(tuple(grad_outputs))
+        vals.append(tuple(grad_outputs) if plan.uses_grads else None)
         vals.append(needed)
-        result = [None] * len(needed)
-        for f, idx in plan.calls:
-            inputs = f.inputs
-            if len(inputs) == 1:
-                if not needed[inputs[0]]:
-                    continue
-                result[inputs[0]] = f.fn(*[vals[j] for j in idx])
-                continue
-            if not any(needed[i] for i in inputs):
-                continue
-            for i, v in zip(inputs, f.fn(*[vals[j] for j in idx])):
-                if needed[i]:
-                    result[i] = v
+        result = plan.run(vals, needed)
         if layout is None:
             return tuple(result)
         flat = []
@@ -252,12 +268,9 @@ class FormulaNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
-def _needed_edges(nexts: tuple) -> tuple:
-    """Which edges need a gradient: connected ones, and within `inputs=` only those that lead
-    somewhere the current backward runs (so a weight-free input pass computes no weight grads)."""
-    task = state.graph_task
-    if task is None or task.exec_info is None:
-        return tuple(nf is not None for nf, _ in nexts)
+def _needed_edges(nexts: tuple, task) -> tuple:
+    """Within `inputs=`, the edges whose gradient leads somewhere the current backward runs
+    (so a weight-free input pass computes no weight grads)."""
     should = task.should_compute
     return tuple(nf is not None and should(nf) for nf, _ in nexts)
 
