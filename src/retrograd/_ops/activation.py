@@ -1,1 +1,361 @@
-"""(being written)"""
+"""Activation functions: relu, gelu, silu, softplus, elu, ... and their in-place forms.
+
+Each is exposed as retrograd.nn.functional.<name> (with torch's `inplace=` flag where torch has
+one) and, where torch has it, as retrograd.<name> and a Tensor method. Gradients are written with
+retrograd ops, so double backward works. Half-precision inputs are computed in float32 and
+rounded back, as torch's CPU kernels do.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from retrograd._ops import comparison as C
+from retrograd._ops import pointwise as P
+from retrograd._ops.layout import (
+    inplace_forward,
+    inplace_of,
+    label_entry_points,
+    not_implemented,
+)
+from retrograd._ops.registry import op, register, register_functional, register_method
+from retrograd._tensor import Tensor
+
+SQRT1_2 = math.sqrt(0.5)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+GELU_K = math.sqrt(2.0 / math.pi)
+GELU_C = 0.044715
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+RELU_BOOL = "Boolean inputs not supported for relu"
+GELU_APPROX = "approximate argument must be either none or tanh."
+HARDTANH_BOOL = "Bool inputs not supported for hardtanh"
+HARDTANH_UNSIGNED = "cannot do hardtanh on an unsigned type with negative limits"
+
+
+def _float_only(kernel: str, fn):
+    """A forward for a float-only kernel: torch's error for other dtypes, float32 math for
+    float16 / bfloat16."""
+
+    def forward(a, *args):
+        kind = a.dtype.kind
+        if kind in "biu":
+            raise not_implemented(kernel, a.dtype)
+        if a.dtype.itemsize < 4:
+            return np.asarray(fn(a.astype(np.float32), *args)).astype(a.dtype)
+        return fn(a, *args)
+
+    return forward
+
+
+# --- relu -------------------------------------------------------------------------------------
+
+def _relu(a):
+    if a.dtype.kind == "b":
+        raise RuntimeError(RELU_BOOL)
+    return np.maximum(a, 0 if a.dtype.kind != "V" else a.dtype.type(0))
+
+
+def _relu_grad(grad, result):
+    return P.where(C.le(result, 0), 0.0, grad)
+
+
+relu = op("relu(Tensor self) -> Tensor", _relu, grads={"self": _relu_grad})
+
+
+def _relu_direct(dst):
+    np.maximum(dst, 0, out=dst)
+
+
+relu_ = inplace_of(relu, function=True, direct=_relu_direct)
+
+
+# --- gelu -------------------------------------------------------------------------------------
+
+def _gelu(a, approximate):
+    if approximate == "tanh":
+        inner = GELU_K * (a + GELU_C * a * a * a)
+        return 0.5 * a * (1 + np.tanh(inner))
+    return 0.5 * a * (1 + P.erf_array(a * SQRT1_2))
+
+
+def _check_approximate(approximate) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(GELU_APPROX)
+
+
+def _gelu_grad(grad, self, approximate):
+    x = self
+    if approximate == "tanh":
+        x2 = x * x
+        t = P.tanh(GELU_K * (x + GELU_C * x2 * x))
+        left = 0.5 * x
+        right = 1 + t
+        d_right = left * (1 - t * t) * (GELU_K * (1 + 3 * GELU_C * x2))
+        return grad * (0.5 * right + d_right)
+    cdf = 0.5 * (1 + P.erf(x * SQRT1_2))
+    pdf = INV_SQRT_2PI * P.exp(-0.5 * (x * x))
+    return grad * (cdf + x * pdf)
+
+
+_gelu_op = op("gelu(Tensor self, *, str approximate='none') -> Tensor",
+              _float_only("GeluKernelImpl", _gelu), grads={"self": _gelu_grad},
+              function=False, method=False)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    _check_approximate(approximate)
+    return _gelu_op(input, approximate=approximate)
+
+
+# --- silu, mish, softplus, logsigmoid ---------------------------------------------------------
+
+def _silu(a):
+    return a * P._sigmoid(a)
+
+
+def _silu_grad(grad, self):
+    s = P.sigmoid(self)
+    return grad * (s * (1 + self * (1 - s)))
+
+
+silu = op("silu(Tensor self) -> Tensor", _float_only("silu_cpu", _silu),
+          grads={"self": _silu_grad}, function=False, method=False)
+silu_ = inplace_of(silu, function=False)
+
+
+def _softplus(a, beta, threshold):
+    bx = a * beta
+    soft = np.logaddexp(0, bx) / beta
+    return np.where(bx > threshold, a, soft)
+
+
+def _softplus_grad(grad, self, beta, threshold):
+    bx = self * beta
+    return P.where(C.gt(bx, threshold), grad, grad * P.sigmoid(bx))
+
+
+softplus = op("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+              _float_only("softplus_cpu", _softplus), grads={"self": _softplus_grad},
+              function=False, method=False)
+
+
+def _mish(a):
+    return a * np.tanh(np.logaddexp(0, a))
+
+
+def _mish_grad(grad, self):
+    t = P.tanh(softplus(self))
+    s = P.sigmoid(self)
+    return grad * (t + self * s * (1 - t * t))
+
+
+mish = op("mish(Tensor self) -> Tensor", _float_only("mish_cpu", _mish),
+          grads={"self": _mish_grad}, function=False, method=False)
+mish_ = inplace_of(mish, function=False)
+
+
+def _log_sigmoid(a):
+    # min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+log_sigmoid = op("log_sigmoid(Tensor self) -> Tensor", _float_only("log_sigmoid_cpu",
+                                                                   _log_sigmoid),
+                 grads={"self": lambda grad, self: grad * P.sigmoid(-self)},
+                 function=False, method=False)
+
+
+# --- elu family -------------------------------------------------------------------------------
+
+def _elu(a, alpha, scale, input_scale):
+    neg = np.expm1(np.minimum(a, 0) * input_scale) * (alpha * scale)
+    return np.where(a > 0, a * scale, neg)
+
+
+def _elu_grad(grad, self, alpha, scale, input_scale):
+    neg = grad * (input_scale * alpha * scale) * P.exp(self * input_scale)
+    return P.where(C.le(self, 0), neg, grad * scale)
+
+
+def _elu_result_grad(grad, result, alpha, scale, input_scale):
+    # from the output: for x <= 0, d/dx = input_scale * (result + alpha * scale)
+    neg = grad * input_scale * (result + alpha * scale)
+    return P.where(C.le(result, 0), neg, grad * scale)
+
+
+_ELU_ARGS = "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1"
+elu_op = op(f"elu(Tensor self, {_ELU_ARGS}) -> Tensor", _float_only("elu_cpu", _elu),
+            grads={"self": _elu_grad}, function=False, method=False)
+elu_op_ = op(f"elu_(Tensor(a!) self, {_ELU_ARGS}) -> Tensor(a!)",
+             inplace_forward(_float_only("elu_cpu", _elu)), node="EluBackward1",
+             grads={"self": _elu_result_grad}, function=False, method=False)
+
+
+def _leaky_relu(a, slope):
+    return np.where(a > 0, a, a * slope)
+
+
+leaky_relu_op = op("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+                   _float_only("leaky_relu_cpu", _leaky_relu),
+                   grads={"self": lambda grad, self, negative_slope:
+                          P.where(C.gt(self, 0), grad, grad * negative_slope)},
+                   function=False, method=False)
+leaky_relu_op_ = op("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                    inplace_forward(_float_only("leaky_relu_cpu", _leaky_relu)),
+                    node="LeakyReluBackward1",
+                    grads={"self": lambda grad, result, negative_slope:
+                           P.where(C.gt(result, 0), grad, grad * negative_slope)},
+                    function=False, method=False)
+
+
+def _hardtanh(a, lo, hi):
+    kind = a.dtype.kind
+    if kind == "b":
+        raise RuntimeError(HARDTANH_BOOL)
+    if kind == "u" and (lo < 0 or hi < 0):
+        raise RuntimeError(HARDTANH_UNSIGNED)
+    if kind != "f":  # the limits in the tensor's dtype (integers keep their dtype)
+        lo, hi = np.asarray(lo).astype(a.dtype)[()], np.asarray(hi).astype(a.dtype)[()]
+    return np.minimum(np.maximum(a, lo), hi)
+
+
+def _hardtanh_grad(grad, self, min_val, max_val):
+    outside = C.logical_or(C.le(self, min_val), C.ge(self, max_val))
+    return P.where(outside, 0.0, grad)
+
+
+hardtanh_op = op("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+                 _hardtanh, grads={"self": _hardtanh_grad}, function=False, method=False)
+hardtanh_op_ = inplace_of(hardtanh_op)
+
+
+def _hardsigmoid(a):
+    return np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+
+def _hardsigmoid_grad(grad, self):
+    inside = C.logical_and(C.gt(self, -3.0), C.lt(self, 3.0))
+    return P.where(inside, grad / 6, 0.0)
+
+
+hardsigmoid = op("hardsigmoid(Tensor self) -> Tensor",
+                 _float_only("hardsigmoid_cpu", _hardsigmoid),
+                 grads={"self": _hardsigmoid_grad}, function=False, method=False)
+hardsigmoid_ = inplace_of(hardsigmoid)
+
+
+def _hardswish(a):
+    return a * _hardsigmoid(a)
+
+
+def _hardswish_grad(grad, self):
+    middle = P.where(C.lt(self, 3.0), grad * (self / 3 + 0.5), grad)
+    return P.where(C.le(self, -3.0), 0.0, middle)
+
+
+hardswish = op("hardswish(Tensor self) -> Tensor", _float_only("hardswish_cpu", _hardswish),
+               grads={"self": _hardswish_grad}, function=False, method=False)
+hardswish_ = inplace_of(hardswish)
+
+
+# --- the functional API -------------------------------------------------------------------------
+
+def _f_relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return relu_(input) if inplace else relu(input)
+
+
+def _f_silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return silu_(input) if inplace else silu(input)
+
+
+def _f_softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return softplus(input, beta, threshold)
+
+
+def _f_elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return elu_op_(input, alpha) if inplace else elu_op(input, alpha)
+
+
+def _f_elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu_op_(input, alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    f = elu_op_ if inplace else elu_op
+    return f(input, SELU_ALPHA, SELU_SCALE)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return elu_op_(input, SELU_ALPHA, SELU_SCALE)
+
+
+def _f_leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    f = leaky_relu_op_ if inplace else leaky_relu_op
+    return f(input, negative_slope)
+
+
+def _f_leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu_op_(input, negative_slope)
+
+
+def _f_hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+                inplace: bool = False) -> Tensor:
+    f = hardtanh_op_ if inplace else hardtanh_op
+    return f(input, min_val, max_val)
+
+
+def _f_hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh_op_(input, min_val, max_val)
+
+
+def _f_relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return _f_hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _f_mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return mish_(input) if inplace else mish(input)
+
+
+def _f_hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardsigmoid_(input) if inplace else hardsigmoid(input)
+
+
+def _f_hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardswish_(input) if inplace else hardswish(input)
+
+
+def _f_gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return gelu(input, approximate)
+
+
+_FUNCTIONAL_NAMES = {
+    "relu": _f_relu, "relu_": relu_, "gelu": _f_gelu, "silu": _f_silu,
+    "softplus": _f_softplus, "elu": _f_elu, "elu_": _f_elu_, "leaky_relu": _f_leaky_relu,
+    "leaky_relu_": _f_leaky_relu_, "hardtanh": _f_hardtanh, "hardtanh_": _f_hardtanh_,
+    "relu6": _f_relu6, "selu": selu, "selu_": selu_, "mish": _f_mish,
+    "hardsigmoid": _f_hardsigmoid, "hardswish": _f_hardswish, "logsigmoid": log_sigmoid,
+    "sigmoid": P.sigmoid, "tanh": P.tanh,
+}
+for _name, _fn in _FUNCTIONAL_NAMES.items():
+    register_functional(_name, _fn)
+
+register("selu", lambda input: elu_op(input, SELU_ALPHA, SELU_SCALE))
+register("selu_", selu_)
+register_method("relu", relu)
+register_method("relu_", relu_)
+
+
+def _label_family_entry_points() -> None:
+    from retrograd._ops import comparison, pointwise, registry
+
+    fns = list(registry._NAMESPACE.values()) + list(registry._METHODS.values())
+    for mod in (pointwise, comparison, globals()):
+        space = mod if isinstance(mod, dict) else vars(mod)
+        fns.extend(v for v in space.values() if hasattr(v, "opdef"))
+    label_entry_points(fns)
+
+
+_label_family_entry_points()  # the last module of the family: every op is declared
