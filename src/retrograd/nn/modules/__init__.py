@@ -1,0 +1,49 @@
+"""retrograd.nn.modules: the layer classes."""
+
+from retrograd.nn.modules.module import Module
+from retrograd.nn.modules.container import (
+    Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
+)
+from retrograd.nn.modules.linear import Identity, Linear, Bilinear
+from retrograd.nn.modules.conv import (
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+)
+from retrograd.nn.modules.pooling import (
+    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+)
+from retrograd.nn.modules.activation import (
+    Threshold, ReLU, Hardtanh, ReLU6, Sigmoid, Hardsigmoid, Tanh, SiLU, Mish, Hardswish, ELU,
+    CELU, SELU, GLU, GELU, Hardshrink, LeakyReLU, LogSigmoid, Softplus, Softshrink, PReLU,
+    Softsign, Tanhshrink, Softmin, Softmax, Softmax2d, LogSoftmax,
+)
+from retrograd.nn.modules.dropout import (
+    Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
+)
+from retrograd.nn.modules.normalization import (
+    LayerNorm, GroupNorm, RMSNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,
+    InstanceNorm2d, InstanceNorm3d,
+)
+from retrograd.nn.modules.sparse import Embedding
+from retrograd.nn.modules.flatten import Flatten, Unflatten
+from retrograd.nn.modules.loss import (
+    L1Loss, NLLLoss, KLDivLoss, MSELoss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss,
+    CrossEntropyLoss,
+)
+from retrograd.nn.modules.transformer import (
+    MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
+)
+
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish",
+    "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid",
+    "Softplus", "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax",
+    "Softmax2d", "LogSoftmax", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "FeatureAlphaDropout", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding", "Flatten",
+    "Unflatten", "L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
+    "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
+    "TransformerEncoderLayer", "TransformerEncoder"]

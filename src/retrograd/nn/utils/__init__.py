@@ -1,0 +1,7 @@
+"""retrograd.nn.utils: gradient clipping and parameter/vector conversion."""
+
+from retrograd.nn.utils import clip_grad, convert_parameters
+from retrograd.nn.utils.clip_grad import (
+    clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
+)
+from retrograd.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
