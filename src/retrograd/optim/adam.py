@@ -1,0 +1,152 @@
+"""Adam (and AdamW's decoupled weight decay), with AMSGrad and maximization."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from retrograd._tensor import Tensor
+from retrograd.optim.optimizer import (
+    Optimizer,
+    _add_scalar_,
+    _addcdiv_,
+    _addcmul_,
+    _added,
+    _bump,
+    _check_flags,
+    _ctype,
+    _eval_closure,
+    _incr_step,
+    _lerp_,
+    _mul_,
+    _round,
+    _scratch,
+    _step_tensor,
+    _to_scalar,
+    _Typed,
+    _zeros_like,
+)
+
+__all__ = ["Adam"]
+
+
+def _check_betas(betas: tuple) -> tuple:
+    b1, b2 = betas
+    if not 0.0 <= b1 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {b1}")
+    if not 0.0 <= b2 < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {b2}")
+    floats = isinstance(b1, float) and isinstance(b2, float)
+    if not (floats or (isinstance(b1, Tensor) and isinstance(b2, Tensor))):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, b in enumerate(betas):
+        if isinstance(b, Tensor) and b.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
+    return betas
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam: bias-corrected first and second moment estimates; weight decay is L2
+    (added to the gradient) unless decoupled_weight_decay=True (AdamW)."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        betas = _check_betas(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        _check_flags(defaults)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("amsgrad", False), ("maximize", False), ("foreach", None),
+                               ("capturable", False), ("differentiable", False),
+                               ("decoupled_weight_decay", False), ("fused", None)):
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if p_state and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(float(p_state["step"]))
+
+    def _state_of(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = _zeros_like(p)
+        return state
+
+    def step(self, closure: Callable | None = None):
+        """Performs one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+            wd, amsgrad = group["weight_decay"], group["amsgrad"]
+            typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
+            per_step: dict[float, _Typed] = {}  # the bias corrections, per step count
+            flags = (wd != 0, group["decoupled_weight_decay"], amsgrad, group["maximize"])
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self._state_of(p, amsgrad)
+                step = _incr_step(state["step"])
+                corrections = per_step.get(step)
+                if corrections is None:
+                    corrections = per_step[step] = _Typed(-(lr / (1 - beta1 ** step)),
+                                                          (1 - beta2 ** step) ** 0.5)
+                self._update(p, state, typed, corrections, *flags)
+        return loss
+
+    @staticmethod
+    def _update(p: Tensor, state: dict[str, Any], typed: _Typed, corrections: _Typed,
+                decay: bool, decoupled: bool, amsgrad: bool, maximize: bool) -> None:
+        d = p._data
+        ct = _ctype(d)
+        one_minus_beta1, beta2, one_minus_beta2, eps, wd, shrink = typed(ct)
+        neg_step_size, bias_correction2_sqrt = corrections(ct)
+        g = p._grad._data
+        if maximize:
+            g = np.negative(g, out=np.empty_like(g))
+        if decay:
+            if decoupled:
+                _mul_(d, shrink, ct)
+            else:
+                g = _added(g, d, wd, ct)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        m, v = exp_avg._data, exp_avg_sq._data
+        tmp = _scratch(d, ct)
+        _lerp_(m, g, one_minus_beta1, ct, tmp)
+        _mul_(v, beta2, ct)
+        _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
+        _bump(exp_avg)
+        _bump(exp_avg_sq)
+        if amsgrad:
+            vmax = state["max_exp_avg_sq"]
+            np.maximum(vmax._data, v, out=vmax._data)
+            _bump(vmax)
+            v = vmax._data
+        # exp_avg_sq.sqrt() / bias_correction2_sqrt + eps: a new tensor of the param's dtype
+        denom = _round(np.sqrt(v, out=_scratch(v, ct), dtype=ct), d.dtype)
+        np.divide(denom, bias_correction2_sqrt, out=denom, dtype=ct, casting="unsafe")
+        _add_scalar_(denom, eps, ct)
+        _addcdiv_(d, m, denom, neg_step_size, ct, tmp)
+        _bump(p)
