@@ -22,6 +22,11 @@ from retrograd._ops.random import Generator, default_generator, manual_seed
 from retrograd import nn
 from retrograd._ops.reduction import return_types
 from retrograd import linalg
+from retrograd import optim
+from retrograd.serialization import save, load
+import retrograd.utils.data
+import retrograd.utils.hooks
+import retrograd.utils.checkpoint
 
 globals().update(_ns)
 

@@ -52,7 +52,8 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
     ns = {"_run": run, "_op": opdef, "_T": Tensor, "_nd": np.ndarray, "_asarray": np.asarray,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
-          "_build": opdef.build_single or build_single, "_promote": promote, **defaults}
+          "_build": opdef.build_single or build_single, "_promote": promote,
+          "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 
     code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")

@@ -67,6 +67,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             snap._output_nr = self_t._output_nr
             snap._requires_grad = self_t._requires_grad
             snap._grad_acc = self_t._grad_acc
+    before = self_t._version_counter.version if self_t._version_counter is not None else 0
     op.forward(*call)
     bump_version(self_t, op.schema.name)
     if build:
@@ -74,7 +75,26 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
 
         saved_args = args if snap is None else args[:idx] + (snap,) + args[idx + 1:]
         rebase_history(op, self_t, saved_args, idx)
+        _record_pre_write_versions(self_t, before)
     return self_t
+
+
+def _record_pre_write_versions(self_t: Tensor, before: int) -> None:
+    """Other arguments that share self's memory (`y.mul_(y)`, `v.add_(base)`) were read before
+    the write: saved at the version they had then, so backward reports the overwrite as torch
+    does instead of using the new values."""
+    from retrograd._autograd.saved import SavedVariable
+
+    fn = self_t._grad_fn
+    node = getattr(fn, "fn", None) or fn  # CopySlices wraps the op's node
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    vc = self_t._version_counter
+    for sv in saved:
+        if sv.__class__ is SavedVariable and sv._original and sv._data is not None \
+                and sv._data._version_counter is vc:
+            sv._version = before
 
 
 def _reads_self(op) -> bool:

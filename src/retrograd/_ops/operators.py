@@ -15,12 +15,3 @@ def install() -> None:
     T.__mul__ = T.__rmul__ = P.mul
     T.__truediv__ = P.div
     T.__neg__ = P.neg
-    T.__rtruediv__ = lambda self, other: P.div(_scalar_tensor(other, self), self)
-
-
-def _scalar_tensor(value, like: Tensor) -> Tensor:
-    from retrograd._ops.creation import tensor
-
-    if isinstance(value, Tensor):
-        return value
-    return tensor(value, dtype=None).to(like.dtype) if like.is_floating_point() else tensor(value)

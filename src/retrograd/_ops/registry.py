@@ -515,7 +515,9 @@ def _promote(op: OpDef, args: tuple, call: list) -> None:
         return
     if same and not scalars and op.promote == "all":
         return
-    if same and first.kind in "fV" and (not scalars or _scalars_ok(args, idx)):
+    # float arrays with Python int/float scalars: NumPy's weak scalars give torch's dtype
+    # (not for ml_dtypes' bfloat16/float8, where NumPy would upcast to float32)
+    if same and first.kind == "f" and (not scalars or _scalars_ok(args, idx)):
         return
     target = D.result_type(*[args[i] for i in idx if args[i] is not None])
     if op.promote == "float" and target.category != 2:
