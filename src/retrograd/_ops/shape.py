@@ -1,11 +1,18 @@
 """View ops (views share memory and the version counter with their base) and reshaping.
 
 Schemas mark views with an alias annotation, `Tensor(a) self -> Tensor(a)`; the registry then
-records the view on the output (retrograd._autograd.views).
+records the view on the output (retrograd._autograd.views). Forwards return NumPy views with
+torch's strides (as_strided where NumPy's choice for a size-1 dim differs).
+
+The backward of select / slice / diagonal is an op of its own (select_backward, ...): it embeds
+the gradient in zeros, and its own derivative is the view again, so double backward needs no
+extra code. Multi-output views (unbind, split) zero-fill the gradients of unused outputs.
+Copies that rearrange data (cat, stack, repeat, flip, roll, tril/triu) are here too.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -228,7 +235,16 @@ t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad:
 
 
 def _unsqueeze_forward(a, dim):
-    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
+    d = wrap_dim(dim, a.ndim + 1)
+    shape = a.shape[:d] + (1,) + a.shape[d:]
+    # torch keeps every stride and gives the new dim the next dim's extent (1 at the end);
+    # NumPy's reshape may renormalize the strides of size-1 dims, so fall back when it does
+    want = a.strides[d] * a.shape[d] if d < a.ndim else a.itemsize
+    strides = a.strides[:d] + (want,) + a.strides[d:]
+    out = a.reshape(shape)
+    if out.strides != strides and a.size:
+        out = _strided_view(a, shape, strides)
+    return out
 
 
 unsqueeze = op("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_forward,
@@ -319,3 +335,694 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 
 
 register("as_strided", as_strided, method=True)
+
+
+# --- helpers for the ops below ---------------------------------------------------------------
+
+DUP_DIM = "dim {} appears multiple times in the list of dims"
+
+
+def _index_arg(value) -> int:
+    """An int argument given as int, NumPy integer or 0-dim integer tensor."""
+    return value if type(value) is int else operator.index(value)
+
+
+def _dims_arg(dims, ndim: int) -> list:
+    """Wrap a list of dims, rejecting repeats with torch's message."""
+    out = []
+    for d in dims:
+        w = wrap_dim(d, ndim)
+        if w in out:
+            raise RuntimeError(DUP_DIM.format(w))
+        out.append(w)
+    return out
+
+
+def _strided_view(a: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A writable view of `a`'s memory (starting at a's first element) with byte strides."""
+    return np.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _zeros(shape, like: Tensor) -> Tensor:
+    from retrograd._tensor import _wrap
+
+    return _wrap(np.zeros(tuple(shape), like._data.dtype))
+
+
+# --- alias, squeeze, unsqueeze-like ----------------------------------------------------------
+
+alias = op("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(),
+           grads={"self": lambda grad: grad}, function=False, method=False)
+
+
+_squeeze = op("squeeze(Tensor(a) self) -> Tensor(a)", np.squeeze,
+              grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+              function=False, method=False)
+
+
+def _squeeze_dim_forward(a, dim):
+    d = wrap_dim(dim, a.ndim)
+    return np.squeeze(a, d) if a.ndim and a.shape[d] == 1 else a.view()
+
+
+_squeeze_dim = op("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_dim_forward,
+                  node="SqueezeBackward1",
+                  grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+                  function=False, method=False)
+
+
+def _squeeze_dims_forward(a, dim):
+    dims = _dims_arg(dim, a.ndim)
+    if a.ndim == 0:
+        return a.view()
+    return np.squeeze(a, tuple(d for d in dims if a.shape[d] == 1))
+
+
+_squeeze_dims = op("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_dims_forward,
+                   node="SqueezeBackward2",
+                   grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+                   function=False, method=False)
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    if dim is None:
+        return _squeeze(input)
+    if isinstance(dim, (list, tuple)):
+        return _squeeze_dims(input, dim)
+    return _squeeze_dim(input, dim)
+
+
+register("squeeze", squeeze, method=True)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    nd = input._data.ndim
+    if nd == 0:
+        return reshape(input, (1,))
+    start, end = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = input._data.shape
+    n = 1
+    for s in shape[start:end + 1]:
+        n *= s
+    return reshape(input, shape[:start] + (n,) + shape[end + 1:])
+
+
+register("flatten", flatten, method=True)
+
+
+def ravel(input: Tensor) -> Tensor:
+    # torch: contiguous() then view(-1), so the result is always a view (of a copy if needed)
+    return _view(input.contiguous(), (-1,))
+
+
+register("ravel", ravel, method=True)
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = shape[d] if shape else 1
+    if -1 not in sizes:
+        prod = 1
+        for s in sizes:
+            prod *= s
+        if prod != n:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                               f"size of dim {dim} ({n}) in the input tensor")
+    else:
+        sizes = infer_size(sizes, n)
+    return _view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+register("unflatten", unflatten, method=True)
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    nd = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src_w = [wrap_dim(d, nd) for d in src]
+    dst_w = [wrap_dim(d, nd) for d in dst]
+    if len(set(src_w)) != len(src_w):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst_w)) != len(dst_w):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return alias(input)
+    perm = [-1] * max(nd, 0)
+    for s, d in zip(src_w, dst_w):
+        perm[d] = s
+    rest = iter(d for d in range(nd) if d not in src_w)
+    perm = [p if p != -1 else next(rest) for p in perm]
+    return _permute(input, perm)
+
+
+register("movedim", movedim, method=True)
+register("moveaxis", movedim, method=True)
+
+
+# --- select / slice / narrow ------------------------------------------------------------------
+
+
+def _select_forward(a, dim, index):
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, a.ndim)
+    index = _index_arg(index)
+    n = a.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(a.shape)} at dimension {d}")
+    # the trailing Ellipsis keeps a 0-d result an array view, not a NumPy scalar
+    return a[(slice(None),) * d + (index, Ellipsis)]
+
+
+def _select_backward_forward(g, input_sizes, dim, index):
+    out = np.zeros(tuple(input_sizes), g.dtype)
+    _select_forward(out, dim, index)[...] = g
+    return out
+
+
+select_backward = op(
+    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+    _select_backward_forward,
+    grads={"grad_output": lambda grad, dim, index: select(grad, dim, index)},
+    function=False, method=False)
+
+select = op("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_forward,
+            grads={"self": lambda grad, self_shape, dim, index:
+                   select_backward(grad, self_shape, dim, index)})
+
+
+def _slice_bounds(start, end, step, n: int) -> tuple:
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start = 0 if start is None else _index_arg(start)
+    end = n if end is None else _index_arg(end)
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    start = min(max(start, 0), n)
+    end = min(max(end, start), n)
+    return start, end
+
+
+def _slice_forward(a, dim, start, end, step):
+    if a.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, a.ndim)
+    start, end = _slice_bounds(start, end, step, a.shape[d])
+    if start == end and a.size:
+        return _empty_slice(a, d, start, step)
+    return a[(slice(None),) * d + (slice(start, end, step), Ellipsis)]
+
+
+def _empty_slice(a, d: int, start: int, step: int):
+    # NumPy leaves an empty slice at the array's start; torch's storage offset points at `start`
+    stride = [s // a.itemsize for s in a.strides]
+    size = a.shape[:d] + (0,) + a.shape[d + 1:]
+    delta = start * stride[d]
+    stride[d] *= step
+    return _as_strided_rel_forward(a, size, stride, delta)
+
+
+def _slice_backward_forward(g, input_sizes, dim, start, end, step):
+    out = np.zeros(tuple(input_sizes), g.dtype)
+    _slice_forward(out, dim, start, end, step)[...] = g
+    return out
+
+
+slice_backward = op(
+    "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
+    "SymInt step) -> Tensor", _slice_backward_forward,
+    grads={"grad_output": lambda grad, dim, start, end, step:
+           slice_op(grad, dim, start, end, step)},
+    function=False, method=False)
+
+slice_op = op("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
+              "SymInt step=1) -> Tensor(a)", _slice_forward,
+              grads={"self": lambda grad, self_shape, dim, start, end, step:
+                     slice_backward(grad, self_shape, dim, start, end, step)},
+              function=False, method=False)
+
+
+def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    start, length = _index_arg(start), _index_arg(length)
+    n = shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_op(input, d, start, start + length, 1)
+
+
+register("narrow", narrow, method=True)
+
+
+# --- diagonal -----------------------------------------------------------------------------------
+
+
+def _diagonal_forward(a, offset, dim1, dim2):
+    nd = a.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        n = max(min(a.shape[d1], a.shape[d2] - offset), 0)
+    else:
+        n = max(min(a.shape[d1] + offset, a.shape[d2]), 0)
+    keep = [d for d in range(nd) if d != d1 and d != d2]
+    shape = tuple(a.shape[d] for d in keep) + (n,)
+    strides = tuple(a.strides[d] for d in keep) + (a.strides[d1] + a.strides[d2],)
+    start = a
+    if n:
+        key = [slice(None)] * nd
+        key[d1], key[d2] = max(-offset, 0), max(offset, 0)
+        start = a[tuple(slice(k, None) if isinstance(k, int) else k for k in key)]
+    return _strided_view(start, shape, strides)
+
+
+def _diagonal_backward_forward(g, input_sizes, offset, dim1, dim2):
+    out = np.zeros(tuple(input_sizes), g.dtype)
+    _diagonal_forward(out, offset, dim1, dim2)[...] = g
+    return out
+
+
+diagonal_backward = op(
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
+    "int dim2) -> Tensor", _diagonal_backward_forward,
+    grads={"grad_output": lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2)},
+    function=False, method=False)
+
+diagonal = op("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+              _diagonal_forward,
+              grads={"self": lambda grad, self_shape, offset, dim1, dim2:
+                     diagonal_backward(grad, self_shape, offset, dim1, dim2)})
+
+
+# --- multi-output views: unbind, split, chunk -------------------------------------------------
+
+
+def _unbind_forward(a, dim):
+    if a.ndim == 0:
+        raise IndexError(E.DIM_SCALAR.format(dim))
+    d = wrap_dim(dim, a.ndim)
+    pre = (slice(None),) * d
+    return tuple(a[pre + (i, Ellipsis)] for i in range(a.shape[d]))
+
+
+def _fill_missing(grads, shapes, like: Tensor) -> list:
+    return [g if g is not None else _zeros(s, like) for g, s in zip(grads, shapes)]
+
+
+def _unbind_backward(grads, grad, self_shape, dim):
+    d = wrap_dim(dim, len(self_shape))
+    shape = self_shape[:d] + self_shape[d + 1:]
+    return stack(_fill_missing(grads, [shape] * len(grads), grad), d)
+
+
+_unbind = op("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", _unbind_forward,
+             grads={"self": _unbind_backward}, function=False, method=False)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    return tuple(_unbind(input, dim))
+
+
+register("unbind", unbind, method=True)
+
+
+def _split_pieces(a, sizes, d):
+    pre = (slice(None),) * d
+    out, start = [], 0
+    for s in sizes:
+        out.append(a[pre + (slice(start, start + s), Ellipsis)])
+        start += s
+    return tuple(out)
+
+
+def _split_sizes(n: int, split_size: int) -> list:
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
+    if split_size == 0:
+        if n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        return [0]
+    count = max((n + split_size - 1) // split_size, 1)
+    return [split_size] * (count - 1) + [n - split_size * (count - 1)]
+
+
+def _split_forward(a, split_size, dim):
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, a.ndim)
+    return _split_pieces(a, _split_sizes(a.shape[d], _index_arg(split_size)), d)
+
+
+def _split_backward(grads, grad, self_shape, dim, sizes):
+    d = wrap_dim(dim, len(self_shape))
+    shapes = [self_shape[:d] + (s,) + self_shape[d + 1:] for s in sizes]
+    return cat(_fill_missing(grads, shapes, grad), d)
+
+
+_split = op("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+            _split_forward,
+            grads={"self": lambda grads, grad, self_shape, split_size, dim: _split_backward(
+                grads, grad, self_shape, dim,
+                _split_sizes(self_shape[wrap_dim(dim, len(self_shape))], split_size))},
+            function=False, method=False)
+
+
+def _check_split_sizes(n: int, sizes, d: int) -> None:
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={list(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
+
+
+def _split_with_sizes_forward(a, split_sizes, dim):
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, a.ndim)
+    sizes = [_index_arg(s) for s in split_sizes]
+    _check_split_sizes(a.shape[d], sizes, d)
+    return _split_pieces(a, sizes, d)
+
+
+_split_with_sizes = op(
+    "split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+    _split_with_sizes_forward,
+    grads={"self": lambda grads, grad, self_shape, split_sizes, dim: _split_backward(
+        grads, grad, self_shape, dim, split_sizes)},
+    function=False, method=False)
+
+
+def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    return tuple(_split_with_sizes(input, list(split_sizes), dim))
+
+
+register("split_with_sizes", split_with_sizes, method=True)
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
+    return tuple(_split(tensor, split_size_or_sections, dim))
+
+
+register("split", split)
+register_method("split", lambda self, split_size, dim=0: split(self, split_size, dim))
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = shape[wrap_dim(dim, len(shape))]
+    if n == 0:  # split(0) would give one piece; torch keeps `chunks` empty pieces
+        return tuple(_split_with_sizes(input, [0] * chunks, dim))
+    return tuple(_split(input, (n + chunks - 1) // chunks, dim))
+
+
+register("chunk", chunk, method=True)
+
+
+# --- cat / stack --------------------------------------------------------------------------------
+
+
+def _common_dtype(arrays) -> np.dtype:
+    from retrograd import _dtype as D
+
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        return first
+    out = D.from_numpy_dtype(first)
+    for a in arrays[1:]:
+        out = D.promote_types(out, D.from_numpy_dtype(a.dtype))
+    return out.np
+
+
+def _legacy_empty(a) -> bool:
+    # torch.cat skips 1-d empty tensors whatever the other shapes (legacy behaviour)
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+def _cat_forward(arrays, dim):
+    if not arrays:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dtype = _common_dtype(arrays)
+    kept = [a for a in arrays if not _legacy_empty(a)]
+    if not kept:
+        return np.empty((0,), dtype)
+    ref = kept[0]
+    d = wrap_dim(dim, ref.ndim)
+    for i, a in enumerate(arrays):
+        if _legacy_empty(a):
+            continue
+        if a.ndim != ref.ndim:
+            raise RuntimeError(E.CAT_DIMS.format(ref.ndim, a.ndim))
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(E.CAT_SIZES.format(d, ref.shape[k], a.shape[k], i))
+    shape = list(ref.shape)
+    shape[d] = sum(a.shape[d] for a in kept)
+    # an explicit row-major `out`: NumPy would follow the inputs' layout, torch does not
+    return np.concatenate(kept, axis=d, out=np.empty(shape, dtype), casting="unsafe")
+
+
+def _cat_backward(grad, tensors, dim):
+    shapes = [t._data.shape for t in tensors]
+    ref = next((s for s in shapes if s != (0,)), None)
+    out, start = [], 0
+    d = wrap_dim(dim, len(ref)) if ref is not None else 0
+    for s in shapes:
+        if s == (0,) and len(ref or ()) != 1:
+            out.append(_zeros(s, grad))
+            continue
+        out.append(slice_op(grad, d, start, start + s[d], 1))
+        start += s[d]
+    return out
+
+
+cat = op("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_forward,
+         grads={"tensors": _cat_backward})
+register("concat", cat)
+register("concatenate", cat)
+
+
+def _stack_forward(arrays, dim):
+    if not arrays:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    ref = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.shape != ref:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref)} "
+                               f"at entry 0 and {list(a.shape)} at entry {i}")
+    d = wrap_dim(dim, len(ref) + 1)
+    shape = ref[:d] + (len(arrays),) + ref[d:]
+    return np.stack(arrays, axis=d, out=np.empty(shape, _common_dtype(arrays)), casting="unsafe")
+
+
+def _stack_backward(grad, dim):
+    d = wrap_dim(dim, grad._data.ndim)
+    return [select(grad, d, i) for i in range(grad._data.shape[d])]
+
+
+stack = op("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_forward,
+           grads={"tensors": _stack_backward})
+
+
+def _atleast(t: Tensor, n: int) -> Tensor:
+    nd = t._data.ndim
+    if nd >= n:
+        return t
+    if nd == 0:
+        return reshape(t, (1,) * n)
+    if n == 2 or nd == 2:
+        return t.unsqueeze(0) if n == 2 else t.unsqueeze(-1)
+    return t.unsqueeze(0).unsqueeze(-1)
+
+
+def _atleast_fn(n: int):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(_atleast(t, n) for t in tensors[0])
+        if len(tensors) == 1:
+            return _atleast(tensors[0], n)
+        return tuple(_atleast(t, n) for t in tensors)
+
+    fn.__name__ = f"atleast_{n}d"
+    return fn
+
+
+for _n in (1, 2, 3):
+    register(f"atleast_{_n}d", _atleast_fn(_n))
+
+
+def hstack(tensors) -> Tensor:
+    ts = [_atleast(t, 1) for t in tensors]
+    return cat(ts, 0 if ts and ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    return cat([_atleast(t, 2) for t in tensors], 0)
+
+
+def dstack(tensors) -> Tensor:
+    return cat([_atleast(t, 3) for t in tensors], 2)
+
+
+register("hstack", hstack)
+register("vstack", vstack)
+register("row_stack", vstack)
+register("dstack", dstack)
+
+
+# --- copies: repeat, tile, flip, roll, tril/triu ----------------------------------------------
+
+
+def _repeat_forward(a, repeats):
+    reps = tuple(_index_arg(r) for r in repeats)
+    if len(reps) < a.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    lead = len(reps) - a.ndim
+    shape = reps[:lead] + tuple(r * s for r, s in zip(reps[lead:], a.shape))
+    if any(s < 0 for s in shape):
+        bad = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                           f"{list(shape)}")
+    return np.tile(a, reps) if reps else a.copy()
+
+
+def _repeat_backward(grad, repeats, self_shape):
+    lead = len(repeats) - len(self_shape)
+    split, dims = list(repeats[:lead]), list(range(lead))
+    for r, s in zip(repeats[lead:], self_shape):
+        dims.append(len(split))
+        split += [r, s]
+    return grad.reshape(split).sum(dims).reshape(self_shape) if dims else grad.clone()
+
+
+repeat = op("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_forward,
+            grads={"self": _repeat_backward}, function=False, method=False)
+register_method("repeat", lambda self, *sizes: repeat(self, size_args(sizes)))
+
+
+def tile(input: Tensor, *dims, **kw) -> Tensor:
+    reps = size_args((kw.pop("dims"),) if "dims" in kw else dims)
+    nd = input._data.ndim
+    if len(reps) < nd:
+        reps = (1,) * (nd - len(reps)) + reps
+    return repeat(input, reps)
+
+
+register("tile", tile, method=True)
+
+
+def _flip_forward(a, dims):
+    axes = _dims_arg(dims, a.ndim)
+    if not axes or a.ndim == 0:
+        return a.copy(order="K")
+    return np.flip(a, axes).copy(order="K")
+
+
+_flip = op("flip(Tensor self, int[] dims) -> Tensor", _flip_forward,
+           grads={"self": lambda grad, dims: _flip(grad, dims)}, function=False, method=False)
+
+
+def flip(input: Tensor, *dims, **kw) -> Tensor:
+    if "dims" in kw:
+        dims = (kw.pop("dims"),)
+    return _flip(input, size_args(dims))
+
+
+register("flip", flip, method=True)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _flip(input, (0,))
+
+
+register("fliplr", fliplr, method=True)
+register("flipud", flipud, method=True)
+
+
+def _roll_forward(a, shifts, dims):
+    shifts, dims = tuple(shifts), tuple(dims)
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        out = np.roll(a, shifts[0])
+    else:
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:{len(dims)}")
+        out = np.roll(a, shifts, tuple(wrap_dim(d, a.ndim) for d in dims))
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+
+
+_roll = op("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_forward,
+           grads={"self": lambda grad, shifts, dims: _roll(grad, [-s for s in shifts], dims)},
+           function=False, method=False)
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    shifts = [shifts] if isinstance(shifts, int) else [int(s) for s in shifts]
+    dims = [] if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    return _roll(input, shifts, dims)
+
+
+register("roll", roll, method=True)
+
+
+def _tri_forward(fn, name):
+    def forward(a, diagonal):
+        if a.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return np.ascontiguousarray(fn(a, diagonal))
+
+    return forward
+
+
+tril = op("tril(Tensor self, int diagonal=0) -> Tensor", _tri_forward(np.tril, "tril"),
+          grads={"self": lambda grad, diagonal: tril(grad, diagonal)})
+triu = op("triu(Tensor self, int diagonal=0) -> Tensor", _tri_forward(np.triu, "triu"),
+          grads={"self": lambda grad, diagonal: triu(grad, diagonal)})
