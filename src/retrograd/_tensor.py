@@ -115,7 +115,8 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         a = self._data
-        if a.size == 0:  # NumPy gives zero-size arrays zero strides; torch keeps row-major ones
+        if a.size == 0 and 0 in a.strides:
+            # NumPy gives some zero-size arrays zero strides; torch keeps row-major ones
             st, acc = [], 1
             for n in reversed(a.shape):
                 st.append(acc)

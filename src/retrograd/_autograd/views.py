@@ -9,10 +9,19 @@ gradient of the base (see retrograd._autograd.copy_slices).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
+
+MULTI_OUTPUT_STALE = (
+    "Output {} of {} is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such functions "
+    "do not allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one."
+)
 
 # How a view was created; decides which in-place ops on it are allowed (PyTorch's CreationMeta).
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = range(5)
@@ -56,6 +65,10 @@ def view_grad_fn(t: Tensor):
     info = t._view
     vc = t._version_counter
     if vc is not None and info.version != vc.version and t._requires_grad:
+        if info.creation_meta == MULTI_OUTPUT_NODE and info.base._requires_grad:
+            fn = t._grad_fn
+            name = "a function" if fn is None else re.sub(r"Backward\d*$", "", fn.name())
+            raise RuntimeError(MULTI_OUTPUT_STALE.format(t._output_nr, name))
         from retrograd._autograd.copy_slices import regenerate_view_grad_fn
 
         regenerate_view_grad_fn(t)

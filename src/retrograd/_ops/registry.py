@@ -36,6 +36,7 @@ from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
+from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
 from retrograd._ops.schema import Schema, parse_schema
 from retrograd._tensor import Tensor, _wrap
@@ -296,6 +297,12 @@ class CppFormulaNode(FormulaNode):
         return "torch::autograd::" + type(self).__name__
 
 
+def run_inplace(op, args, call, any_grad):
+    from retrograd._ops.inplace import run_inplace as run
+
+    return run(op, args, call, any_grad)
+
+
 # --- running an op ---------------------------------------------------------------------------
 
 
@@ -326,24 +333,18 @@ def run_eager(op: OpDef, args: tuple):
     if op.promote is not None:
         _promote(op, args, call)
     if op.inplace_idx:
-        from retrograd._ops.inplace import run_inplace
-
         return run_inplace(op, args, call, any_grad)
     out = op.forward(*call)
     build = any_grad and state.grad_enabled and op.node_cls is not None
     if op.multi:
         outs = [_wrap(_as_array(o)) for o in out]
         if op.is_view:
-            from retrograd._autograd.views import make_views
-
             make_views(op, args, outs, build)
         if build:
             _build_node(op, args, outs)
         return outs if op.schema.returns[0].type == "Tensor[]" else tuple(outs)
     result = _wrap(out if type(out) is np.ndarray else np.asarray(out))
     if op.is_view:
-        from retrograd._autograd.views import make_views
-
         make_views(op, args, (result,), build)
     if build:
         _build_node(op, args, (result,))
@@ -422,7 +423,11 @@ def _save_arg(a):
 
 
 def _shape_of(a):
-    return a._data.shape if isinstance(a, Tensor) else ()
+    if isinstance(a, Tensor):
+        return a._data.shape
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+        return tuple(t._data.shape for t in a)  # a Tensor[] argument: one shape per tensor
+    return ()
 
 
 def _strides_of(a):

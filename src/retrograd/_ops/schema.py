@@ -95,6 +95,7 @@ def _parse_type(t: str) -> tuple:
     if "(" in t:
         base, rest = t.split("(", 1)
         alias, after = rest.split(")", 1)
+        alias = alias.split(" -> ")[0].strip()  # "a -> *": a view whose outputs alias a
         t = base + after
     if "[" in t and not t.endswith("[]") and not t.endswith("[]?"):
         base, rest = t.split("[", 1)
@@ -118,7 +119,7 @@ def _parse_default(s: str):
 
 
 def parse_schema(text: str) -> Schema:
-    head, ret = text.split("->")
+    head, ret = text.rsplit(" -> ", 1) if " -> " in text else text.rsplit("->", 1)
     name_part, args_part = head.strip().split("(", 1)
     args_part = args_part.rsplit(")", 1)[0]
     name, _, overload = name_part.strip().partition(".")
