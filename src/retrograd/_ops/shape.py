@@ -819,8 +819,7 @@ def _cat_forward(arrays, dim):
     return np.concatenate(kept, axis=d, out=np.empty(shape, dtype), casting="unsafe")
 
 
-def _cat_backward(grad, tensors, dim):
-    shapes = [t._data.shape for t in tensors]
+def _cat_backward(grad, shapes, dim):
     ref = next((s for s in shapes if s != (0,)), None)
     out, start = [], 0
     d = wrap_dim(dim, len(ref)) if ref is not None else 0
@@ -833,8 +832,10 @@ def _cat_backward(grad, tensors, dim):
     return out
 
 
+# only the shapes are saved, so changing an input in place after cat is fine (as in torch)
 cat = op("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_forward,
-         grads={"tensors": _cat_backward})
+         grads={"tensors": lambda grad, tensors_shape, dim:
+                _cat_backward(grad, tensors_shape, dim)})
 register("concat", cat)
 register("concatenate", cat)
 
