@@ -1,1 +1,869 @@
-"""(being written)"""
+"""Losses: nll_loss, cross_entropy, mse/l1/smooth_l1/huber, binary cross entropy (with logits),
+kl_div.
+
+The losses torch implements as single ops (nll_loss_forward, mse_loss, smooth_l1_loss,
+huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits) are declared ops with a fused
+NumPy forward; their gradients are short retrograd expressions, so they differentiate again.
+Piecewise slopes (smooth_l1, huber, clamps) use constant masks computed from the saved inputs.
+The losses torch composes (cross_entropy, l1_loss, kl_div) are composed here the same way, so the
+result's grad_fn is torch's.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from retrograd._ops.registry import op, register, register_functional
+from retrograd._tensor import Tensor, _wrap
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_BCE_EPS = 1e-12  # torch clamps (1 - x) * x from below by this in binary_cross_entropy backward
+SIZE_WARNING = (
+    "Using a target size ({}) that is different to the input size ({}). This will likely lead "
+    "to incorrect results due to broadcasting. Please ensure they have the same size.")
+BCE_SIZE = ("Using a target size ({}) that is different to the input size ({}) is deprecated. "
+            "Please ensure they have the same size.")
+KL_MEAN_WARNING = (
+    "reduction: 'mean' divides the total loss by both the batch size and the support size."
+    "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+    "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+
+
+# --- reduction arguments ---------------------------------------------------------------------
+
+
+def reduction_enum(reduction: str) -> int:
+    """torch's _Reduction.get_enum: 'none' 0, 'mean' 1, 'sum' 2."""
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' "
+                      "instead.", stacklevel=3)
+        return 1
+    try:
+        return _REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction string for the deprecated size_average / reduce arguments."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    out = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{out}' instead.", stacklevel=3)
+    return out
+
+
+def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
+    if reduction == 0:
+        return loss
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = loss.mean() if reduction == 1 else loss.sum()
+    return np.asarray(out, dtype=loss.dtype)
+
+
+def _scale(reduction: int, shape: tuple) -> float:
+    """The factor a mean reduction puts on every element's gradient."""
+    if reduction != 1:
+        return 1.0
+    n = 1
+    for s in shape:
+        n *= s
+    return 1.0 / n if n else float("nan")
+
+
+def _apply_reduction(t: Tensor, reduction: str) -> Tensor:
+    code = reduction_enum(reduction)
+    return t if code == 0 else t.mean() if code == 1 else t.sum()
+
+
+def _const(a: np.ndarray, like: Tensor) -> Tensor:
+    """A constant (no grad) tensor of `like`'s dtype, for masks and slopes in formulas."""
+    return _wrap(np.asarray(a, dtype=like._data.dtype))
+
+
+def broadcast_shape(a: tuple, b: tuple) -> tuple:
+    nd = max(len(a), len(b))
+    out = []
+    for i in range(nd):
+        x = a[i - nd + len(a)] if i >= nd - len(a) else 1
+        y = b[i - nd + len(b)] if i >= nd - len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(SIZE_WARNING.format(_size_str(target), _size_str(input)), stacklevel=3)
+
+
+def _size_str(t: Tensor) -> str:
+    return f"torch.Size({list(t.shape)})"
+
+
+# --- mse_loss --------------------------------------------------------------------------------
+
+
+def _mse_forward(a, b, reduction):
+    broadcast_shape(a.shape, b.shape)
+    d = np.subtract(a, b)
+    return _reduce(np.multiply(d, d, out=d), reduction)
+
+
+def _mse_grads(grad, self, target, reduction, output_mask):
+    d = self - target
+    g = grad * (d * (2.0 * _scale(reduction, tuple(d.shape))))
+    return (g if output_mask[0] else None), (-g if output_mask[1] else None)
+
+
+mse_loss = op("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", _mse_forward,
+              promote="all", grads={"self, target": _mse_grads}, function=False, method=False)
+
+
+def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight=True):
+    """torch's Python-side weighting of mse/l1/huber losses."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    out = loss * weight
+    if reduction == "none":
+        return out
+    if reduction == "sum":
+        return out.sum()
+    if reduction == "mean":
+        return out.sum() / weight.sum() if mean_by_weight else out.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def _f_mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                reduction: str = "mean", weight=None) -> Tensor:
+    _warn_size(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        broadcast_shape(tuple(input.shape), tuple(target.shape))
+        d = input - target
+        return _weighted(d * d, weight, input, reduction)
+    return mse_loss(input, target, reduction_enum(reduction))
+
+
+register_functional("mse_loss", _f_mse_loss)
+
+
+# --- l1_loss (composite in torch) ------------------------------------------------------------
+
+
+def _f_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+               reduction: str = "mean", weight=None) -> Tensor:
+    _warn_size(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    broadcast_shape(tuple(input.shape), tuple(target.shape))
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _apply_reduction(loss, reduction)
+
+
+register_functional("l1_loss", _f_l1_loss)
+
+
+# --- smooth_l1_loss / huber_loss -------------------------------------------------------------
+
+
+def _smooth_l1_forward(a, b, reduction, beta):
+    broadcast_shape(a.shape, b.shape)
+    z = np.abs(np.subtract(a, b))
+    beta = a.dtype.type(beta) if a.dtype.kind == "f" else beta
+    loss = np.where(z < beta, 0.5 * z * z / beta if beta else z, z - 0.5 * beta)
+    return _reduce(loss.astype(z.dtype, copy=False), reduction)
+
+
+def _piecewise_slope(d: Tensor, width: float, inner_gain: float, outer: float) -> Tensor:
+    """d * inner_gain where |d| < width, else outer * sign(d): the slope of smooth_l1/huber."""
+    dn = d._data
+    inside = np.abs(dn) < width
+    return d * _const(inside * inner_gain, d) + _const(np.sign(dn) * outer * ~inside, d)
+
+
+def _smooth_l1_grads(grad, self, target, reduction, beta, output_mask):
+    d = self - target
+    slope = _piecewise_slope(d, beta, 1.0 / beta if beta else 0.0, 1.0)
+    g = grad * (slope * _scale(reduction, tuple(d.shape)))
+    return (g if output_mask[0] else None), (-g if output_mask[1] else None)
+
+
+smooth_l1_loss = op(
+    "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+    _smooth_l1_forward, promote="all", grads={"self, target": _smooth_l1_grads},
+    function=False, method=False)
+
+
+def _f_smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                      reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    _warn_size(input, target)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return _f_l1_loss(input, target, reduction=reduction)
+    return smooth_l1_loss(input, target, reduction_enum(reduction), beta)
+
+
+register_functional("smooth_l1_loss", _f_smooth_l1_loss)
+
+
+def _huber_forward(a, b, reduction, delta):
+    broadcast_shape(a.shape, b.shape)
+    z = np.abs(np.subtract(a, b))
+    delta = a.dtype.type(delta) if a.dtype.kind == "f" else delta
+    loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    return _reduce(loss.astype(z.dtype, copy=False), reduction)
+
+
+def _huber_grads(grad, self, target, reduction, delta, output_mask):
+    d = self - target
+    slope = _piecewise_slope(d, delta, 1.0, delta)
+    g = grad * (slope * _scale(reduction, tuple(d.shape)))
+    return (g if output_mask[0] else None), (-g if output_mask[1] else None)
+
+
+huber_loss = op(
+    "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
+    _huber_forward, promote="all", grads={"self, target": _huber_grads}, function=False,
+    method=False)
+
+
+def _f_huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+                  weight=None) -> Tensor:
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(huber_loss(input, target, 0, delta), weight, input, reduction,
+                         mean_by_weight=False)
+    return huber_loss(input, target, reduction_enum(reduction), delta)
+
+
+register_functional("huber_loss", _f_huber_loss)
+
+
+# --- binary_cross_entropy --------------------------------------------------------------------
+
+
+def _bce_forward(x, t, weight, reduction):
+    if not np.all((x >= 0) & (x <= 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        lx = np.maximum(np.log(x), -100)
+        l1x = np.maximum(np.log1p(-x), -100)
+    loss = (t - 1) * l1x - t * lx
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bce_grads(grad, self, target, weight, reduction, output_mask):
+    g = grad * _scale(reduction, tuple(self.shape))
+    if weight is not None:
+        g = g * weight
+    gs = gt = None
+    if output_mask[0]:
+        denom = (1 - self) * self
+        dn = denom._data
+        # torch divides by max((1 - x) * x, 1e-12); the offset keeps that value exactly
+        denom = denom + _const(np.maximum(dn, _BCE_EPS) - dn, self)
+        gs = g * (self - target) / denom
+    if output_mask[1]:
+        gt = g * ((1 - self).log() - self.log())
+    return gs, gt
+
+
+binary_cross_entropy = op(
+    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) "
+    "-> Tensor", _bce_forward, grads={"self, target": _bce_grads}, function=False, method=False)
+
+
+def _f_binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                            reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(BCE_SIZE.format(_size_str(target), _size_str(input)))
+    if weight is not None:
+        weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
+    return binary_cross_entropy(input, target, weight, reduction_enum(reduction))
+
+
+register_functional("binary_cross_entropy", _f_binary_cross_entropy)
+
+
+# --- binary_cross_entropy_with_logits -------------------------------------------------------
+
+
+def _bce_logits_forward(x, t, weight, pos_weight, reduction):
+    # softplus(-x) = log(1 + exp(-x)) without overflow
+    sp = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+    if pos_weight is not None:
+        loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * sp
+    else:
+        loss = (1 - t) * x + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(x.dtype, copy=False), reduction)
+
+
+def _softplus_neg(x: Tensor) -> Tensor:
+    """softplus(-x) = log(1 + exp(-|x|)) + max(-x, 0), with |x| and max from constant masks."""
+    xn = x._data
+    return (1 + (x * _const(-np.sign(xn), x)).exp()).log() - x * _const(xn < 0, x)
+
+
+def _bce_logits_grads(grad, self, target, weight, pos_weight, reduction, output_mask):
+    g = grad * _scale(reduction, tuple(self.shape))
+    if weight is not None:
+        g = g * weight
+    gs = gt = None
+    if output_mask[0]:
+        sig = self.sigmoid()
+        if pos_weight is not None:
+            pt = pos_weight * target
+            gs = g * ((pt + 1 - target) * sig - pt)
+        else:
+            gs = g * (sig - target)
+    if output_mask[1]:
+        if pos_weight is not None:
+            gt = g * ((pos_weight - 1) * _softplus_neg(self) - self)
+        else:
+            gt = -g * self
+    return gs, gt
+
+
+binary_cross_entropy_with_logits = op(
+    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
+    "Tensor? pos_weight=None, int reduction=1) -> Tensor", _bce_logits_forward,
+    grads={"self, target": _bce_logits_grads}, function=False, method=False)
+
+
+def _torch_bce_with_logits(input: Tensor, target: Tensor, weight=None, pos_weight=None,
+                           reduction: int = 0) -> Tensor:
+    # torch's Python binding of the top-level function defaults to no reduction
+    return binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+register("binary_cross_entropy_with_logits", _torch_bce_with_logits)
+
+
+def _f_bce_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None,
+                       reduce=None, reduction: str = "mean", pos_weight=None) -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({_size_str(target)}) must be the same as input size "
+                         f"({_size_str(input)})")
+    return binary_cross_entropy_with_logits(input, target, weight, pos_weight,
+                                            reduction_enum(reduction))
+
+
+register_functional("binary_cross_entropy_with_logits", _f_bce_with_logits)
+
+
+# --- nll_loss --------------------------------------------------------------------------------
+
+
+def _check_target(t: np.ndarray) -> None:
+    if t.dtype != np.int64 and t.dtype != np.uint8:
+        from retrograd._dtype import from_numpy_dtype
+
+        name = from_numpy_dtype(t.dtype)._legacy.replace("Tensor", "")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+
+
+def _nll_parts(x, t, weight, ignore_index):
+    """(picked log-probs, per-element weights, target positions) along the class axis 1."""
+    _check_target(t)
+    t = t.astype(np.int64, copy=False)
+    n_classes = x.shape[1]
+    ignore = t == ignore_index
+    bad = ~ignore & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    pos = np.where(ignore, 0, t)
+    picked = np.take_along_axis(x, pos[:, None], axis=1)[:, 0]
+    w = np.ones(pos.shape, x.dtype) if weight is None else weight.astype(x.dtype)[pos]
+    w[ignore] = 0
+    return picked, w, pos
+
+
+def _as_batch(x, t):
+    """nll_loss takes (C,) with a 0-d (or size-1) target as a batch of one."""
+    if x.ndim == 1:
+        return x[None], t.reshape(1)
+    return x, t
+
+
+def _nll_forward(x, t, weight, reduction, ignore_index):
+    _check_nll_shapes(x, t, weight)
+    return _nll_core(x, t, weight, reduction, ignore_index)
+
+
+def _nll_core(x, t, weight, reduction, ignore_index):
+    xb, tb = _as_batch(x, t)
+    picked, w, _ = _nll_parts(xb, tb, weight, ignore_index)
+    loss = -picked * w
+    if reduction == 0:
+        return loss.reshape(t.shape if x.ndim > 1 else ()), np.asarray(0, x.dtype)
+    total = np.asarray(w.sum(dtype=x.dtype))
+    out = loss.sum(dtype=x.dtype)
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = out / total
+    return np.asarray(out, x.dtype), total
+
+
+def _check_nll_shapes(x, t, weight) -> None:
+    if not 0 < x.ndim <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if t.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if x.ndim == 1 and t.ndim == 1 and t.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                           f"{t.shape[0]}")
+    if x.ndim == 2 and (t.ndim == 0 or x.shape[0] != t.shape[0]):
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)}, target: "
+                           f"{list(t.shape)})")
+    c = x.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.size != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+
+
+def _check_nll2d_shapes(x, t, weight) -> None:
+    if t.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {t.ndim}")
+    if x.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got "
+                           f"input of dimension: {x.ndim}")
+    if weight is not None and weight.size != x.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if x.shape[0] != t.shape[0] or x.shape[2:] != t.shape[1:]:
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: "
+                           f"{list(t.shape)}")
+
+
+def _nll2d_forward(x, t, weight, reduction, ignore_index):
+    _check_nll2d_shapes(x, t, weight)
+    n, c = x.shape[:2]
+    # classes last, spatial positions folded into the batch
+    flat = np.moveaxis(x, 1, -1).reshape(-1, c)
+    out, total = _nll_core(flat, t.reshape(-1), weight, reduction, ignore_index)
+    return (out.reshape(t.shape) if reduction == 0 else out), total
+
+
+def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
+                    class_axis: int):
+    """grad * M, M holding -weight[t] (/ total_weight for mean) at each target position."""
+    t = target._data
+    x_like = grad._data
+    c = self_shape[class_axis]
+    tm = t.reshape(-1)
+    w = None if weight is None else weight._data
+    ignore = tm == ignore_index
+    pos = np.where(ignore, 0, tm)
+    vals = -(np.ones(pos.shape, x_like.dtype) if w is None else w.astype(x_like.dtype)[pos])
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vals = vals / total_weight._data
+    vals[ignore] = 0
+    m = np.zeros((pos.size, c), x_like.dtype)
+    m[np.arange(pos.size), pos] = vals
+    lead = (self_shape[0],) + tuple(self_shape[2:]) if class_axis == 1 else ()
+    m = np.moveaxis(m.reshape(lead + (c,)), -1, class_axis) if class_axis == 1 else m.reshape(c)
+    g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
+    return g * _wrap(np.ascontiguousarray(m))
+
+
+nll_loss_forward = op(
+    "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "SymInt ignore_index) -> (Tensor output, Tensor total_weight)", _nll_forward,
+    node="NllLossBackward0", differentiable_outputs=(True, False),
+    grads={"self": lambda grad, self_shape, target, weight, reduction, ignore_index,
+           total_weight: _nll_grad_input(grad, self_shape, target, weight, reduction,
+                                         ignore_index, total_weight,
+                                         1 if len(self_shape) > 1 else 0)},
+    function=False, method=False)
+
+nll_loss2d_forward = op(
+    "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "SymInt ignore_index) -> (Tensor output, Tensor total_weight)", _nll2d_forward,
+    node="NllLoss2DBackward0", differentiable_outputs=(True, False),
+    grads={"self": lambda grad, self_shape, target, weight, reduction, ignore_index,
+           total_weight: _nll_grad_input(grad, self_shape, target, weight, reduction,
+                                         ignore_index, total_weight, 1)},
+    function=False, method=False)
+
+
+def nll_loss_nd(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
+                ignore_index: int = -100) -> Tensor:
+    """torch's nll_loss_nd: 1-2-D inputs use nll_loss, others nll_loss2d (N, C, 1, -1)."""
+    shape = tuple(input.shape)
+    if len(shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
+    tshape = tuple(target.shape)
+    if len(shape) != 1 and (not tshape or shape[0] != tshape[0]):
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
+                         f"({tshape[0] if tshape else 0}).")
+    if len(shape) <= 2:
+        return nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
+    if len(shape) == 4:
+        return nll_loss2d_forward(input, target, weight, reduction, ignore_index)[0]
+    out_size = (shape[0],) + shape[2:]
+    if tshape != out_size:
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(tshape)}")
+    n, c = shape[:2]
+    empty = input.numel() == 0
+    x4 = input.reshape((n, c, 0, 0) if empty else (n, c, 1, -1))
+    t3 = target.reshape((n, 0, 0) if empty else (n, 1, -1))
+    out = nll_loss2d_forward(x4, t3, weight, reduction, ignore_index)[0]
+    return out.view(out_size) if reduction == 0 else out
+
+
+def _f_nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return nll_loss_nd(input, target, weight, reduction_enum(reduction), ignore_index)
+
+
+register_functional("nll_loss", _f_nll_loss)
+
+
+# --- cross_entropy (composite in torch: log_softmax + nll_loss) ------------------------------
+
+
+def _log_softmax(x: Tensor, dim: int) -> Tensor:
+    from retrograd import log_softmax
+
+    return log_softmax(x, dim)
+
+
+def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    shape = [1] * ndim
+    shape[class_dim] = -1
+    return weight.reshape(shape)
+
+
+def _ce_prob_target(input: Tensor, target: Tensor, weight, reduction: int,
+                    label_smoothing: float) -> Tensor:
+    class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    logp = _log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_view(weight, input.ndim, class_dim)
+    if reduction == 0:
+        return -prod.sum(class_dim)
+    if reduction == 2:
+        return -prod.sum()
+    n = input.numel()
+    if n == 0:
+        return -prod.sum() * float("nan")
+    return -prod.sum() / (n // n_classes)
+
+
+def _ce_label_smoothing(input: Tensor, target: Tensor, weight, reduction: int,
+                        ignore_index: int, label_smoothing: float) -> Tensor:
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = _log_softmax(input, class_dim)
+    nll = nll_loss_nd(logp, target, weight, reduction, ignore_index)
+    n_classes = input.shape[class_dim]
+    keep = target._data != ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_view(weight, input.ndim, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth * _const(keep, smooth)
+    if reduction == 1:
+        t = target._data[keep]
+        denom = weight._data[t].sum() if weight is not None else keep.sum()
+        ret = smooth.sum() / _const(denom, smooth)
+    elif reduction == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def cross_entropy_loss(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
+                       ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {target.dtype._legacy.replace('Tensor', '')}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_smoothing(label_smoothing)
+        return _ce_prob_target(input, target, weight, reduction, label_smoothing)
+    _check_smoothing(label_smoothing)
+    if label_smoothing > 0.0:
+        return _ce_label_smoothing(input, target, weight, reduction, ignore_index,
+                                   label_smoothing)
+    class_dim = 0 if input.ndim == 1 else 1
+    return nll_loss_nd(_log_softmax(input, class_dim), target, weight, reduction, ignore_index)
+
+
+def _check_smoothing(label_smoothing: float) -> None:
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+
+
+def _f_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                     ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                     label_smoothing: float = 0.0) -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return cross_entropy_loss(input, target, weight, reduction_enum(reduction), ignore_index,
+                              label_smoothing)
+
+
+register_functional("cross_entropy", _f_cross_entropy)
+
+
+# --- kl_div (composite in torch) -------------------------------------------------------------
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
+    """torch.kl_div (its Python binding defaults to no reduction, as here)."""
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(target, target): 0 where target == 0
+        loss = target * (target + _const(target._data == 0, target)).log() - target * input
+    return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+
+def _f_kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+              reduction: str = "mean", log_target: bool = False) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn(KL_MEAN_WARNING, stacklevel=2)
+    if reduction == "batchmean":
+        code = 2
+    else:
+        code = reduction_enum(reduction)
+    out = kl_div(input, target, code, log_target=log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        out = out / input.shape[0]
+    return out
+
+
+register("kl_div", kl_div)
+register_functional("kl_div", _f_kl_div)
+
+
+# --- margin and embedding losses (composites in torch, except soft_margin_loss) -------------
+
+
+def _legacy_enum(size_average, reduce, reduction: str) -> int:
+    return reduction_enum(legacy_reduction(size_average, reduce, reduction))
+
+
+def _reduce_tensor(t: Tensor, reduction: int) -> Tensor:
+    """torch's apply_loss_reduction."""
+    return t if reduction == 0 else t.mean() if reduction == 1 else t.sum()
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: int = 1) -> Tensor:
+    return _reduce_tensor((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def _f_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    code = _legacy_enum(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size_str(input1)}, input2: {_size_str(input2)}, target: "
+            f"{_size_str(target)} ")
+    return margin_ranking_loss(input1, input2, target, margin, code)
+
+
+register("margin_ranking_loss", margin_ranking_loss)
+register_functional("margin_ranking_loss", _f_margin_ranking_loss)
+
+
+def _where(mask: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
+    from retrograd import where
+
+    return where(_wrap(np.asarray(mask)), a, b)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         reduction: int = 1) -> Tensor:
+    zeros = _wrap(np.zeros(input._data.shape, input._data.dtype))
+    t = target._data
+    margin_part = _where(t != 1, (margin - input).clamp_min(0), zeros)
+    self_part = _where(t != -1, input, zeros)
+    return _reduce_tensor(margin_part + self_part, reduction)
+
+
+def _f_hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                            size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    return hinge_embedding_loss(input, target, margin,
+                                _legacy_enum(size_average, reduce, reduction))
+
+
+register("hinge_embedding_loss", hinge_embedding_loss)
+register_functional("hinge_embedding_loss", _f_hinge_embedding_loss)
+
+
+_COS_EPS = 1e-12  # torch's EPSILON in cosine_embedding_loss
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int = 1) -> Tensor:
+    nd1, nd2, ndt = input1.ndim, input2.ndim, target.ndim
+    if ndt > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if nd1 != nd2 or nd1 != ndt + 1:
+        raise RuntimeError(f"{ndt}D target tensor expects {ndt + 1}D input tensors, but found "
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    dim = 1 if ndt == 1 else 0
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + _COS_EPS
+    mag2 = (input2 * input2).sum(dim) + _COS_EPS
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = _wrap(np.zeros(cos._data.shape, cos._data.dtype))
+    t = target._data
+    out = _where(t == 1, 1 - cos, zeros) + _where(t == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce_tensor(out, reduction)
+
+
+def _f_cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                             size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    return cosine_embedding_loss(input1, input2, target, margin,
+                                 _legacy_enum(size_average, reduce, reduction))
+
+
+register("cosine_embedding_loss", cosine_embedding_loss)
+register_functional("cosine_embedding_loss", _f_cosine_embedding_loss)
+
+
+def _soft_margin_forward(x, t, reduction):
+    broadcast_shape(x.shape, t.shape)
+    return _reduce(np.log1p(np.exp(-x * t)), reduction)
+
+
+def _soft_margin_grad(grad, self, target, reduction):
+    # d/dz log(1 + exp(z)) = sigmoid(z), z = -self * target
+    z = -(self * target)
+    return grad * _scale(reduction, tuple(z.shape)) * z.sigmoid() * -target
+
+
+soft_margin_loss = op("soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+                      _soft_margin_forward, promote="all", grads={"self": _soft_margin_grad},
+                      function=False, method=False)
+
+
+def _f_soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    from retrograd._autograd.state import state
+
+    if target.requires_grad and state.grad_enabled:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    return soft_margin_loss(input, target, _legacy_enum(size_average, reduce, reduction))
+
+
+register_functional("soft_margin_loss", _f_soft_margin_loss)
+
+
+def _f_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None,
+                                   size_average=None, reduce=None,
+                                   reduction: str = "mean") -> Tensor:
+    from retrograd.nn.functional import logsigmoid
+
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
+
+
+register_functional("multilabel_soft_margin_loss", _f_multilabel_soft_margin_loss)
+
+
+# --- poisson / gaussian negative log likelihood ----------------------------------------------
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
+                     reduction: int) -> Tensor:
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        # Stirling's approximation of log(target!), only where target > 1
+        t = target._data
+        big = t > 1
+        safe = target + _const(np.where(big, 0, 2 - t), target)  # keeps log finite elsewhere
+        stirling = safe * safe.log() - safe + 0.5 * (2 * np.pi * safe).log()
+        loss = loss + stirling * _const(big, stirling)
+    return _reduce_tensor(loss, reduction)
+
+
+def _f_poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
+                        full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return poisson_nll_loss(input, target, log_input, full, eps, reduction_enum(reduction))
+
+
+register("poisson_nll_loss", poisson_nll_loss)
+register_functional("poisson_nll_loss", _f_poisson_nll_loss)
+
+
+def _f_gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
+                         eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _wrap(np.full(input._data.shape, var, input._data.dtype))
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    in_shape, var_shape = tuple(input.shape), tuple(var.shape)
+    if var_shape != in_shape:
+        if in_shape[:-1] == var_shape:
+            var = var.unsqueeze(-1)
+        elif not (len(in_shape) == len(var_shape) and sum(
+                y for x, y in zip(in_shape, var_shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    # clamp for stability without a gradient through the clamp (torch clamps under no_grad)
+    vn = var._data
+    var = var + _const(np.maximum(vn, eps) - vn, var)
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * float(np.log(2 * np.pi))
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+register_functional("gaussian_nll_loss", _f_gaussian_nll_loss)
