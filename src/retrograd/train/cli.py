@@ -23,9 +23,9 @@ from retrograd.train.model import build_cnn
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="retrograd train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--saved-tensors", choices=S.CHOICES, default="keep",
                    help="how activations are saved for backward")
@@ -70,6 +70,8 @@ def train(args: argparse.Namespace) -> dict:
     rng = np.random.default_rng(args.seed)
     n = len(x_train)
     steps_per_epoch = (n + args.batch_size - 1) // args.batch_size
+    # cosine decay to zero over the run: the last epochs settle instead of bouncing around
+    sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs * steps_per_epoch)
     meter = S.SavedMeter()
     saved_per_step = None
     start = time.perf_counter()
@@ -97,6 +99,7 @@ def train(args: argparse.Namespace) -> dict:
             opt.zero_grad()
             loss.backward()
             opt.step()
+            sched.step()
             seen += len(idx)
             total_loss += loss.item() * len(idx)
             if hasattr(bar, "set_postfix"):
