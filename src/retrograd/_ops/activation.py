@@ -58,8 +58,21 @@ def _relu(a):
     return np.maximum(a, 0 if a.dtype.kind != "V" else a.dtype.type(0))
 
 
+def _threshold_backward(g, x, threshold):
+    return np.multiply(g, x > threshold, dtype=g.dtype)
+
+
+# relu's backward as one op (torch's threshold_backward); its own gradient masks again
+threshold_backward = op(
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+    _threshold_backward,
+    grads={"grad_output": lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+           "self": lambda grad, self: P.mul(grad, 0.0)},
+    function=False, method=False)
+
+
 def _relu_grad(grad, result):
-    return P.where(C.le(result, 0), 0.0, grad)
+    return threshold_backward(grad, result, 0)
 
 
 relu = op("relu(Tensor self) -> Tensor", _relu, grads={"self": _relu_grad})

@@ -516,8 +516,22 @@ cos = op("cos(Tensor self) -> Tensor", np.cos, promote="float",
 tan = op("tan(Tensor self) -> Tensor", np.tan, promote="float",
          grads={"self": lambda grad, result: grad * (1 + result * result)})
 
+def _tanh_backward(g, y):
+    out = np.multiply(y, y)
+    np.subtract(1, out, out=out)
+    return np.multiply(g, out, out=out)
+
+
+# tanh's and sigmoid's backward are ops of their own (as in torch): one Python op in backward
+# instead of three, and differentiable again for double backward
+tanh_backward = op("tanh_backward(Tensor grad_output, Tensor output) -> Tensor", _tanh_backward,
+                   grads={"grad_output": lambda grad, output: tanh_backward(grad, output),
+                          "output": lambda grad, grad_output, output:
+                          grad * grad_output * output * -2},
+                   function=False, method=False)
+
 tanh = op("tanh(Tensor self) -> Tensor", np.tanh, promote="float",
-          grads={"self": lambda grad, result: grad * (1 - result * result)})
+          grads={"self": lambda grad, result: tanh_backward(grad, result)})
 
 
 def _sigmoid(a):
@@ -528,8 +542,21 @@ def _sigmoid(a):
     return np.reciprocal(e, out=e)
 
 
+def _sigmoid_backward(g, y):
+    out = np.subtract(1, y)
+    np.multiply(out, y, out=out)
+    return np.multiply(g, out, out=out)
+
+
+sigmoid_backward = op("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+                      _sigmoid_backward,
+                      grads={"grad_output": lambda grad, output: sigmoid_backward(grad, output),
+                             "output": lambda grad, grad_output, output:
+                             grad * grad_output * (1 - 2 * output)},
+                      function=False, method=False)
+
 sigmoid = op("sigmoid(Tensor self) -> Tensor", _sigmoid, promote="float",
-             grads={"self": lambda grad, result: grad * (result * (1 - result))})
+             grads={"self": lambda grad, result: sigmoid_backward(grad, result)})
 
 reciprocal = op("reciprocal(Tensor self) -> Tensor", np.reciprocal, promote="float",
                 grads={"self": lambda grad, result: -grad * (result * result)})
