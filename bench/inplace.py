@@ -9,9 +9,12 @@ against the same math without in-place (`where` over the region), and torch's in
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+try:
+    from bench._timing import best_of
+except ImportError:  # run as a script from bench/
+    from _timing import best_of
 
 import retrograd
 from retrograd._autograd.copy_slices import use_view_replay
@@ -24,17 +27,6 @@ except ImportError:
 N = 64
 VIEWS = {"select": (lambda t: t[3], (3, slice(None))),
          "slice": (lambda t: t[8:40, 4:60:2], (slice(8, 40), slice(4, 60, 2)))}
-
-
-def best_of(fn, repeat: int = 7, number: int = 200) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def inplace_step(lib, view_fn):

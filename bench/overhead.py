@@ -13,9 +13,13 @@ Hand-written NumPy computes forward and backward by hand: the floor for any NumP
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+
+try:
+    from bench._timing import best_of
+except ImportError:  # run as a script from bench/
+    from _timing import best_of
 
 import retrograd
 
@@ -23,18 +27,6 @@ try:
     import torch
 except ImportError:
     torch = None
-
-
-def best_of(fn, repeat: int, number: int) -> float:
-    """Seconds per call: the best of `repeat` timings of `number` calls."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 # --- (a) elementwise chain --------------------------------------------------------------------

@@ -488,17 +488,10 @@ _new = object.__new__
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
-    """A fresh Tensor around an ndarray, no history. The hot path's tensor constructor."""
+    """A fresh Tensor around an ndarray, no history. (Generated op entry points inline the
+    same field set-up; see retrograd._ops.fastpath.)"""
     t = _new(Tensor)
-    t._data = arr
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._grad = None
-    t._version_counter = None if state.inference else VersionCounter()
-    t._view = None
-    t._grad_acc = None
-    t._meta = None
+    _init(t, arr)
     return t
 
 

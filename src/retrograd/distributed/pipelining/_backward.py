@@ -22,17 +22,9 @@ from typing import Any
 
 from retrograd import autograd
 from retrograd._tensor import Tensor
-from retrograd.autograd.graph import GradientEdge, Node
+from retrograd.autograd.graph import GradientEdge, _grad_fn_or_grad_acc
 
 REQUIRES_OUTPUT_GRADS = "stage_backward_weight: a gradient edge requires output gradients"
-
-
-def _grad_fn_or_grad_acc(t: Tensor) -> Node | None:
-    if t.requires_grad and t.grad_fn is None:
-        from retrograd._autograd.accumulate_grad import grad_accumulator
-
-        return grad_accumulator(t)
-    return t.grad_fn
 
 
 def construct_reverse_graph(roots: list) -> dict:
