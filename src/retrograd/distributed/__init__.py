@@ -29,6 +29,7 @@ ABORT_TAG = 32000  # reserved for failure notices
 ABORT_BYTES = 1024
 SPIN_SECONDS = 2e-4
 MAX_SLEEP = 1e-3
+FAILURE_GRACE = 0.5  # seconds an operation may still finish after a failure notice
 
 
 class RankFailure(RuntimeError):
@@ -173,6 +174,14 @@ def _wait_all(requests: list, what: str, timeout: float | None = None) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"rank {g.rank}: timed out waiting for {what}")
         except RuntimeError:
+            # the operation may be finishing as the notice arrives (a collective the failed
+            # rank had already joined): give it a moment, and report the failure at the next
+            # wait instead
+            grace = time.monotonic() + FAILURE_GRACE
+            while time.monotonic() < grace:
+                if MPI.Request.Testall(requests):
+                    return
+                time.sleep(1e-3)
             _cancel(requests)
             raise
         time.sleep(sleep)
@@ -180,11 +189,18 @@ def _wait_all(requests: list, what: str, timeout: float | None = None) -> None:
 
 
 def _cancel(requests: list) -> None:
-    """Withdraw requests that will never complete (their peer failed)."""
+    """Withdraw requests that will never complete (their peer failed). Only point-to-point
+    requests can be cancelled; collectives are left to the process's exit."""
+    from mpi4py import MPI
+
     for req in requests:
-        if not req.Test():
+        if req.Test():
+            continue
+        try:
             req.Cancel()
             req.Wait()
+        except MPI.Exception:
+            pass
 
 
 class Work:
