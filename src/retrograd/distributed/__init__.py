@@ -156,7 +156,8 @@ def abort(reason: str = "error") -> None:
                      for peer in range(g.size) if peer != g.rank]
 
 
-def _wait_all(requests: list, what: str, timeout: float | None = None) -> None:
+def _wait_all(requests: list, what: str, timeout: float | None = None,
+              collective: bool = False) -> None:
     """Wait for MPI requests: spin briefly, then test-and-sleep; notice failures elsewhere."""
     from mpi4py import MPI
 
@@ -174,10 +175,10 @@ def _wait_all(requests: list, what: str, timeout: float | None = None) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"rank {g.rank}: timed out waiting for {what}")
         except RuntimeError:
-            # the operation may be finishing as the notice arrives (a collective the failed
-            # rank had already joined): give it a moment, and report the failure at the next
-            # wait instead
-            grace = time.monotonic() + FAILURE_GRACE
+            # a collective the failed rank had already joined may be finishing as the notice
+            # arrives, and cannot be cancelled: give it a moment, and report the failure at the
+            # next wait instead
+            grace = time.monotonic() + (FAILURE_GRACE if collective else 0.0)
             while time.monotonic() < grace:
                 if MPI.Request.Testall(requests):
                     return
@@ -206,16 +207,18 @@ def _cancel(requests: list) -> None:
 class Work:
     """A pending operation: wait() blocks (politely) until it is done."""
 
-    def __init__(self, requests: list, what: str, on_done: Any = None) -> None:
+    def __init__(self, requests: list, what: str, on_done: Any = None,
+                 collective: bool = False) -> None:
         self._requests = requests
         self._what = what
         self._on_done = on_done
         self._done = False
+        self._collective = collective
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
             t = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
-            _wait_all(self._requests, self._what, t)
+            _wait_all(self._requests, self._what, t, self._collective)
             self._done = True
             if self._on_done is not None:
                 self._on_done()
@@ -293,7 +296,7 @@ def batch_isend_irecv(p2p_op_list: list) -> list:
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     g = _require()
-    work = Work([g.comm.Ibarrier()], "barrier")
+    work = Work([g.comm.Ibarrier()], "barrier", collective=True)
     if async_op:
         return work
     work.wait()
@@ -321,7 +324,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
         np.copyto(buf, result)
         _bump(tensor)
 
-    work = Work([req], "all_reduce", on_done=finish)
+    work = Work([req], "all_reduce", on_done=finish, collective=True)
     if async_op:
         return work
     work.wait()
@@ -331,7 +334,8 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
     g = _require()
     req = g.comm.Ibcast(_buffer(tensor, writable=True), root=src)
-    work = Work([req], f"broadcast from rank {src}", on_done=lambda: _bump(tensor))
+    work = Work([req], f"broadcast from rank {src}", on_done=lambda: _bump(tensor),
+                collective=True)
     if async_op:
         return work
     work.wait()
