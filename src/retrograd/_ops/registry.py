@@ -537,9 +537,18 @@ def _promote(op: OpDef, args: tuple, call: list) -> None:
             call[i] = _scalar_for(a, np_target)
 
 
+_WEAK_SCALARS = (int, float, bool)
+
+
 def _scalars_ok(args: tuple, idx: tuple) -> bool:
-    # float arrays with Python int/float scalars: NumPy's weak scalars already give torch's dtype
-    return all(isinstance(args[i], (Tensor, int, float)) or args[i] is None for i in idx)
+    """Only Python's own scalars are weak in NumPy 2 (NEP 50): a NumPy float64 scalar (a float
+    subclass) would upcast a float32 array, so it goes through promotion and is converted."""
+    for i in idx:
+        a = args[i]
+        if a is None or type(a) in _WEAK_SCALARS or isinstance(a, Tensor):
+            continue
+        return False
+    return True
 
 
 def _scalar_for(value, np_dtype):
