@@ -133,3 +133,39 @@ def test_accumulate_grad_node_is_reused_while_alive():
         return a is b, a.name(), a.variable is x, type(a).__name__
 
     both(prog)
+
+
+def test_weight_gradient_of_linear_is_kept_without_copy():
+    # F.linear's weight gradient arrives as the transpose of a transposed product: retrograd
+    # keeps that memory (nothing else references it) and it has the weight's layout
+    import retrograd
+
+    seen = []
+    w = retrograd.randn(16, 8, requires_grad=True)
+    w.register_hook(lambda g: seen.append(g.data_ptr()))
+    retrograd.nn.functional.linear(retrograd.randn(4, 8), w).sum().backward()
+    assert w.grad.data_ptr() == seen[0]
+    assert w.grad.stride() == (8, 1)
+
+
+def test_gradient_that_views_a_live_tensor_is_copied():
+    import numpy as np
+
+    import retrograd
+
+    big = retrograd.randn(6)
+
+    class SliceGrad(retrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return big[:3]
+
+    p = retrograd.randn(3, requires_grad=True)
+    SliceGrad.apply(p).sum().backward()
+    assert not np.shares_memory(p.grad.numpy(), big.numpy())
+    big.add_(1)
+    assert not np.allclose(p.grad.numpy(), big.numpy()[:3])

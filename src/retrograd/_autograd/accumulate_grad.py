@@ -90,10 +90,28 @@ def accumulate_grad(var: Tensor, new_grad: Tensor) -> None:
 
 def _stealable(new_grad: Tensor, var: Tensor) -> bool:
     arr = new_grad._data
-    return (new_grad._grad_fn is None and new_grad._view is None and arr.base is None
-            and arr.flags.writeable and arr.dtype == var._data.dtype
-            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1
+    return (new_grad._grad_fn is None and arr.flags.writeable and arr.dtype == var._data.dtype
+            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 and _exclusive(new_grad)
             and obeys_layout_contract(arr, var._data))
+
+
+def _exclusive(t: Tensor) -> bool:
+    """True if no other live tensor or array shares t's memory: t owns its array, or t is a
+    view (the transpose of a transposed matmul result, say) of a tensor only it references."""
+    arr = t._data
+    base = arr.base
+    if t._view is None:
+        # references to base: arr's .base, our local and getrefcount's argument
+        return base is None or (type(base) is np.ndarray and base.base is None
+                                and sys.getrefcount(base) <= 3 and arr.nbytes == base.nbytes)
+    root = t._view.base
+    if root._view is not None or root._grad_fn is not None:
+        return False
+    data = root._data
+    # root: the view's ViewInfo, our local and getrefcount's argument; its array: root's slot,
+    # arr's .base, our two locals and getrefcount's argument
+    return (sys.getrefcount(root) <= 3 and data.base is None and base is data
+            and sys.getrefcount(data) <= 5 and arr.nbytes == data.nbytes)
 
 
 def is_non_overlapping_and_dense(a: np.ndarray) -> bool:

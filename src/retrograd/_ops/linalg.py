@@ -84,9 +84,31 @@ def _mm_forward(a, b):
     return np_matmul(a, b)
 
 
+def _column_major(shape: tuple, strides: tuple) -> bool:
+    return len(shape) == 2 and strides[0] == 1 and strides[1] == shape[0] and shape[1] > 1
+
+
+def mm_mat1_grad(grad, mat2, mat1_shape, mat1_strides):
+    """d(mat1 @ mat2)/d mat1, laid out like mat1: a column-major mat1 (a weight's .t()) gets
+    its gradient as the transpose of a row-major product, as torch's mm_mat1_backward does, so
+    the weight's gradient arrives row-major and AccumulateGrad keeps it without a copy."""
+    if _column_major(mat1_shape, mat1_strides):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides):
+    """d(mat1 @ mat2)/d mat2, laid out like mat2 (see mm_mat1_grad)."""
+    if _column_major(mat2_shape, mat2_strides):
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
 mm = op("mm(Tensor self, Tensor mat2) -> Tensor", _mm_forward,
-        grads={"self": lambda grad, mat2: grad.mm(mat2.t()),
-               "mat2": lambda grad, self: self.t().mm(grad)})
+        grads={"self": lambda grad, mat2, self_shape, self_strides:
+               mm_mat1_grad(grad, mat2, self_shape, self_strides),
+               "mat2": lambda grad, self, mat2_shape, mat2_strides:
+               mm_mat2_grad(grad, self, mat2_shape, mat2_strides)})
 
 
 def _check_bmm(a, b, kernel="bmm"):
@@ -216,8 +238,10 @@ def _add_scaled(prod_, s, beta, alpha):
 addmm = op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
            "Tensor", _addmm_forward,
            grads={"self": lambda grad, beta: _mul(grad, beta),
-                  "mat1": lambda grad, mat2, alpha: _mul(grad.mm(mat2.t()), alpha),
-                  "mat2": lambda grad, mat1, alpha: _mul(mat1.t().mm(grad), alpha)})
+                  "mat1": lambda grad, mat2, alpha, mat1_shape, mat1_strides:
+                  _mul(mm_mat1_grad(grad, mat2, mat1_shape, mat1_strides), alpha),
+                  "mat2": lambda grad, mat1, alpha, mat2_shape, mat2_strides:
+                  _mul(mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides), alpha)})
 
 
 def _addmv_forward(s, mat, vec, beta, alpha):
