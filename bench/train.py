@@ -26,7 +26,7 @@ def run(args: list) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--epochs", type=int, default=20)
     a = p.parse_args()
     rows = [("retrograd", c, ["--saved-tensors", c]) for c in
             ("keep", "float16", "float8", "checkpoint", "cpu")]

@@ -27,7 +27,7 @@ def _short_training(choice: str, steps: int = 30, seed: int = 0):
     for _ in range(steps):
         idx = rng.choice(len(x_train), 64, replace=False)
         xb, yb = retrograd.from_numpy(x_train[idx]), retrograd.from_numpy(y_train[idx])
-        meter.bytes = 0
+        meter.reset()
         with S.saving(retrograd, choice, meter):
             loss = retrograd.nn.functional.cross_entropy(model(xb), yb)
         saved.append(meter.bytes)

@@ -83,7 +83,7 @@ def train(args: argparse.Namespace) -> dict:
         for step in bar:
             idx = order[step * args.batch_size:(step + 1) * args.batch_size]
             xb, yb = lib.from_numpy(x_train[idx]), lib.from_numpy(y_train[idx])
-            meter.bytes = 0
+            meter.reset()
             with S.saving(lib, args.saved_tensors, meter):
                 loss = lib.nn.functional.cross_entropy(model(xb), yb)
             if args.saved_tensors == "checkpoint":

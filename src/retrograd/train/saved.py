@@ -13,6 +13,7 @@ the bytes of what is actually stored, leaving out parameters (they are alive any
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any
 
 import numpy as np
@@ -22,15 +23,42 @@ F8_MAX = 448.0  # largest finite float8_e4m3fn
 
 
 class SavedMeter:
-    """Counts bytes stored by pack hooks during one forward."""
+    """Counts bytes stored by pack hooks during one forward. A tensor saved by two nodes (a
+    layer's output is also the next layer's input) is counted once."""
 
     def __init__(self) -> None:
         self.bytes = 0
+        self._seen: dict = {}
 
-    def add(self, t: Any) -> None:
-        if t is None:
+    def reset(self) -> None:
+        self.bytes = 0
+        self._seen.clear()
+
+    def add(self, stored: Any, source: Any = None) -> None:
+        """Count `stored` (what a pack hook keeps for `source`, default: itself)."""
+        if stored is None:
             return
-        self.bytes += int(t.numel()) * int(t.element_size())
+        origin = source if source is not None else stored
+        key = origin.data_ptr()
+        owner = _memory_owner(origin)
+        ref = self._seen.get(key)
+        # the same address counts once while the memory behind it is alive (addresses of
+        # freed tensors are reused)
+        if ref is not None and (owner is None or ref() is owner):
+            return
+        self._seen[key] = weakref.ref(owner) if owner is not None else _ALIVE
+        self.bytes += int(stored.numel()) * int(stored.element_size())
+
+
+def _ALIVE():  # a stand-in weakref for libraries whose memory we cannot reference
+    return None
+
+
+def _memory_owner(t: Any):
+    data = getattr(t, "_data", None)  # retrograd: the array that owns the memory
+    if data is None:
+        return None
+    return data if data.base is None else data.base
 
 
 def _is_parameter(t: Any) -> bool:
@@ -58,7 +86,7 @@ def _hooks_for(lib: Any, choice: str, meter: SavedMeter):
             if _is_parameter(t) or not t.is_floating_point():
                 return (None, t)
             small = t.to(lib.float16)
-            meter.add(small)
+            meter.add(small, t)
             return (t.dtype, small)
 
         return pack16, lambda p: p[1] if p[0] is None else p[1].to(p[0])
@@ -69,7 +97,7 @@ def _hooks_for(lib: Any, choice: str, meter: SavedMeter):
             amax = float(t.detach().abs().max()) if t.numel() else 0.0
             scale = amax / F8_MAX if amax > 0 else 1.0
             q = (t / scale).to(lib.float8_e4m3fn)
-            meter.add(q)
+            meter.add(q, t)
             return (t.dtype, q, scale)
 
         return pack8, lambda p: p[1] if p[0] is None else p[1].to(p[0]) * p[2]
