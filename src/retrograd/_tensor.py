@@ -29,12 +29,12 @@ class VersionCounter:
     called it, so a failed saved-tensor version check can say who mutated the tensor.
     """
 
+    # last_op / last_site are set only by a bump (read them with getattr(vc, name, None)):
+    # a tensor's creation pays for one field
     __slots__ = ("version", "last_op", "last_site")
 
     def __init__(self) -> None:
         self.version = 0
-        self.last_op = None
-        self.last_site = None
 
 
 class TensorMeta:

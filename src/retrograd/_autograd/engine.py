@@ -222,7 +222,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             if g is not None:
                 meta = nf._output_meta[nr]
                 arr = g._data
-                if arr.shape != meta[0] or arr.dtype != meta[1]:
+                if arr.shape != meta[0] or (arr.dtype is not meta[1] and arr.dtype != meta[1]):
                     g = _validate(node, i, g, meta)
             d = deps[nf] - 1
             deps[nf] = d

@@ -182,9 +182,11 @@ class SavedVariable:
         where = f", which is output {self._output_nr} of {grad_fn.name()}," if grad_fn else ""
         msg = VERSION_MISMATCH.format(tensor_type, shape, where, vc.version, self._version)
         msg += HINT_ANOMALY_ON if anomaly_enabled() else HINT_ANOMALY_OFF
-        if vc.last_op is not None:
-            msg += f" (retrograd: the last in-place change was {vc.last_op}"
-            msg += f" at {vc.last_site})" if vc.last_site else ")"
+        last_op = getattr(vc, "last_op", None)
+        if last_op is not None:
+            site = getattr(vc, "last_site", None)
+            msg += f" (retrograd: the last in-place change was {last_op}"
+            msg += f" at {site})" if site else ")"
         return msg
 
     def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:

@@ -53,6 +53,7 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": opdef.build_single or build_single, "_promote": promote,
+          "_uf": getattr(opdef.forward, "ufunc", None),
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 
@@ -80,7 +81,22 @@ def _fast_body(opdef, names: list, tup: str) -> list:
                   f"        {d} = {n}"]
     if opdef.promote is not None:
         lines += _promote_check(opdef, names, data)
-    lines += [f"    out = _fwd({', '.join(data)})",
+    ufunc = getattr(opdef.forward, "ufunc", None)
+    if ufunc is not None and len(data) == 2 and len(tensor_pos) == 2:
+        # NOTE [Direct ufunc]: two row-major arrays of one dtype need none of the binary
+        # forward's layout and scalar handling; a broadcast error still goes through it
+        a, b = data
+        lines += [f"    if {a}.__class__ is _nd and {b}.__class__ is _nd and "
+                  f"{a}.flags.c_contiguous and {b}.flags.c_contiguous:",
+                  "        try:",
+                  f"            out = _uf({a}, {b})",
+                  "        except ValueError:",
+                  f"            out = _fwd({a}, {b})",
+                  "    else:",
+                  f"        out = _fwd({a}, {b})"]
+    else:
+        lines += [f"    out = _fwd({', '.join(data)})"]
+    lines += [
               "    if out.__class__ is not _nd:",
               "        out = _asarray(out)",
               "    r = _new(_T)",
@@ -89,7 +105,11 @@ def _fast_body(opdef, names: list, tup: str) -> list:
               "    r._grad_fn = None",
               "    r._output_nr = 0",
               "    r._grad = None",
-              "    r._version_counter = None if _state.inference else _VC()",
+              "    if _state.inference:",
+              "        r._version_counter = None",
+              "    else:",
+              "        vc = r._version_counter = _new(_VC)",
+              "        vc.version = 0",
               "    r._view = None",
               "    r._grad_acc = None",
               "    r._meta = None"]

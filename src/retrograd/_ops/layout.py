@@ -159,6 +159,8 @@ def binary(ufunc, bool_out: bool = False) -> Callable:
             raise
 
     forward.__name__ = ufunc.__name__
+    # generated entry points call the ufunc directly for row-major arrays (see fastpath.py)
+    forward.ufunc = None if bool_out else ufunc
     return forward
 
 
