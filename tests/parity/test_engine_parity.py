@@ -236,3 +236,22 @@ def test_deep_chain_has_no_recursion_limit():
         y = y * 1.0001
     y.sum().backward()
     assert x.grad.item() == pytest.approx(1.0001 ** 5000, rel=1e-3)
+
+
+def test_input_buffer_accumulation_never_changes_visible_gradients():
+    # the engine adds gradients arriving at one input in place only when nothing else holds
+    # the first one: a tensor handed to two inputs, a user's gradient, a hooked gradient
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x + x).mul(3).sum().backward()
+        first = x.grad.clone()
+        x.grad = None
+        g = lib.ones(2)
+        (x * 1 + x * 1).backward(g)
+        seen = []
+        h = x * 2
+        h.register_hook(lambda t: seen.append(t))
+        (h * 1 + h * 1).sum().backward()
+        return first, g, seen[0], x.grad
+
+    both(prog)

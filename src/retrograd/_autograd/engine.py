@@ -17,6 +17,7 @@ an input's node are captured (autograd.grad) instead of running it. Without `inp
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from heapq import heappop, heappush
 
@@ -182,6 +183,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     exec_info = task.exec_info
     captures = task.captures
     keep_graph = task.keep_graph
+    create_graph = task.create_graph
     heap = [(0, 0, start)]
     pop_buffer = buffers.pop
     get_buffer = buffers.get
@@ -234,12 +236,35 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 buf = buffers[nf] = [None] * len(nf._output_meta)
             if g is not None:
                 old = buf[nr]
-                buf[nr] = g if old is None else old + g
+                if old is None:
+                    buf[nr] = g
+                elif create_graph:
+                    buf[nr] = old + g
+                else:
+                    buf[nr] = _accumulate(old, g)
+                    old = None
             if d == 0:
                 heappush(heap, (-nf._seq, id(nf), nf))
         # drop our references so AccumulateGrad can steal an unshared gradient
         outputs = grads = g = None
     task.current_node = None
+
+
+def _accumulate(old: Tensor, g: Tensor) -> Tensor:
+    """old + g for an input buffer (no double-backward graph being built). In place when the
+    buffer holds the only reference to `old` and `old` owns its memory, as PyTorch's
+    InputBuffer does; a gradient that anything else can see is never changed."""
+    a = old._data
+    b = g._data
+    # references to old: the buffer, the engine's local, our argument, getrefcount's argument;
+    # to its array: old's slot, our local, getrefcount's argument
+    if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
+            and a.base is None and a.flags.writeable and a.shape == b.shape
+            and a.dtype == b.dtype and sys.getrefcount(old) <= 4
+            and sys.getrefcount(a) <= 3):
+        np.add(a, b, out=a)
+        return old
+    return old + g
 
 
 def _call_guarded(node: Node, grads: list) -> tuple:

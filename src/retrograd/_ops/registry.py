@@ -155,7 +155,8 @@ def _compile_run(calls: tuple, n_inputs: int):
 
 
 _ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
-_SAVE_EXPR = {_ARG_TENSOR: "_arg(args[{0}])", _ARG_RAW: "args[{0}]",
+_SAVE_EXPR = {_ARG_TENSOR: "(_SV(args[{0}], False) if args[{0}].__class__ is _T "
+                           "else _arg(args[{0}]))", _ARG_RAW: "args[{0}]",
               _OUTPUT: "_SV(outs[{0}], True)", _SHAPE: "_shape(args[{0}])",
               _DTYPE: "_dtype(args[{0}])", _STRIDES: "_strides(args[{0}])"}
 
@@ -438,7 +439,7 @@ def _dtype_of(a):
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
 
 
-_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_shape": _shape_of,
+_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_shape": _shape_of,
             "_strides": _strides_of, "_dtype": _dtype_of}
 
 
