@@ -17,9 +17,9 @@ import argparse
 import numpy as np
 
 try:
-    from bench._timing import best_of
+    from bench._timing import best_of_each
 except ImportError:  # run as a script from bench/
-    from _timing import best_of
+    from _timing import best_of_each
 
 import retrograd
 
@@ -71,16 +71,16 @@ def chain_numpy(x0: np.ndarray, w0: np.ndarray):
     return run
 
 
-def bench_chain(repeat: int) -> dict:
+def bench_chain(repeat: int, libs: tuple = ("retrograd", "numpy", "torch")) -> dict:
     rng = np.random.default_rng(0)
     x0 = rng.random(16, dtype=np.float32)
     w0 = rng.random(16, dtype=np.float32)
     ops = CHAIN_STEPS * 3
-    out = {"retrograd": best_of(chain_lib(retrograd, x0, w0), repeat, 20) / ops,
-           "numpy": best_of(chain_numpy(x0, w0), repeat, 20) / ops}
+    fns = {"retrograd": chain_lib(retrograd, x0, w0), "numpy": chain_numpy(x0, w0)}
     if torch is not None:
-        out["torch"] = best_of(chain_lib(torch, x0, w0), repeat, 20) / ops
-    return out
+        fns["torch"] = chain_lib(torch, x0, w0)
+    return {k: v / ops for k, v in
+            best_of_each({k: f for k, f in fns.items() if k in libs}, repeat, 20).items()}
 
 
 # --- (b) MLP training step --------------------------------------------------------------------
@@ -148,15 +148,14 @@ def mlp_numpy(x0, y0, lr=0.01):
     return run
 
 
-def bench_mlp(repeat: int) -> dict:
+def bench_mlp(repeat: int, libs: tuple = ("retrograd", "numpy", "torch")) -> dict:
     rng = np.random.default_rng(1)
     x0 = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
     y0 = rng.integers(0, SIZES[-1], BATCH)
-    out = {"retrograd": best_of(mlp_lib(retrograd, x0, y0), repeat, 3),
-           "numpy": best_of(mlp_numpy(x0, y0), repeat, 3)}
+    fns = {"retrograd": mlp_lib(retrograd, x0, y0), "numpy": mlp_numpy(x0, y0)}
     if torch is not None:
-        out["torch"] = best_of(mlp_lib(torch, x0, y0), repeat, 3)
-    return out
+        fns["torch"] = mlp_lib(torch, x0, y0)
+    return best_of_each({k: f for k, f in fns.items() if k in libs}, repeat, 3)
 
 
 # --- (c) transformer block --------------------------------------------------------------------
@@ -199,33 +198,39 @@ def block_lib(lib, x0):
     return run
 
 
-def bench_block(repeat: int) -> dict:
+def bench_block(repeat: int, libs: tuple = ("retrograd", "torch")) -> dict:
     rng = np.random.default_rng(2)
     x0 = rng.standard_normal((B, T, D)).astype(np.float32)
-    out = {"retrograd": best_of(block_lib(retrograd, x0), repeat, 3)}
+    fns = {"retrograd": block_lib(retrograd, x0)}
     if torch is not None:
-        out["torch"] = best_of(block_lib(torch, x0), repeat, 3)
-    return out
+        fns["torch"] = block_lib(torch, x0)
+    return best_of_each({k: f for k, f in fns.items() if k in libs}, repeat, 3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    a = bench_chain(args.repeat)
+    # retrograd and NumPy are timed in alternation; torch runs last: its OpenMP workers keep
+    # spinning after a torch op and would slow whatever runs next on this 2-core machine
+    ours = ("retrograd", "numpy")
+    a, b, c = (bench_chain(args.repeat, ours), bench_mlp(args.repeat, ours),
+               bench_block(args.repeat, ours))
+    if torch is not None:
+        a.update(bench_chain(args.repeat, ("torch",)))
+        b.update(bench_mlp(args.repeat, ("torch",)))
+        c.update(bench_block(args.repeat, ("torch",)))
     print("(a) elementwise chain, time per op, forward+backward")
     for k, v in a.items():
         print(f"    {k:10s} {v * 1e6:7.2f} us/op")
     if "torch" in a:
         print(f"    retrograd / torch = {a['retrograd'] / a['torch']:.2f}x, "
               f"retrograd / numpy = {a['retrograd'] / a['numpy']:.2f}x")
-    b = bench_mlp(args.repeat)
     print("(b) MLP training step (784-1024-1024-10, batch 128)")
     for k, v in b.items():
         print(f"    {k:10s} {v * 1e3:7.2f} ms")
     print(f"    retrograd / numpy = {b['retrograd'] / b['numpy']:.3f}x"
           + (f", retrograd / torch = {b['retrograd'] / b['torch']:.2f}x" if "torch" in b else ""))
-    c = bench_block(args.repeat)
     print("(c) pre-LN transformer block forward+backward (8x64x128, 4 heads, MLP 512)")
     for k, v in c.items():
         print(f"    {k:10s} {v * 1e3:7.2f} ms")
