@@ -19,6 +19,7 @@ import numpy as np
 
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
+from retrograd._ops.out_variant import run_with_out
 from retrograd._tensor import Tensor, VersionCounter
 
 
@@ -44,7 +45,14 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
             params.append(name)
     fname = opdef.schema.name
     tup = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    # namespace functions of single-output ops take torch's out= (methods do not)
+    with_out = (first_name == "input" and opdef.n_outputs == 1 and not opdef.multi
+                and not opdef.is_view and not opdef.inplace_idx and "out" not in names)
+    if with_out:
+        params.append("out=None" if kw_started else "*, out=None")
     lines = [f"def {fname}({', '.join(params)}):"]
+    if with_out:
+        lines += ["    if out is not None:", f"        return _with_out(_op, {tup}, out)"]
     if not _fast_eligible(opdef):
         lines.append(f"    return _run(_op, {tup})")
     else:
@@ -53,7 +61,7 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": opdef.build_single or build_single, "_promote": promote,
-          "_uf": getattr(opdef.forward, "ufunc", None),
+          "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 

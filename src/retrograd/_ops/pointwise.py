@@ -875,14 +875,14 @@ _where_op = op("where.self(Tensor condition, Tensor self, Tensor other) -> Tenso
                function=False, method=False)
 
 
-def where(condition: Tensor, input=None, other=None):
+def where(condition: Tensor, input=None, other=None, *, out=None):
     """torch.where(condition, input, other); torch.where(condition) is nonzero(as_tuple=True)."""
     if input is None and other is None:
         from retrograd._tensor import _wrap
 
         return tuple(_wrap(i.astype(np.int64, copy=False))
                      for i in np.nonzero(np.asarray(condition._data)))
-    return _where_op(condition, input, other)
+    return _where_op(condition, input, other, out=out)
 
 
 register("where", where)

@@ -202,10 +202,10 @@ _sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, 
               function=False, method=False)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
     if dim is None and not keepdim:
-        return _sum_all(input, dtype=dtype)
-    return _sum_dim(input, dim, keepdim, dtype=dtype)
+        return _sum_all(input, dtype=dtype, out=out)
+    return _sum_dim(input, dim, keepdim, dtype=dtype, out=out)
 
 
 register("sum", sum, method=True)
@@ -256,10 +256,10 @@ _mean_dim = op("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                function=False, method=False)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is None and not keepdim:
-        return _mean_all(input, dtype=dtype)
-    return _mean_dim(input, dim, keepdim, dtype=dtype)
+        return _mean_all(input, dtype=dtype, out=out)
+    return _mean_dim(input, dim, keepdim, dtype=dtype, out=out)
 
 
 register("mean", mean, method=True)
