@@ -4,7 +4,8 @@
 
 For a select and a slice of a 64x64 working copy: `b[k].mul_(y)` (CopySlices; the view is
 recovered from the gradient by as_strided geometry, or by replaying the recorded view ops)
-against the same math without in-place (`where` over the region), and torch's in-place.
+against the same math without in-place (`where` over the region), and torch's in-place. The
+default recovery replays such plain views; "as_strided" forces the geometry path.
 """
 
 from __future__ import annotations
@@ -68,11 +69,10 @@ def main() -> None:
           f" {'ratio as_strided':>17s} {'ratio replay':>13s}")
     for name, (view_fn, index) in VIEWS.items():
         oop = best_of(out_of_place_step(index))
-        use_view_replay.replay = False
+        use_view_replay.geometry = True
         geo = best_of(inplace_step(retrograd, view_fn))
-        use_view_replay.replay = True
-        rep = best_of(inplace_step(retrograd, view_fn))
-        use_view_replay.replay = False
+        use_view_replay.geometry = False
+        rep = best_of(inplace_step(retrograd, view_fn))  # the default: replay for such views
         tor = best_of(inplace_step(torch, view_fn)) if torch is not None else float("nan")
         print(f"{name:8s} {oop * 1e6:13.1f} {geo * 1e6:11.1f} {rep * 1e6:8.1f} {tor * 1e6:8.1f}"
               f" {geo / oop:17.2f} {rep / oop:13.2f}")

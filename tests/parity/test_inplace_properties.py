@@ -96,12 +96,12 @@ def test_views_and_inplace_programs(program, seed):
                 use_view_replay.replay = False
         return
     expected = run(retrograd, program, x0, k0, inplace=False)
-    for replay in (False, True):
-        use_view_replay.replay = replay
+    for replay, geometry in ((False, False), (False, True), (True, False)):
+        use_view_replay.replay, use_view_replay.geometry = replay, geometry
         try:
             got = run(retrograd, program, x0, k0, inplace=True)
         finally:
-            use_view_replay.replay = False
+            use_view_replay.replay = use_view_replay.geometry = False
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     for a, b in zip(expected, theirs):

@@ -13,12 +13,14 @@ from retrograd._autograd.copy_slices import use_view_replay
 from tests.parity.harness import both, error_of
 
 
-@pytest.fixture(params=[False, True], ids=["as_strided", "replay"])
+@pytest.fixture(params=["auto", "as_strided", "replay"])
 def replay(request):
-    prev = use_view_replay.replay
-    use_view_replay.replay = request.param
-    yield request.param
-    use_view_replay.replay = prev
+    """The view-recovery mode; the value is True when regenerated grad_fns replay views."""
+    prev = (use_view_replay.replay, use_view_replay.geometry)
+    use_view_replay.replay = request.param == "replay"
+    use_view_replay.geometry = request.param == "as_strided"
+    yield use_view_replay.replay
+    use_view_replay.replay, use_view_replay.geometry = prev
 
 
 def names(t):
@@ -196,13 +198,13 @@ def test_gradcheck_through_inplace_chain_on_views():
 
     x = retrograd.tensor(np.random.default_rng(0).random((2, 2)), requires_grad=True)
     y = retrograd.tensor([0.5, -0.3], dtype=retrograd.float64, requires_grad=True)
-    for flag in (False, True):
-        use_view_replay.replay = flag
+    for replay, geometry in ((False, False), (False, True), (True, False)):
+        use_view_replay.replay, use_view_replay.geometry = replay, geometry
         try:
             assert retrograd.autograd.gradcheck(f, (x, y))
             assert retrograd.autograd.gradgradcheck(f, (x, y))
         finally:
-            use_view_replay.replay = False
+            use_view_replay.replay = use_view_replay.geometry = False
 
 
 def test_copy_slices_exposes_wrapped_node():

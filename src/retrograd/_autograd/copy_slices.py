@@ -23,10 +23,17 @@ from retrograd._tensor import Tensor, _wrap
 
 
 class ViewRecovery:
-    """Global switch: recover a view of a gradient by as_strided geometry (PyTorch's default)
-    or by replaying the recorded view ops. Tests run both for every view op."""
+    """How a view of a gradient is recovered.
+
+    By default (both flags off) CopySlices replays the recorded view ops when the chain is a
+    few plain views (select, slice, narrow, transpose, ... -- cheaper than as_strided, whose
+    backward PyTorch always takes: its issue 109237) and uses as_strided geometry otherwise; a
+    view's regenerated grad_fn is AsStridedBackward0, as in PyTorch. `replay` forces replay
+    everywhere (regenerated grad_fns then name the replayed op), `geometry` forces as_strided.
+    Tests run the forced modes for every view op."""
 
     replay = False
+    geometry = False
 
 
 use_view_replay = ViewRecovery
@@ -154,7 +161,8 @@ class CopySlices(CppNode):
         return tuple(out)
 
     def _view_of(self, t: Tensor) -> Tensor:
-        if use_view_replay.replay or self.base_shape == ():
+        if use_view_replay.replay or self.base_shape == () or (
+                not use_view_replay.geometry and _cheap_chain(self.view_replay)):
             out = t
             for op, rest in self.view_replay:
                 from retrograd._ops.registry import run
@@ -165,6 +173,15 @@ class CopySlices(CppNode):
 
     def release_variables(self) -> None:
         self.fn.release_variables()
+
+
+# view ops whose replay on a gradient costs less than an as_strided round trip
+_CHEAP_VIEWS = frozenset({"select", "slice", "narrow", "transpose", "t", "permute", "unsqueeze",
+                          "squeeze", "view", "alias", "diagonal"})
+
+
+def _cheap_chain(chain: tuple) -> bool:
+    return 0 < len(chain) <= 3 and all(op.schema.name in _CHEAP_VIEWS for op, _ in chain)
 
 
 def regenerate_view_grad_fn(t: Tensor) -> None:
