@@ -85,3 +85,27 @@ def test_in_process_training_equals_sequential_bitwise(cls, n_stages, kw):
     for g, r in zip(got, ref):
         np.testing.assert_array_equal(g, r)
     assert [loss.item() for loss in losses] == ref_losses
+
+
+def test_pipeline_split_of_a_sequential_trains_like_the_whole_model():
+    import retrograd as rg
+    from retrograd import nn
+    from retrograd.distributed.pipelining import pipeline, split_sequential
+
+    rg.manual_seed(0)
+    model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(8, 8), nn.Tanh())]).double()
+    parts = split_sequential(model, 4)
+    assert [len(p) for p in parts] == [2, 2, 2, 2]
+    x = rg.randn(16, 8, dtype=rg.float64)
+    y = rg.randn(16, 8, dtype=rg.float64)
+    loss_fn = nn.MSELoss()
+    # reference: the same microbatches through the whole model
+    for i in range(4):
+        loss_fn(model(x[4 * i:4 * i + 4]), y[4 * i:4 * i + 4]).backward()
+    ref = [p.grad.numpy() / 4 for p in model.parameters()]
+    model.zero_grad()
+    stages = pipeline(model, 4)
+    assert [s.stage_index for s in stages] == [0, 1, 2, 3]
+    ScheduleInterleavedZeroBubble(stages, 4, loss_fn=loss_fn).step(x, target=y)
+    for got, want in zip([p.grad.numpy() for p in model.parameters()], ref):
+        np.testing.assert_array_equal(got, want)

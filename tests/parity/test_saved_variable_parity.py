@@ -194,3 +194,42 @@ def test_detached_in_place_saved_tensor():
         return error_of(lambda: out.grad_fn._saved_self)
 
     both(prog)
+
+
+def test_register_hooks_on_a_saved_none():
+    def prog(lib):
+        class SavesNone(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, None)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                x, nothing = ctx.saved_tensors
+                return g * 2
+
+        x = lib.ones(2, requires_grad=True)
+        y = SavesNone.apply(x)
+        raw = y.grad_fn._raw_saved_tensors
+        err = error_of(raw[1].register_hooks, lambda t: t, lambda t: t)
+        y.sum().backward()
+        return len(raw), err, y.grad_fn is not None, x.grad
+
+    both(prog)
+
+
+def test_version_message_with_anomaly_mode_on():
+    import warnings
+
+    y = retrograd.ones(3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with retrograd.autograd.detect_anomaly():
+            e = y.exp()
+            e.add_(1)
+            with pytest.raises(RuntimeError) as info:
+                e.sum().backward()
+    assert (" is at version 1; expected version 0 instead. Hint: the backtrace further above "
+            "shows the operation that failed to compute its gradient. The variable in question "
+            "was changed in there or anywhere later. Good luck!") in str(info.value)

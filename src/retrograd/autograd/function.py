@@ -72,11 +72,16 @@ class FunctionCtx:
 
                 raise RuntimeError(E.BACKWARD_TWICE)
             return self.__dict__.get("_to_save") or ()
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        return tuple(s.unpack(self) for s in saved)
 
     @property
     def saved_variables(self) -> tuple:
         return self.saved_tensors
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The SavedVariables themselves (register_hooks on one of them)."""
+        return self.__dict__.get("_saved_vars") or ()
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -121,8 +126,7 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self.__dict__.get("_saved_vars")
         if saved:
             for s in saved:
-                if s is not None:
-                    s.release()
+                s.release()
         self._saved_vars = None
         self._released = True
 
@@ -267,7 +271,7 @@ def _save(node: BackwardCFunction, outputs: list) -> None:
     if to_save is None:
         return
     out_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
-    node._saved_vars = tuple(None if t is None else SavedVariable(t, id(t) in out_ids)
+    node._saved_vars = tuple(SavedVariable(t, t is not None and id(t) in out_ids)
                              for t in to_save)
 
 
