@@ -22,7 +22,7 @@ from typing import Any
 
 from retrograd import autograd
 from retrograd._tensor import Tensor
-from retrograd.autograd.graph import GradientEdge, _grad_fn_or_grad_acc
+from retrograd.autograd.graph import GradientEdge, _grad_fn_or_grad_acc, _iter_graph
 
 REQUIRES_OUTPUT_GRADS = "stage_backward_weight: a gradient edge requires output gradients"
 
@@ -30,20 +30,10 @@ REQUIRES_OUTPUT_GRADS = "stage_backward_weight: a gradient edge requires output 
 def construct_reverse_graph(roots: list) -> dict:
     """node -> the nodes that feed gradients into it (edges reversed), from `roots` down."""
     reverse: dict = collections.defaultdict(list)
-    queue = collections.deque()
-    seen = set()
-    for node in roots:
-        if node is not None and node not in seen:
-            seen.add(node)
-            queue.append(node)
-    while queue:
-        node = queue.popleft()
+    for node in _iter_graph(roots):
         for fn, _ in node.next_functions:
-            if fn is None:
-                continue
-            if not reverse[fn]:
-                queue.append(fn)
-            reverse[fn].append(node)
+            if fn is not None:
+                reverse[fn].append(node)
     return reverse
 
 
