@@ -69,6 +69,7 @@ def test_graph_export_dot(tmp_path):
     for name in ("ConvolutionBackward0", "ReluBackward0", "AccumulateGrad", "AddmmBackward0"):
         assert name in text
     assert "(16, 1, 3, 3)" in text  # a parameter's shape on its AccumulateGrad node
+    assert "mat1: (2, 64)" in text  # a saved tensor's shape on the node that saved it
 
 
 def test_cli_runs_one_epoch():

@@ -11,11 +11,18 @@ from pathlib import Path
 from typing import Any
 
 
+def _saved_names(node: Any) -> list:
+    plan = getattr(node, "_plan", None)  # retrograd's op nodes list what they saved
+    if plan is not None and hasattr(plan, "names"):
+        # tensors only (saved as SavedVariables), not scalar arguments like alpha
+        return ["_saved_" + n for n in plan.names
+                if hasattr(getattr(node, "_raw_saved_" + n, None), "register_hooks")]
+    return [a for a in dir(node) if a.startswith("_saved_")]
+
+
 def _saved_shapes(node: Any) -> list:
     shapes = []
-    for attr in dir(node):
-        if not attr.startswith("_saved_"):
-            continue
+    for attr in _saved_names(node):
         try:
             value = getattr(node, attr)
         except Exception:  # noqa: BLE001 - freed or unavailable saved values are skipped
