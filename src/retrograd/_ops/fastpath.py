@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
 from retrograd._ops.out_variant import run_with_out
 from retrograd._tensor import Tensor, VersionCounter
@@ -26,6 +27,42 @@ from retrograd._tensor import Tensor, VersionCounter
 def _fast_eligible(opdef) -> bool:
     return (not opdef.multi and not opdef.is_view and not opdef.inplace_idx
             and not opdef.list_idx and opdef.n_outputs == 1)
+
+
+def _view_eligible(opdef) -> bool:
+    """Single-output views of their one tensor argument (select, slice, t, view, ...)."""
+    return (opdef.is_view and not opdef.multi and not opdef.inplace_idx and not opdef.list_idx
+            and opdef.n_outputs == 1 and opdef.tensor_idx == (0,))
+
+
+def _view_body(opdef, names: list, tup: str) -> list:
+    """The fast path for a view op: the output shares the input's memory and version counter
+    (make_views records the view), then the graph is built as for any op."""
+    src = names[0]
+    rest = ", ".join(names[1:])
+    call = f"_fwd({src}._data{', ' + rest if rest else ''})"
+    lines = ["    if _modes or not (" + f"{src}.__class__ is _T or isinstance({src}, _T)):",
+             f"        return _run(_op, {tup})",
+             f"    out = {call}",
+             "    if out.__class__ is not _nd:",
+             "        out = _asarray(out)",
+             "    r = _new(_T)",
+             "    r._data = out",
+             "    r._requires_grad = False",
+             "    r._grad_fn = None",
+             "    r._output_nr = 0",
+             "    r._grad = None",
+             "    r._grad_acc = None",
+             "    r._meta = None",
+             f"    build = {src}._requires_grad and _state.grad_enabled"]
+    if opdef.node_cls is None:
+        lines += [f"    _make_views(_op, {tup}, (r,), False)", "    return r"]
+        return lines
+    lines += [f"    _make_views(_op, {tup}, (r,), build)",
+              "    if build:",
+              f"        _build(_op, {tup}, r)",
+              "    return r"]
+    return lines
 
 
 def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
@@ -53,15 +90,18 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
     lines = [f"def {fname}({', '.join(params)}):"]
     if with_out:
         lines += ["    if out is not None:", f"        return _with_out(_op, {tup}, out)"]
-    if not _fast_eligible(opdef):
-        lines.append(f"    return _run(_op, {tup})")
-    else:
+    if _fast_eligible(opdef):
         lines += _fast_body(opdef, names, tup)
+    elif _view_eligible(opdef):
+        lines += _view_body(opdef, names, tup)
+    else:
+        lines.append(f"    return _run(_op, {tup})")
     ns = {"_run": run, "_op": opdef, "_T": Tensor, "_nd": np.ndarray, "_asarray": np.asarray,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": opdef.build_single or build_single, "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
+          "_make_views": make_views,
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 
