@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._autograd.state import state
 from retrograd._ops.registry import op
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _wrap
 
 
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:
@@ -20,8 +21,16 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     lead = len(gshape) - len(shape)
     dims = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
+    if not dims:
+        return grad.reshape(shape) if lead else grad
+    if not (state.grad_enabled and grad._requires_grad):
+        # no double-backward graph is being built: one NumPy reduction, row-major result
+        arr = grad._data
+        total = np.sum(arr, axis=dims, keepdims=True,
+                       dtype=np.float32 if arr.dtype.kind == "V" else None)
+        out = np.ascontiguousarray(total.astype(arr.dtype, copy=False).reshape(shape))
+        return _wrap(out)
+    grad = grad.sum(dims, keepdim=True)
     if lead:
         grad = grad.reshape(shape)
     return grad
