@@ -8,24 +8,14 @@ import pytest
 
 import retrograd
 import retrograd.nn.functional as F
+from tests.nn_functional_helpers import pair, raises_like
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 
-def pair(a: np.ndarray, requires_grad: bool = False):
-    r = retrograd.from_numpy(a.copy()).requires_grad_(requires_grad)
-    t = torch.from_numpy(a.copy()).requires_grad_(requires_grad)
-    return r, t
 
 
-def raises_like(fn_r, fn_t):
-    """Both calls raise the same exception type with the same message."""
-    with pytest.raises(Exception) as theirs:
-        fn_t()
-    with pytest.raises(type(theirs.value)) as ours:
-        fn_r()
-    assert str(ours.value) == str(theirs.value)
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 2), (2, 3, 2, 2)])
