@@ -57,13 +57,11 @@ class GraphTask:
         return self.captures is not None and node in self.captures
 
     def will_execute(self, node: Node) -> bool:
+        """Whether `node` runs in this backward or, for autograd.grad, receives a gradient
+        there (retrograd counts captured inputs too, so multi-grad hooks work under grad())."""
         if self.exec_info is None:
             return node in self.nodes
-        return self.exec_info.get(node, False)
-
-
-def current_graph_task() -> GraphTask | None:
-    return state.graph_task
+        return self.should_compute(node)
 
 
 def queue_callback(callback) -> None:

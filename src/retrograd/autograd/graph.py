@@ -119,15 +119,12 @@ def current_graph_task_id() -> int:
 
 
 def will_engine_execute_node(node: Node) -> bool:
-    """Whether `node` runs in the current backward (or, for autograd.grad, receives a gradient
-    there: retrograd counts captured inputs too, so multi-grad hooks work under grad())."""
+    """Whether `node` runs in the current backward (see GraphTask.will_execute)."""
     task = state.graph_task
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward "
                            "pass")
-    if task.exec_info is None:
-        return node in task.nodes
-    return task.should_compute(node)
+    return task.will_execute(node)
 
 
 def current_autograd_node() -> Node | None:
