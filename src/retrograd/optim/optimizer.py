@@ -159,30 +159,29 @@ def _lerp_(dst: np.ndarray, end: np.ndarray, weight, ct: type,
         np.add(end, diff, out=dst, dtype=ct, casting="unsafe")
 
 
-def _addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
-              tmp: np.ndarray | None = None) -> None:
-    """dst.addcmul_(t1, t2, value=value): dst + (value * t1) * t2."""
+def _addc(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
+          tmp: np.ndarray | None, combine) -> None:
+    """dst + (value * t1) <combine> t2 in place: addcmul_ (multiply) and addcdiv_ (divide)."""
     if tmp is None:
         tmp = _scratch(dst, ct)
     if value == 1:
-        tmp = np.multiply(t1, t2, out=tmp, dtype=ct, casting="unsafe")
+        tmp = combine(t1, t2, out=tmp, dtype=ct, casting="unsafe")
     else:
         tmp = np.multiply(t1, value, out=tmp, dtype=ct, casting="unsafe")
-        np.multiply(tmp, t2, out=tmp, dtype=ct, casting="unsafe")
+        combine(tmp, t2, out=tmp, dtype=ct, casting="unsafe")
     np.add(dst, tmp, out=dst, dtype=ct, casting="unsafe")
+
+
+def _addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
+              tmp: np.ndarray | None = None) -> None:
+    """dst.addcmul_(t1, t2, value=value): dst + (value * t1) * t2."""
+    _addc(dst, t1, t2, value, ct, tmp, np.multiply)
 
 
 def _addcdiv_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
               tmp: np.ndarray | None = None) -> None:
     """dst.addcdiv_(t1, t2, value=value): dst + (value * t1) / t2."""
-    if tmp is None:
-        tmp = _scratch(dst, ct)
-    if value == 1:
-        tmp = np.divide(t1, t2, out=tmp, dtype=ct, casting="unsafe")
-    else:
-        tmp = np.multiply(t1, value, out=tmp, dtype=ct, casting="unsafe")
-        np.divide(tmp, t2, out=tmp, dtype=ct, casting="unsafe")
-    np.add(dst, tmp, out=dst, dtype=ct, casting="unsafe")
+    _addc(dst, t1, t2, value, ct, tmp, np.divide)
 
 
 def _zeros_like(p: Tensor) -> Tensor:
