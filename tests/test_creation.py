@@ -10,19 +10,9 @@ import numpy as np
 import pytest
 
 import retrograd
+from tests.tensor_numpy import as_numpy as _np
 
 torch = pytest.importorskip("torch")
-
-
-def _np(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        t = t.detach()
-        if t.dtype in (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
-            return t.float().numpy()
-        return t.numpy()
-    a = t._data
-    return a.astype(np.float32) if a.dtype.name in ("bfloat16", "float8_e4m3fn",
-                                                    "float8_e5m2") else a
 
 
 def assert_same(o, t, *, strides: bool = True) -> None:
