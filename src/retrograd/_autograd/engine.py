@@ -25,7 +25,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.node import Node
+from retrograd._autograd.node import FROM_TASK, Node
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 
@@ -178,16 +178,23 @@ def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool
 
 
 def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
+    """Run ready nodes, newest first, until none is left (NOTE [Engine order]).
+
+    Heap entries are (-sequence_nr, id, node, input buffer or None). A node fed by a single edge
+    gets its buffer straight in its heap entry; buffers of nodes that wait for several
+    gradients live in `buffers` until the last one arrives."""
     exec_info = task.exec_info
     captures = task.captures
-    keep_graph = task.keep_graph
+    release = not task.keep_graph
     create_graph = task.create_graph
-    heap = [(0, 0, start)]
+    needed = None if exec_info is None else FROM_TASK
+    heap = [(0, 0, start, buffers.pop(start))]
     pop_buffer = buffers.pop
     get_buffer = buffers.get
     while heap:
-        node = heappop(heap)[2]
-        grads = pop_buffer(node)
+        _, _, node, grads = heappop(heap)
+        if grads is None:
+            grads = pop_buffer(node)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
         if exec_info is not None:
             if captures is not None and node in captures:
@@ -201,12 +208,16 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         task.current_node = node
         if has_hooks:
             grads = _pre_hooks(node, grads)
-        if node._serialized or anomaly.enabled:
-            outputs = _call_guarded(node, grads)
+        plan = node._plan
+        if plan is not None and not anomaly.enabled:
+            outputs = plan.backward(node, grads, release, needed)
         else:
-            outputs = node.apply(grads)
-        if not keep_graph:
-            node.release_variables()
+            if node._serialized or anomaly.enabled:
+                outputs = _call_guarded(node, grads)
+            else:
+                outputs = node.apply(grads)
+            if release:
+                node.release_variables()
         hooks = node._hooks
         if hooks is not None and hooks.post:
             outputs = _post_hooks(node, outputs, grads)
@@ -231,6 +242,16 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 continue
             buf = get_buffer(nf)
             if buf is None:
+                if d == 0:
+                    # the only (or last) gradient for nf: its buffer goes on the heap with it
+                    n_out = len(nf._output_meta)
+                    if n_out == 1 and nr == 0:
+                        buf = [g]
+                    else:
+                        buf = [None] * max(n_out, nr + 1)
+                        buf[nr] = g
+                    heappush(heap, (-nf._seq, id(nf), nf, buf))
+                    continue
                 buf = buffers[nf] = [None] * len(nf._output_meta)
             if g is not None:
                 old = buf[nr]
@@ -242,9 +263,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     buf[nr] = _accumulate(old, g)
                     old = None
             if d == 0:
-                heappush(heap, (-nf._seq, id(nf), nf))
+                heappush(heap, (-nf._seq, id(nf), nf, None))
         # drop our references so AccumulateGrad can steal an unshared gradient
-        outputs = grads = g = None
+        outputs = grads = g = buf = None
     task.current_node = None
 
 

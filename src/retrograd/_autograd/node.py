@@ -20,6 +20,10 @@ next_sequence_nr = _sequence.__next__
 # AccumulateGrad nodes run as soon as they are ready (PyTorch gives them UINT64_MAX).
 MAX_SEQUENCE_NR = 2**64 - 1
 
+# The `needed` argument of an op node's generated backward: which inputs need a gradient is
+# read from the running graph task (backward/grad with `inputs=`).
+FROM_TASK = object()
+
 
 class Node:
     __slots__ = ("next_functions", "_seq", "_output_meta", "_hooks", "_metadata", "_anomaly",
@@ -28,6 +32,9 @@ class Node:
     _lazy_tensor_hooks = False
     # AccumulateGrad runs under a lock: concurrent backward calls may share leaves
     _serialized = False
+    # op nodes carry a SavePlan whose generated backward the engine calls directly
+    # (NOTE [Fast backward] in retrograd._ops.registry); other nodes run apply()
+    _plan = None
 
     def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:
         self.next_functions = next_functions

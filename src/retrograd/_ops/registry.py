@@ -33,7 +33,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.node import Node, next_sequence_nr
+from retrograd._autograd.node import FROM_TASK, Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
@@ -114,10 +114,10 @@ class OpDef:
 
 class SavePlan:
     """For one op and requires-grad mask: the saved names, a generated function that saves
-    them, and each formula with the positions of its arguments in the value list backward
-    builds ([*saved values, grad, grads, output_mask])."""
+    them, each formula with the positions of its arguments among [*saved values, grad, grads,
+    output_mask], and the generated backward that calls them (NOTE [Fast backward])."""
 
-    __slots__ = ("names", "save", "calls", "mask", "run", "uses_grads")
+    __slots__ = ("names", "save", "calls", "mask", "uses_grads", "backward")
 
     def __init__(self, op: OpDef, names: tuple, mask: tuple) -> None:
         self.names = names
@@ -131,27 +131,116 @@ class SavePlan:
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
         self.calls = tuple((f, tuple(index.get(p, -1) for p in f.params)) for f in op.formulas)
         self.uses_grads = any("grads" in f.params for f in op.formulas)
-        self.run = _compile_run(self.calls, len(mask))
+        self.backward = _compile_backward(self, [kind for kind, _ in how], op.list_idx)
 
 
-def _compile_run(calls: tuple, n_inputs: int):
-    """run(vals, needed) -> per-input gradients: each formula called only where needed."""
-    lines = ["def run(v, n):", f"    r = [None] * {n_inputs}"]
-    ns = {}
-    for k, (f, idx) in enumerate(calls):
-        ns[f"f{k}"] = f.fn
-        call = f"f{k}(" + ", ".join(f"v[{j}]" for j in idx) + ")"
+def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool):
+    """backward(node, grads, release, needed) -> per-edge gradients: the engine's hot path for
+    op nodes (NOTE [Fast backward]).
+
+    NOTE [Fast backward]
+    One function per op and requires-grad mask does what FormulaNode.apply plus
+    release_variables do, without their generic loops: each saved value is unpacked inline
+    (an input saved as itself, unmodified, is used directly; anything else goes through
+    SavedVariable.unpack, which raises the errors users know), the formulas of the inputs that
+    need a gradient are called with their arguments in local variables, and, unless the graph
+    is retained, the saved values are freed after the formulas ran. `needed` is None (every
+    connected input), FROM_TASK (ask the running graph task, for `inputs=`), or per-edge flags.
+    """
+    k = len(kinds)
+    lines = ["def backward(node, grads, release, needed):"]
+    if k:
+        lines.append(f"    {''.join(f's{j}, ' for j in range(k))}= node._saved")
+    may_hold = [j for j, kind in enumerate(kinds) if kind in (_ARG_TENSOR, _OUTPUT)]
+    for j in may_hold:
+        lines += [f"    if s{j}.__class__ is _SV:",
+                  f"        t = s{j}._data",
+                  f"        if (s{j}._original and t is not None and "
+                  f"t._version_counter.version == s{j}._version",
+                  f"                and (t._grad_fn is not None or s{j}._is_leaf)):",
+                  f"            v{j} = t",
+                  "        else:",
+                  f"            v{j} = s{j}.unpack(node)"]
+        if kinds[j] == _ARG_TENSOR and has_lists:
+            lines += [f"    elif s{j}.__class__ is tuple and s{j} and s{j}[0].__class__ is _SV:",
+                      f"        v{j} = [sv.unpack(node) for sv in s{j}]"]
+        lines += ["    else:", f"        v{j} = s{j}"]
+    for j in range(k):
+        if j not in may_hold:
+            lines.append(f"    v{j} = s{j}")
+    lines += ["    g = grads[0]",
+              "    if g is None:",
+              "        g = _zeros(node._output_meta[0])",
+              "    if needed is None:",
+              "        n = _MASK",
+              "    else:",
+              "        n = _needed(node, needed)"]
+    names = [f"v{j}" for j in range(k)] + ["g", "_gs", "n"]
+    if plan.uses_grads:
+        lines.append("    _gs = tuple(grads)")
+    n_inputs = len(plan.mask)
+    for i in range(n_inputs):
+        lines.append(f"    r{i} = None")
+    ns = {"_SV": SavedVariable, "_zeros": _zeros_for, "_MASK": plan.mask,
+          "_needed": _needed_for, "_flatten": _flatten_grads, "_release": _release_saved}
+    for c, (f, idx) in enumerate(plan.calls):
+        ns[f"f{c}"] = f.fn
+        call = f"f{c}(" + ", ".join(names[j] for j in idx) + ")"
         if len(f.inputs) == 1:
             i = f.inputs[0]
-            lines += [f"    if n[{i}]:", f"        r[{i}] = {call}"]
+            lines += [f"    if n[{i}]:", f"        r{i} = {call}"]
         else:
             cond = " or ".join(f"n[{i}]" for i in f.inputs)
             lines += [f"    if {cond}:", f"        t = {call}"]
             for pos, i in enumerate(f.inputs):
-                lines += [f"        if n[{i}]:", f"            r[{i}] = t[{pos}]"]
-    lines.append("    return r")
+                lines += [f"        if n[{i}]:", f"            r{i} = t[{pos}]"]
+    if may_hold:
+        lines.append("    if release:")
+        for j in may_hold:
+            lines += [f"        if s{j}.__class__ is _SV:",
+                      f"            s{j}._data = s{j}._hooks = s{j}._grad_fn = None"]
+            if kinds[j] == _ARG_TENSOR and has_lists:
+                lines += [f"        elif s{j}.__class__ is tuple:", f"            _release(s{j})"]
+    result = "(" + "".join(f"r{i}, " for i in range(n_inputs)) + ")"
+    if has_lists:
+        lines.append(f"    return _flatten(node._mask, {result})")
+    else:
+        lines.append(f"    return {result}")
     exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
-    return ns["run"]
+    return ns["backward"]
+
+
+def _zeros_for(meta: tuple):
+    from retrograd._autograd.engine import zeros_for
+
+    return zeros_for(meta)
+
+
+def _needed_for(node, needed) -> tuple:
+    """Per-tensor-argument flags from FROM_TASK or per-edge flags (see _compile_backward)."""
+    if needed is FROM_TASK:
+        needed = _needed_edges(node.next_functions, state.graph_task)
+    layout = node._mask
+    return needed if layout is None else _needed_per_input(needed, layout)
+
+
+def _flatten_grads(layout: tuple | None, result: tuple) -> tuple:
+    """Per-argument gradients to per-edge ones (a Tensor[] argument has an edge per tensor)."""
+    if layout is None:
+        return result
+    flat = []
+    for count, value in zip(layout, result):
+        if count is None:
+            flat.append(value)
+        else:
+            flat.extend(value if value is not None else [None] * count)
+    return tuple(flat)
+
+
+def _release_saved(group) -> None:
+    for sv in group:
+        if sv.__class__ is SavedVariable:
+            sv.release()
 
 
 _ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
@@ -202,43 +291,11 @@ class FormulaNode(Node):
     _op: OpDef
 
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
-        plan = self._plan
-        vals = []
-        for value in self._saved:
-            if value.__class__ is SavedVariable:
-                value = value.unpack(self)
-            elif value.__class__ is tuple and value and value[0].__class__ is SavedVariable:
-                value = [v.unpack(self) for v in value]
-            vals.append(value)
-        g0 = grad_outputs[0]
-        if g0 is None:
-            from retrograd._autograd.engine import zeros_for
-
-            g0 = zeros_for(self._output_meta[0])
-        layout = self._mask
         if needed is None:
             task = state.graph_task
-            if task is None or task.exec_info is None:
-                needed = plan.mask  # every connected input
-            else:
-                needed = _needed_edges(self.next_functions, task)
-                if layout is not None:
-                    needed = _needed_per_input(needed, layout)
-        elif layout is not None:
-            needed = _needed_per_input(needed, layout)
-        vals.append(g0)
-        vals.append(tuple(grad_outputs) if plan.uses_grads else None)
-        vals.append(needed)
-        result = plan.run(vals, needed)
-        if layout is None:
-            return tuple(result)
-        flat = []
-        for count, value in zip(layout, result):
-            if count is None:
-                flat.append(value)
-            else:
-                flat.extend(value if value is not None else [None] * count)
-        return tuple(flat)
+            if task is not None and task.exec_info is not None:
+                needed = FROM_TASK
+        return self._plan.backward(self, grad_outputs, False, needed)
 
     def release_variables(self) -> None:
         # the SavedVariables stay (their register_hooks reports the release); their data goes
