@@ -123,9 +123,7 @@ class SavePlan:
         self.names = names
         self.mask = mask
         how = [op._how_to_save(n) for n in names]
-        parts = [_SAVE_EXPR[kind].format(i) for kind, i in how]
-        body = "lambda args, outs: (" + "".join(p + ", " for p in parts) + ")"
-        self.save = eval(body, _SAVE_NS)  # noqa: S307 - built from our own constants
+        self.save = _compile_save(how)
         index = {n: i for i, n in enumerate(names)}
         k = len(names)
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
@@ -496,7 +494,58 @@ def _dtype_of(a):
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
 
 
-_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_shape": _shape_of,
+def _compile_save(how: list):
+    """save(args, outs) -> the values a node keeps, one per (kind, index) in `how`.
+
+    With no saved-tensor hooks active (the common case) a tensor is saved by filling a
+    SavedVariable's fields inline; this is the same state SavedVariable's constructor makes,
+    which the generic form (used under hooks, and for errors) calls."""
+    parts = [_SAVE_EXPR[kind].format(i) for kind, i in how]
+    generic = "(" + "".join(p + ", " for p in parts) + ")"
+    lines = ["def save(args, outs):",
+             "    if _state.saved_hooks:",
+             f"        return {generic}"]
+    for j, (kind, i) in enumerate(how):
+        if kind == _ARG_TENSOR:
+            lines += [f"    a = args[{i}]",
+                      "    vc = a._version_counter if a.__class__ is _T else None",
+                      "    if vc is not None:",
+                      f"        s{j} = _new(_SV)",
+                      f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
+                      f"        s{j}._none = False",
+                      f"        s{j}._version = vc.version",
+                      f"        s{j}._is_leaf = a._grad_fn is None",
+                      f"        s{j}._output_nr = a._output_nr",
+                      f"        s{j}._original = True",
+                      f"        s{j}._data = a",
+                      "    else:",
+                      f"        s{j} = {parts[j]}"]
+        elif kind == _OUTPUT:
+            lines += [f"    a = outs[{i}]",
+                      "    vc = a._version_counter",
+                      "    if vc is not None and a._grad_fn is not None:",
+                      f"        s{j} = _new(_SV)",
+                      f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
+                      f"        s{j}._none = False",
+                      f"        s{j}._version = vc.version",
+                      f"        s{j}._is_leaf = False",
+                      f"        s{j}._output_nr = a._output_nr",
+                      f"        s{j}._original = False",
+                      f"        s{j}._vc = vc",
+                      f"        s{j}._requires_grad = a._requires_grad",
+                      f"        s{j}._data = a._data",
+                      "    else:",
+                      f"        s{j} = {parts[j]}"]
+        else:
+            lines.append(f"    s{j} = {parts[j]}")
+    lines.append("    return (" + "".join(f"s{j}, " for j in range(len(how))) + ")")
+    ns = dict(_SAVE_NS)
+    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
+    return ns["save"]
+
+
+_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_new": object.__new__,
+            "_state": state, "_shape": _shape_of,
             "_strides": _strides_of, "_dtype": _dtype_of}
 
 
