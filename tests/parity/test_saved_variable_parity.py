@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
@@ -46,11 +47,39 @@ def test_version_error_names_the_mutating_op_and_line():
     y = retrograd.ones(3, requires_grad=True)
     e = y.exp()
     e.mul_(2)  # the line the message must point at
+    line = inspect.currentframe().f_lineno - 1
     with pytest.raises(RuntimeError) as info:
         e.sum().backward()
     msg = str(info.value)
-    assert "the last in-place change was mul_ at" in msg
-    assert "test_saved_variable_parity.py:" in msg
+    assert f"the last in-place change was mul_ at {__file__}:{line})" in msg
+
+
+def test_version_error_names_a_write_made_without_grad():
+    # in-place ops that build no graph take the generated fast path; it records the site too
+    x = retrograd.ones(3, requires_grad=True)
+    w = retrograd.ones(3)
+    out = x * w  # saves w for x's gradient
+    with retrograd.no_grad():
+        w.add_(1, alpha=2)
+    line = inspect.currentframe().f_lineno - 1
+    with pytest.raises(RuntimeError) as info:
+        out.sum().backward()
+    msg = str(info.value)
+    assert "is at version 1; expected version 0 instead" in msg
+    assert f"the last in-place change was add_ at {__file__}:{line})" in msg
+
+
+def test_increment_version_clears_the_recorded_site():
+    x = retrograd.ones(3, requires_grad=True)
+    w = retrograd.ones(3)
+    out = x * w
+    w.mul_(2)
+    retrograd.autograd.graph.increment_version(w)
+    with pytest.raises(RuntimeError) as info:
+        out.sum().backward()
+    msg = str(info.value)
+    assert "is at version 2; expected version 0 instead" in msg
+    assert msg.endswith("(retrograd: the last in-place change was increment_version)")
 
 
 def test_modified_input_through_a_view_is_caught():

@@ -186,7 +186,7 @@ class SavedVariable:
         if last_op is not None:
             site = getattr(vc, "last_site", None)
             msg += f" (retrograd: the last in-place change was {last_op}"
-            msg += f" at {site})" if site else ")"
+            msg += f" at {site[0]}:{site[1]})" if site else ")"
         return msg
 
     def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:

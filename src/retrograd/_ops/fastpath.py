@@ -20,6 +20,7 @@ import numpy as np
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
+from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
 from retrograd._tensor import Tensor, VersionCounter
 
@@ -33,6 +34,43 @@ def _view_eligible(opdef) -> bool:
     """Single-output views of their one tensor argument (select, slice, t, view, ...)."""
     return (opdef.is_view and not opdef.multi and not opdef.inplace_idx and not opdef.list_idx
             and opdef.n_outputs == 1 and opdef.tensor_idx == (0,))
+
+
+def _inplace_eligible(opdef) -> bool:
+    """In-place ops writing their first argument (add_, mul_, zero_, ...)."""
+    return (opdef.inplace_idx == (0,) and not opdef.multi and not opdef.list_idx
+            and opdef.n_outputs == 1)
+
+
+def _inplace_body(opdef, names: list, tup: str) -> list:
+    """The fast path for an in-place op that builds no graph: grad mode is off (an optimizer
+    step), or nothing involved requires grad and self is no view. It writes, bumps the version
+    and returns self; everything else (history rebasing, CopySlices, the checks that refuse a
+    write) goes to the generic runner."""
+    src = names[0]
+    lines = [f"    if _modes or {src}.__class__ is not _T or {src}._version_counter is None:"
+             ,
+             f"        return _run(_op, {tup})",
+             f"    d0 = {src}._data",
+             f"    rg = {src}._requires_grad"]
+    data = ["d0"] + list(names[1:])
+    for i in opdef.tensor_idx[1:]:
+        n = names[i]
+        data[i] = f"d{i}"
+        lines += [f"    if {n}.__class__ is _T:",
+                  f"        d{i} = {n}._data",
+                  f"        if {n}._requires_grad:",
+                  "            rg = True",
+                  f"    elif isinstance({n}, _T):",
+                  f"        return _run(_op, {tup})",
+                  "    else:",
+                  f"        d{i} = {n}"]
+    lines += [f"    if _state.grad_enabled and (rg or {src}._view is not None):",
+              f"        return _run(_op, {tup})",
+              f"    _fwd({', '.join(data)})",
+              f"    _bump({src}, _name, 1)",
+              f"    return {src}"]
+    return lines
 
 
 def _view_body(opdef, names: list, tup: str) -> list:
@@ -92,6 +130,8 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
         lines += ["    if out is not None:", f"        return _with_out(_op, {tup}, out)"]
     if _fast_eligible(opdef):
         lines += _fast_body(opdef, names, tup)
+    elif _inplace_eligible(opdef):
+        lines += _inplace_body(opdef, names, tup)
     elif _view_eligible(opdef):
         lines += _view_body(opdef, names, tup)
     else:
@@ -101,7 +141,7 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": opdef.build_single or build_single, "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
-          "_make_views": make_views,
+          "_make_views": make_views, "_bump": bump_version, "_name": opdef.schema.name,
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 

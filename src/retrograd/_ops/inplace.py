@@ -40,18 +40,21 @@ def check_inplace(t: Tensor, any_grad: bool) -> None:
         check_view_inplace(t)
 
 
-def bump_version(t: Tensor, op_name: str) -> None:
+def bump_version(t: Tensor, op_name: str, depth: int = 3) -> None:
+    """Count an in-place write of t, remembering the op and the user's line that made it
+    (`depth`: how many frames up the caller's caller is; retrograd's own frames are skipped)."""
     vc = t._version_counter
     if vc is None:
         return
     vc.version += 1
     vc.last_op = op_name
-    frame = sys._getframe(3)
+    frame = sys._getframe(depth)
     # the first frame outside retrograd (and its generated op functions) is the user's line
     while frame is not None and ("/retrograd/" in frame.f_code.co_filename
                                  or frame.f_code.co_filename == GENERATED_FILENAME):
         frame = frame.f_back
-    vc.last_site = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else None
+    # formatted only if a version check fails (see SavedVariable._version_message)
+    vc.last_site = (frame.f_code.co_filename, frame.f_lineno) if frame else None
 
 
 def run_inplace(op, args: tuple, call: list, any_grad: bool):

@@ -58,6 +58,7 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
             raise RuntimeError("Inference tensors do not track version counter.")
         vc.version += 1
         vc.last_op = "increment_version"
+        vc.last_site = None
 
 
 class saved_tensors_hooks:
