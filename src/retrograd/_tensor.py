@@ -488,10 +488,23 @@ _new = object.__new__
 
 
 def _wrap(arr: np.ndarray) -> Tensor:
-    """A fresh Tensor around an ndarray, no history. (Generated op entry points inline the
-    same field set-up; see retrograd._ops.fastpath.)"""
+    """A fresh Tensor around an ndarray, no history: _init's fields, set inline (this runs for
+    most tensors made; generated op entry points inline the same set-up, see
+    retrograd._ops.fastpath)."""
     t = _new(Tensor)
-    _init(t, arr)
+    t._data = arr
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    if state.inference:
+        t._version_counter = None
+    else:
+        vc = t._version_counter = _new(VersionCounter)
+        vc.version = 0
+    t._view = None
+    t._grad_acc = None
+    t._meta = None
     return t
 
 

@@ -255,3 +255,15 @@ def test_input_buffer_accumulation_never_changes_visible_gradients():
         return first, g, seen[0], x.grad
 
     both(prog)
+
+
+def test_broadcast_gradient_of_a_zero_dim_input_keeps_its_shape():
+    # a 0-d input broadcast against (1,) and (2, 3): its summed gradient is 0-d again
+    def prog(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        b = lib.tensor(1.5, requires_grad=True)
+        (x * lib.tensor([3.0])).sum().backward()
+        (b + lib.ones(2, 3)).sum().backward()
+        return x.grad, tuple(x.grad.shape), b.grad, tuple(b.grad.shape)
+
+    both(prog)

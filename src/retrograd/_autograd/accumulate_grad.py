@@ -90,9 +90,11 @@ def accumulate_grad(var: Tensor, new_grad: Tensor) -> None:
 
 def _stealable(new_grad: Tensor, var: Tensor) -> bool:
     arr = new_grad._data
+    # references to arr: new_grad's slot, our local and getrefcount's argument; one more means
+    # another tensor wraps the same array (array formulas may hand one array to two inputs)
     return (new_grad._grad_fn is None and arr.flags.writeable and arr.dtype == var._data.dtype
-            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 and _exclusive(new_grad)
-            and obeys_layout_contract(arr, var._data))
+            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 and sys.getrefcount(arr) <= 3
+            and _exclusive(new_grad) and obeys_layout_contract(arr, var._data))
 
 
 def _exclusive(t: Tensor) -> bool:

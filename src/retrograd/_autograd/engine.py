@@ -210,7 +210,10 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             grads = _pre_hooks(node, grads)
         plan = node._plan
         if plan is not None and not anomaly.enabled:
-            outputs = plan.backward(node, grads, release, needed)
+            if create_graph or plan.backward_array is None:
+                outputs = plan.backward(node, grads, release, needed)
+            else:
+                outputs = plan.backward_array(node, grads, release, needed)
         else:
             if node._serialized or anomaly.enabled:
                 outputs = _call_guarded(node, grads)
@@ -265,7 +268,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             if d == 0:
                 heappush(heap, (-nf._seq, id(nf), nf, None))
         # drop our references so AccumulateGrad can steal an unshared gradient
-        outputs = grads = g = buf = None
+        outputs = grads = g = buf = arr = None
     task.current_node = None
 
 

@@ -26,10 +26,12 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     if not (state.grad_enabled and grad._requires_grad):
         # no double-backward graph is being built: one NumPy reduction, row-major result
         arr = grad._data
-        total = np.sum(arr, axis=dims, keepdims=True,
-                       dtype=np.float32 if arr.dtype.kind == "V" else None)
-        out = np.ascontiguousarray(total.astype(arr.dtype, copy=False).reshape(shape))
-        return _wrap(out)
+        if arr.dtype.kind == "V":  # bfloat16 / float8: sum in float32
+            total = np.add.reduce(arr, axis=dims, dtype=np.float32).astype(arr.dtype)
+        else:
+            total = np.add.reduce(arr, axis=dims)
+        # a fresh row-major array (a 0-d sum comes back as a NumPy scalar)
+        return _wrap(np.asarray(total).reshape(shape))
     grad = grad.sum(dims, keepdim=True)
     if lead:
         grad = grad.reshape(shape)

@@ -39,7 +39,7 @@ from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
 from retrograd._ops.schema import Schema, parse_schema
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, VersionCounter, _wrap
 
 OPS: dict = {}  # full schema name -> OpDef
 _FLOAT_KINDS = "fV"  # NumPy kinds of differentiable dtypes (V: ml_dtypes' bfloat16 / float8)
@@ -49,7 +49,8 @@ class OpDef:
     """Everything the runner needs about one op, computed once at declaration."""
 
     def __init__(self, schema: Schema, forward: Callable, grads: dict, node: str | None,
-                 promote: str | None, differentiable_outputs: tuple | None) -> None:
+                 promote: str | None, differentiable_outputs: tuple | None,
+                 array_grads: dict | None = None) -> None:
         self.schema = schema
         self.name = schema.full_name
         self.forward = forward
@@ -67,6 +68,7 @@ class OpDef:
         self.differentiable_outputs = differentiable_outputs
         self.node_name = node or "".join(p.title() for p in schema.name.split("_")) + "Backward0"
         self.formulas = _compile_formulas(self, grads)
+        self.array_formulas = _compile_array_formulas(self, grads, array_grads)
         base = CppFormulaNode if self.node_name in CPP_NODE_NAMES else FormulaNode
         self.node_cls = None if not self.formulas else type(
             self.node_name, (base,), {"__slots__": (), "_op": self})
@@ -117,7 +119,7 @@ class SavePlan:
     them, each formula with the positions of its arguments among [*saved values, grad, grads,
     output_mask], and the generated backward that calls them (NOTE [Fast backward])."""
 
-    __slots__ = ("names", "save", "calls", "mask", "uses_grads", "backward")
+    __slots__ = ("names", "save", "calls", "mask", "uses_grads", "backward", "backward_array")
 
     def __init__(self, op: OpDef, names: tuple, mask: tuple) -> None:
         self.names = names
@@ -129,12 +131,22 @@ class SavePlan:
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
         self.calls = tuple((f, tuple(index.get(p, -1) for p in f.params)) for f in op.formulas)
         self.uses_grads = any("grads" in f.params for f in op.formulas)
-        self.backward = _compile_backward(self, [kind for kind, _ in how], op.list_idx)
+        kinds = [kind for kind, _ in how]
+        self.backward = _compile_backward(self, kinds, bool(op.list_idx), self.calls)
+        # NOTE [Array formulas]: the engine runs this one when backward builds no graph
+        self.backward_array = None
+        if op.array_formulas is not None and not op.list_idx:
+            calls = tuple((f, tuple(index.get(p, -1) for p in f.params))
+                          for f in op.array_formulas)
+            self.backward_array = _compile_backward(self, kinds, False, calls, True,
+                                                    self.backward)
 
 
-def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool):
+def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple,
+                      arrays: bool = False, fallback=None):
     """backward(node, grads, release, needed) -> per-edge gradients: the engine's hot path for
-    op nodes (NOTE [Fast backward]).
+    op nodes (NOTE [Fast backward]); with `arrays`, the variant that runs the array formulas
+    (NOTE [Array formulas]) and hands to `fallback` under a dispatch mode.
 
     NOTE [Fast backward]
     One function per op and requires-grad mask does what FormulaNode.apply plus
@@ -147,41 +159,42 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool):
     """
     k = len(kinds)
     lines = ["def backward(node, grads, release, needed):"]
+    if arrays:
+        lines += ["    if _modes:", "        return _fallback(node, grads, release, needed)"]
     if k:
         lines.append(f"    {''.join(f's{j}, ' for j in range(k))}= node._saved")
     may_hold = [j for j, kind in enumerate(kinds) if kind in (_ARG_TENSOR, _OUTPUT)]
     for j in may_hold:
-        lines += [f"    if s{j}.__class__ is _SV:",
-                  f"        t = s{j}._data",
-                  f"        if (s{j}._original and t is not None and "
-                  f"t._version_counter.version == s{j}._version",
-                  f"                and (t._grad_fn is not None or s{j}._is_leaf)):",
-                  f"            v{j} = t",
-                  "        else:",
-                  f"            v{j} = s{j}.unpack(node)"]
-        if kinds[j] == _ARG_TENSOR and has_lists:
-            lines += [f"    elif s{j}.__class__ is tuple and s{j} and s{j}[0].__class__ is _SV:",
-                      f"        v{j} = [sv.unpack(node) for sv in s{j}]"]
-        lines += ["    else:", f"        v{j} = s{j}"]
+        lines += _unpack_lines(j, arrays, kinds[j] == _ARG_TENSOR and has_lists)
     for j in range(k):
         if j not in may_hold:
             lines.append(f"    v{j} = s{j}")
-    lines += ["    g = grads[0]",
-              "    if g is None:",
-              "        g = _zeros(node._output_meta[0])",
-              "    if needed is None:",
+    if arrays:
+        lines += ["    G = grads[0]",
+                  "    if G is None:",
+                  "        G = _zeros(node._output_meta[0])",
+                  "    g = G._data"]
+    else:
+        lines += ["    g = grads[0]",
+                  "    if g is None:",
+                  "        g = _zeros(node._output_meta[0])"]
+    lines += ["    if needed is None:",
               "        n = _MASK",
               "    else:",
               "        n = _needed(node, needed)"]
     names = [f"v{j}" for j in range(k)] + ["g", "_gs", "n"]
     if plan.uses_grads:
-        lines.append("    _gs = tuple(grads)")
+        lines.append("    _gs = tuple([None if x is None else x._data for x in grads])" if arrays
+                     else "    _gs = tuple(grads)")
     n_inputs = len(plan.mask)
     for i in range(n_inputs):
         lines.append(f"    r{i} = None")
     ns = {"_SV": SavedVariable, "_zeros": _zeros_for, "_MASK": plan.mask,
-          "_needed": _needed_for, "_flatten": _flatten_grads, "_release": _release_saved}
-    for c, (f, idx) in enumerate(plan.calls):
+          "_needed": _needed_for, "_flatten": _flatten_grads, "_release": _release_saved,
+          "_modes": dispatch.mode_stack, "_fallback": fallback, "_arr": _array_of,
+          "_nd": np.ndarray, "_asarray": np.asarray, "_new": object.__new__, "_T": Tensor,
+          "_VC": VersionCounter, "_state": state}
+    for c, (f, idx) in enumerate(calls):
         ns[f"f{c}"] = f.fn
         call = f"f{c}(" + ", ".join(names[j] for j in idx) + ")"
         if len(f.inputs) == 1:
@@ -192,6 +205,29 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool):
             lines += [f"    if {cond}:", f"        t = {call}"]
             for pos, i in enumerate(f.inputs):
                 lines += [f"        if n[{i}]:", f"            r{i} = t[{pos}]"]
+    if arrays:
+        # an array formula that returns the incoming gradient passes its Tensor on; other
+        # results become fresh tensors (_wrap's field set-up, inline)
+        for i in range(n_inputs):
+            lines += [f"    if r{i} is not None:",
+                      f"        if r{i} is g:",
+                      f"            r{i} = G",
+                      "        else:",
+                      f"            if r{i}.__class__ is not _nd:",
+                      f"                r{i} = _asarray(r{i})",
+                      "            t = _new(_T)",
+                      f"            t._data = r{i}",
+                      "            t._requires_grad = False",
+                      "            t._grad_fn = None",
+                      "            t._output_nr = 0",
+                      "            t._grad = None",
+                      "            if _state.inference:",
+                      "                t._version_counter = None",
+                      "            else:",
+                      "                vc = t._version_counter = _new(_VC)",
+                      "                vc.version = 0",
+                      "            t._view = t._grad_acc = t._meta = None",
+                      f"            r{i} = t"]
     if may_hold:
         lines.append("    if release:")
         for j in may_hold:
@@ -206,6 +242,44 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool):
         lines.append(f"    return {result}")
     exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
     return ns["backward"]
+
+
+def _unpack_lines(j: int, arrays: bool, may_be_list: bool) -> list:
+    """Code that unpacks saved value s<j> into v<j> (a Tensor, or its array with `arrays`)."""
+    if not arrays:
+        lines = [f"    if s{j}.__class__ is _SV:",
+                 f"        t = s{j}._data",
+                 f"        if (s{j}._original and t is not None and "
+                 f"t._version_counter.version == s{j}._version",
+                 f"                and (t._grad_fn is not None or s{j}._is_leaf)):",
+                 f"            v{j} = t",
+                 "        else:",
+                 f"            v{j} = s{j}.unpack(node)"]
+        if may_be_list:
+            lines += [f"    elif s{j}.__class__ is tuple and s{j} and s{j}[0].__class__ is _SV:",
+                      f"        v{j} = [sv.unpack(node) for sv in s{j}]"]
+        return lines + ["    else:", f"        v{j} = s{j}"]
+    # an output is saved as its array and version counter (NOTE [Saving without cycles])
+    return [f"    if s{j}.__class__ is _SV:",
+            f"        t = s{j}._data",
+            "        if t is None:",
+            f"            v{j} = _arr(s{j}.unpack(node))",
+            f"        elif s{j}._original:",
+            f"            if (t._version_counter.version == s{j}._version",
+            f"                    and (t._grad_fn is not None or s{j}._is_leaf)):",
+            f"                v{j} = t._data",
+            "            else:",
+            f"                v{j} = _arr(s{j}.unpack(node))",
+            f"        elif s{j}._vc.version == s{j}._version:",
+            f"            v{j} = t",
+            "        else:",
+            f"            v{j} = _arr(s{j}.unpack(node))",
+            "    else:",
+            f"        v{j} = s{j}"]
+
+
+def _array_of(t):
+    return None if t is None else t._data
 
 
 def _zeros_for(meta: tuple):
@@ -275,6 +349,33 @@ def _compile_formulas(opdef: OpDef, grads: dict) -> tuple:
                 raise ValueError(f"{opdef.name}: formula parameter {p!r} is not a known name")
         out.append(Formula(fn, tuple(tensor_names.index(n) for n in names), params,
                            len(names) > 1))
+    return tuple(out)
+
+
+def _compile_array_formulas(opdef: OpDef, grads: dict, array_grads: dict | None):
+    """NOTE [Array formulas]
+    A hot op may declare its formulas a second time on NumPy arrays. When backward builds no
+    graph (no create_graph, no dispatch mode), the engine runs those: no Tensor is made for the
+    formula's intermediate results and no op entry point runs, which is most of a small op's
+    backward cost. The Tensor formulas stay the definition: they run for double backward, under
+    dispatch modes and anomaly mode, and every op's gradcheck (array formulas) and gradgradcheck
+    (Tensor formulas) compares both with finite differences. An array formula takes the same
+    parameter names (tensors arrive as arrays), reads only what its Tensor formula reads, and may
+    return any array the engine's validation accepts (it sums broadcast dims and casts to the
+    input's dtype). Returning the incoming `grad` array itself passes the incoming gradient
+    Tensor on unchanged, as the Tensor formula `lambda grad: grad` does."""
+    if not array_grads:
+        return None
+    if list(array_grads) != list(grads):
+        raise ValueError(f"{opdef.name}: array_grads must have the keys of grads, in order")
+    out = []
+    for f, fn in zip(opdef.formulas, array_grads.values()):
+        params = tuple(inspect.signature(fn).parameters)
+        extra = set(params) - set(f.params) - {"grad", "grads", "output_mask"}
+        if extra:
+            raise ValueError(f"{opdef.name}: array formula reads {sorted(extra)}, which its "
+                             "Tensor formula does not")
+        out.append(Formula(fn, f.inputs, params, f.joint))
     return tuple(out)
 
 
@@ -675,14 +776,17 @@ _METHODS: dict = {}
 
 def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str | None = None,
        promote: str | None = None, differentiable_outputs: tuple | None = None,
-       function: str | bool = True, method: str | bool = True) -> Callable:
+       function: str | bool = True, method: str | bool = True,
+       array_grads: dict | None = None) -> Callable:
     """Declare an op; returns the callable that runs it with schema-ordered arguments.
+
+    array_grads: optionally, the same formulas written on NumPy arrays (NOTE [Array formulas]).
 
     function/method: True to expose under the schema's name (method on Tensor, function in the
     `retrograd` namespace), a string to expose under another name, False to keep it internal.
     """
     s = parse_schema(schema)
-    opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs)
+    opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs, array_grads)
     if opdef.name in OPS:
         raise ValueError(f"op {opdef.name} declared twice")
     OPS[opdef.name] = opdef
