@@ -104,11 +104,34 @@ def mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides):
     return mat1.t().mm(grad)
 
 
+def _mm_mat1_grad_array(grad, mat2, mat1_shape, mat1_strides):
+    """mm_mat1_grad on arrays (NOTE [Array formulas])."""
+    if _column_major(mat1_shape, mat1_strides):
+        return np_matmul(mat2, grad.T).T
+    return np_matmul(grad, mat2.T)
+
+
+def _mm_mat2_grad_array(grad, mat1, mat2_shape, mat2_strides):
+    """mm_mat2_grad on arrays (NOTE [Array formulas])."""
+    if _column_major(mat2_shape, mat2_strides):
+        return np_matmul(grad.T, mat1).T
+    return np_matmul(mat1.T, grad)
+
+
+def _amul(a, s):
+    """_mul on an array: the array itself when s is 1 (a passed-through gradient stays one)."""
+    return a if s == 1 else np.multiply(a, s)
+
+
 mm = op("mm(Tensor self, Tensor mat2) -> Tensor", _mm_forward,
         grads={"self": lambda grad, mat2, self_shape, self_strides:
                mm_mat1_grad(grad, mat2, self_shape, self_strides),
                "mat2": lambda grad, self, mat2_shape, mat2_strides:
-               mm_mat2_grad(grad, self, mat2_shape, mat2_strides)})
+               mm_mat2_grad(grad, self, mat2_shape, mat2_strides)},
+        array_grads={"self": lambda grad, mat2, self_shape, self_strides:
+                     _mm_mat1_grad_array(grad, mat2, self_shape, self_strides),
+                     "mat2": lambda grad, self, mat2_shape, mat2_strides:
+                     _mm_mat2_grad_array(grad, self, mat2_shape, mat2_strides)})
 
 
 def _check_bmm(a, b, kernel="bmm"):
@@ -133,7 +156,9 @@ def _bmm_forward(a, b):
 
 bmm = op("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_forward,
          grads={"self": lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
-                "mat2": lambda grad, self: self.transpose(1, 2).bmm(grad)})
+                "mat2": lambda grad, self: self.transpose(1, 2).bmm(grad)},
+         array_grads={"self": lambda grad, mat2: np_matmul(grad, mat2.transpose(0, 2, 1)),
+                      "mat2": lambda grad, self: np_matmul(self.transpose(0, 2, 1), grad)})
 
 
 def _check_mv(self_ndim, mat, vec, self_dtype_of):
@@ -241,7 +266,12 @@ addmm = op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scala
                   "mat1": lambda grad, mat2, alpha, mat1_shape, mat1_strides:
                   _mul(mm_mat1_grad(grad, mat2, mat1_shape, mat1_strides), alpha),
                   "mat2": lambda grad, mat1, alpha, mat2_shape, mat2_strides:
-                  _mul(mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides), alpha)})
+                  _mul(mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides), alpha)},
+           array_grads={"self": lambda grad, beta: _amul(grad, beta),
+                        "mat1": lambda grad, mat2, alpha, mat1_shape, mat1_strides:
+                        _amul(_mm_mat1_grad_array(grad, mat2, mat1_shape, mat1_strides), alpha),
+                        "mat2": lambda grad, mat1, alpha, mat2_shape, mat2_strides:
+                        _amul(_mm_mat2_grad_array(grad, mat1, mat2_shape, mat2_strides), alpha)})
 
 
 def _addmv_forward(s, mat, vec, beta, alpha):
@@ -336,6 +366,7 @@ addbmm = op("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
 _unsafe_view = op("_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
                   lambda a, size: a.reshape(size),
                   grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
                   function=False, method=False)
 
 # the in-place squeeze_(0) torch applies to the (1, p) product of a vector and a matrix

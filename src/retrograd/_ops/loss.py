@@ -464,27 +464,50 @@ def _nll2d_forward(x, t, weight, reduction, ignore_index):
     return (out.reshape(t.shape) if reduction == 0 else out), total
 
 
-def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
-                    class_axis: int):
-    """grad * M, M holding -weight[t] (/ total_weight for mean) at each target position."""
-    t = target._data
-    x_like = grad._data
+def _nll_grad_matrix(dtype, self_shape, t, w, reduction, ignore_index, total_weight,
+                     class_axis: int) -> np.ndarray:
+    """M, holding -weight[t] (/ total_weight for mean) at each target position: the input's
+    gradient is grad * M."""
     c = self_shape[class_axis]
     tm = t.reshape(-1)
-    w = None if weight is None else weight._data
     ignore = tm == ignore_index
     pos = np.where(ignore, 0, tm)
-    vals = -(np.ones(pos.shape, x_like.dtype) if w is None else w.astype(x_like.dtype)[pos])
+    vals = -(np.ones(pos.shape, dtype) if w is None else w.astype(dtype)[pos])
     if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vals = vals / total_weight._data
+        if total_weight != 0:
+            vals /= total_weight
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                vals /= total_weight
     vals[ignore] = 0
-    m = np.zeros((pos.size, c), x_like.dtype)
+    m = np.zeros((pos.size, c), dtype)
     m[np.arange(pos.size), pos] = vals
-    lead = (self_shape[0],) + tuple(self_shape[2:]) if class_axis == 1 else ()
-    m = np.moveaxis(m.reshape(lead + (c,)), -1, class_axis) if class_axis == 1 else m.reshape(c)
+    if class_axis == 0:
+        return m.reshape(c)
+    if len(self_shape) == 2:
+        return m
+    lead = (self_shape[0],) + tuple(self_shape[2:])
+    return np.ascontiguousarray(np.moveaxis(m.reshape(lead + (c,)), -1, class_axis))
+
+
+def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
+                    class_axis: int):
+    """grad * M (see _nll_grad_matrix)."""
+    m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,
+                         None if weight is None else weight._data, reduction, ignore_index,
+                         total_weight._data, class_axis)
     g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
-    return g * _wrap(np.ascontiguousarray(m))
+    return g * _wrap(m)
+
+
+def _nll_grad_input_array(grad, self_shape, target, weight, reduction, ignore_index,
+                          total_weight, class_axis: int):
+    """_nll_grad_input on arrays (NOTE [Array formulas])."""
+    m = _nll_grad_matrix(grad.dtype, self_shape, target, weight, reduction, ignore_index,
+                         total_weight, class_axis)
+    if reduction == 0 and len(self_shape) > 1:
+        grad = np.expand_dims(grad, class_axis)
+    return np.multiply(grad, m, out=m)
 
 
 nll_loss_forward = op(
@@ -495,6 +518,10 @@ nll_loss_forward = op(
            total_weight: _nll_grad_input(grad, self_shape, target, weight, reduction,
                                          ignore_index, total_weight,
                                          1 if len(self_shape) > 1 else 0)},
+    array_grads={"self": lambda grad, self_shape, target, weight, reduction, ignore_index,
+                 total_weight: _nll_grad_input_array(grad, self_shape, target, weight,
+                                                     reduction, ignore_index, total_weight,
+                                                     1 if len(self_shape) > 1 else 0)},
     function=False, method=False)
 
 nll_loss2d_forward = op(
@@ -504,6 +531,10 @@ nll_loss2d_forward = op(
     grads={"self": lambda grad, self_shape, target, weight, reduction, ignore_index,
            total_weight: _nll_grad_input(grad, self_shape, target, weight, reduction,
                                          ignore_index, total_weight, 1)},
+    array_grads={"self": lambda grad, self_shape, target, weight, reduction, ignore_index,
+                 total_weight: _nll_grad_input_array(grad, self_shape, target, weight,
+                                                     reduction, ignore_index, total_weight,
+                                                     1)},
     function=False, method=False)
 
 

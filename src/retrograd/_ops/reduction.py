@@ -130,6 +130,19 @@ def unsqueeze_reduced(grad, ndim: int, dim, keepdim: bool):
     return grad.reshape(shape)
 
 
+def _expand_reduced_array(grad, shape: tuple, dim, keepdim: bool):
+    """expand_reduced on an array (NOTE [Array formulas]); a read-only broadcast view, as the
+    Tensor formula's expand is."""
+    if not (keepdim or len(shape) == 0):
+        axes = _axes(dim, len(shape))
+        if axes is not None:
+            gshape = list(grad.shape)
+            for d in sorted(axes):
+                gshape.insert(d, 1)
+            grad = grad.reshape(gshape)
+    return np.broadcast_to(grad, shape)
+
+
 def _float_acc(dt: np.dtype):
     """Accumulation dtype for sums: float32 for the 16-bit floats, as torch's acc_type."""
     return np.float32 if dt.kind == "V" or dt == np.float16 else None
@@ -193,12 +206,15 @@ def _sum_forward(a, dim, keepdim, dtype):
 _sum_all = op("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
               lambda a, dtype: _sum_forward(a, None, False, dtype),
               grads={"self": lambda grad, self_shape: grad.expand(self_shape)},
+              array_grads={"self": lambda grad, self_shape: np.broadcast_to(grad, self_shape)},
               function=False, method=False)
 
 _sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
               "ScalarType? dtype=None) -> Tensor", _sum_forward, node="SumBackward1",
               grads={"self": lambda grad, self_shape, dim, keepdim:
                      expand_reduced(grad, self_shape, dim, keepdim)},
+              array_grads={"self": lambda grad, self_shape, dim, keepdim:
+                           _expand_reduced_array(grad, self_shape, dim, keepdim)},
               function=False, method=False)
 
 
@@ -246,6 +262,9 @@ _mean_all = op("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
                lambda a, dtype: _mean_forward(a, None, False, dtype),
                grads={"self": lambda grad, self_shape:
                       grad.expand(self_shape) / builtins.max(_numel_over(self_shape, None), 1)},
+               array_grads={"self": lambda grad, self_shape: np.broadcast_to(
+                   np.true_divide(grad, builtins.max(_numel_over(self_shape, None), 1)),
+                   self_shape)},
                function=False, method=False)
 
 _mean_dim = op("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
@@ -253,6 +272,10 @@ _mean_dim = op("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                grads={"self": lambda grad, self_shape, dim, keepdim:
                       expand_reduced(grad, self_shape, dim, keepdim)
                       / _numel_over(self_shape, dim)},
+               array_grads={"self": lambda grad, self_shape, dim, keepdim:
+                            _expand_reduced_array(
+                                np.true_divide(grad, _numel_over(self_shape, dim)),
+                                self_shape, dim, keepdim)},
                function=False, method=False)
 
 
@@ -987,15 +1010,44 @@ def _log_softmax_forward(a, dim, half_to_float):
     return out.astype(a.dtype, copy=False)
 
 
+def _softmax_grad_array(grad, result, dim):
+    """softmax's formula on arrays (NOTE [Array formulas]); 16-bit floats in float32."""
+    acc = _float_acc(result.dtype)
+    if acc is not None:
+        return _softmax_grad_array(grad.astype(acc), result.astype(acc), dim).astype(
+            result.dtype)
+    axis = dim if result.ndim else None
+    prod = np.asarray(np.multiply(grad, result))  # 0-d: a scalar otherwise
+    dot = np.add.reduce(prod, axis=axis, keepdims=True)
+    np.subtract(grad, dot, out=prod)
+    return np.multiply(result, prod, out=prod)
+
+
+def _log_softmax_grad_array(grad, result, dim):
+    """log_softmax's formula on arrays (NOTE [Array formulas]); 16-bit floats in float32."""
+    acc = _float_acc(result.dtype)
+    if acc is not None:
+        return _log_softmax_grad_array(grad.astype(acc), result.astype(acc), dim).astype(
+            result.dtype)
+    axis = dim if result.ndim else None
+    e = np.asarray(np.exp(result))  # 0-d: a scalar otherwise
+    e *= np.add.reduce(grad, axis=axis, keepdims=True)
+    return np.subtract(grad, e, out=e)
+
+
 _softmax = op("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _softmax_forward,
               node="SoftmaxBackward0",
               grads={"self": lambda grad, result, dim:
                      result * (grad - (grad * result).sum(dim, keepdim=True))},
+              array_grads={"self": lambda grad, result, dim: _softmax_grad_array(grad, result,
+                                                                                 dim)},
               function=False, method=False)
 _log_softmax = op("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                   _log_softmax_forward, node="LogSoftmaxBackward0",
                   grads={"self": lambda grad, result, dim:
                          grad - result.exp() * grad.sum(dim, keepdim=True)},
+                  array_grads={"self": lambda grad, result, dim:
+                               _log_softmax_grad_array(grad, result, dim)},
                   function=False, method=False)
 
 

@@ -68,6 +68,7 @@ def _view_forward(a, size):
 
 _view = op("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_forward,
            grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
            function=False, method=False)
 
 
@@ -199,6 +200,8 @@ def _permute_forward(a, dims):
 _permute = op("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_forward,
               grads={"self": lambda grad, dims:
                      grad.permute(_inverse_perm([d % max(len(dims), 1) for d in dims]))},
+              array_grads={"self": lambda grad, dims: np.transpose(
+                  grad, _inverse_perm([d % max(len(dims), 1) for d in dims]))},
               function=False, method=False)
 
 
@@ -218,7 +221,9 @@ def _transpose_forward(a, dim0, dim1):
 
 transpose = op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
                _transpose_forward,
-               grads={"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)})
+               grads={"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
+               array_grads={"self": lambda grad, dim0, dim1: _transpose_forward(grad, dim0,
+                                                                               dim1)})
 register_method("swapaxes", transpose)
 register("swapaxes", transpose)
 register_method("swapdims", transpose)
@@ -231,7 +236,8 @@ def _t_forward(a):
     return a.T
 
 
-t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()})
+t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()},
+       array_grads={"self": lambda grad: grad.T})
 
 
 def _unsqueeze_forward(a, dim):
@@ -248,7 +254,8 @@ def _unsqueeze_forward(a, dim):
 
 
 unsqueeze = op("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_forward,
-               grads={"self": lambda grad, dim, self_shape: grad.reshape(self_shape)})
+               grads={"self": lambda grad, dim, self_shape: grad.reshape(self_shape)},
+               array_grads={"self": lambda grad, dim, self_shape: grad.reshape(self_shape)})
 
 
 # --- as_strided ------------------------------------------------------------------------------
@@ -377,6 +384,7 @@ alias = op("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(),
 
 _squeeze = op("squeeze(Tensor(a) self) -> Tensor(a)", np.squeeze,
               grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+              array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
               function=False, method=False)
 
 
@@ -388,6 +396,7 @@ def _squeeze_dim_forward(a, dim):
 _squeeze_dim = op("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_dim_forward,
                   node="SqueezeBackward1",
                   grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
                   function=False, method=False)
 
 
@@ -401,6 +410,7 @@ def _squeeze_dims_forward(a, dim):
 _squeeze_dims = op("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_dims_forward,
                    node="SqueezeBackward2",
                    grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+                   array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
                    function=False, method=False)
 
 
