@@ -39,8 +39,11 @@ class AccumulateGrad(CppNode):
     _serialized = True
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__((), ((variable._data.shape, variable._data.dtype),))
+        # Node's fields, set here: one is made per leaf and backward
+        self.next_functions = ()
         self._seq = MAX_SEQUENCE_NR
+        self._output_meta = ((variable._data.shape, variable._data.dtype),)
+        self._hooks = self._metadata = self._anomaly = None
         self.variable = variable
 
     def apply(self, grad_outputs: list) -> tuple:
@@ -131,6 +134,9 @@ def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
 def obeys_layout_contract(grad: np.ndarray, param: np.ndarray) -> bool:
     if grad.shape != param.shape:
         return False
+    if grad.strides == param.strides and grad.itemsize == param.itemsize \
+            and param.flags.c_contiguous:
+        return True  # the common case: both row-major
     if is_non_overlapping_and_dense(param):
         g_item, p_item = grad.itemsize, param.itemsize
         return all(sz == 1 or gs // g_item == ps // p_item

@@ -207,6 +207,13 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 continue
         task.current_node = node
         if has_hooks:
+            if node._lazy_tensor_hooks and node._hooks is None and not anomaly.enabled \
+                    and not node.tensor_pre_hooks():
+                # a leaf's AccumulateGrad with no hooks: nothing flows on from it
+                with _accumulate_lock:
+                    node.apply(grads)
+                grads = None
+                continue
             grads = _pre_hooks(node, grads)
         plan = node._plan
         if plan is not None and not anomaly.enabled:

@@ -244,7 +244,9 @@ def _addmm_forward(s, m1, m2, beta, alpha):
                            f"and {scalar_name(m2)}")
     if m1.shape[1] != m2.shape[0]:
         raise RuntimeError(E.MATMUL_SHAPES.format(*m1.shape, *m2.shape))
-    s = _expand_forward(s, (m1.shape[0], m2.shape[1]))
+    shape = (m1.shape[0], m2.shape[1])
+    if s.shape != shape and s.shape != shape[1:]:  # a bias row broadcasts as it is
+        s = _expand_forward(s, shape)
     if m1.dtype == np.bool_:
         raise not_implemented("addmm_impl_cpu_", m1)
     return _add_scaled(np_matmul(m1, m2), s, beta, alpha)

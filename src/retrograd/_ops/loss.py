@@ -383,18 +383,23 @@ def _check_target(t: np.ndarray) -> None:
 
 
 def _nll_parts(x, t, weight, ignore_index):
-    """(picked log-probs, per-element weights, target positions) along the class axis 1."""
+    """(picked log-probs, per-element weights or None for all ones, target positions) along
+    the class axis 1."""
     _check_target(t)
     t = t.astype(np.int64, copy=False)
     n_classes = x.shape[1]
     ignore = t == ignore_index
-    bad = ~ignore & ((t < 0) | (t >= n_classes))
-    if bad.any():
+    ignored = bool(ignore.any())
+    pos = np.where(ignore, 0, t) if ignored else t
+    if pos.size and (pos.min() < 0 or pos.max() >= n_classes):
+        bad = ~ignore & ((t < 0) | (t >= n_classes))
         raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
-    pos = np.where(ignore, 0, t)
-    picked = np.take_along_axis(x, pos[:, None], axis=1)[:, 0]
+    picked = x[np.arange(pos.shape[0]), pos]
+    if weight is None and not ignored:
+        return picked, None, pos
     w = np.ones(pos.shape, x.dtype) if weight is None else weight.astype(x.dtype)[pos]
-    w[ignore] = 0
+    if ignored:
+        w[ignore] = 0
     return picked, w, pos
 
 
@@ -413,14 +418,17 @@ def _nll_forward(x, t, weight, reduction, ignore_index):
 def _nll_core(x, t, weight, reduction, ignore_index):
     xb, tb = _as_batch(x, t)
     picked, w, _ = _nll_parts(xb, tb, weight, ignore_index)
-    loss = -picked * w
+    loss = np.negative(picked) if w is None else -picked * w
     if reduction == 0:
         return loss.reshape(t.shape if x.ndim > 1 else ()), np.asarray(0, x.dtype)
-    total = np.asarray(w.sum(dtype=x.dtype))
-    out = loss.sum(dtype=x.dtype)
+    total = np.asarray(loss.shape[0] if w is None else w.sum(dtype=x.dtype), x.dtype)
+    out = np.add.reduce(loss, dtype=x.dtype)
     if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        if total != 0:
             out = out / total
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = out / total
     return np.asarray(out, x.dtype), total
 
 

@@ -987,7 +987,7 @@ def _shifted(a, axis):
     src = a.astype(acc) if acc is not None else a
     out = np.empty(a.shape, src.dtype)
     if a.size:
-        np.subtract(src, np.max(src, axis=axis, keepdims=True), out=out)
+        np.subtract(src, np.maximum.reduce(src, axis=axis, keepdims=True), out=out)
     return out
 
 
@@ -997,7 +997,7 @@ def _softmax_forward(a, dim, half_to_float):
     if a.size:
         with np.errstate(invalid="ignore"):
             np.exp(out, out=out)
-            out /= np.sum(out, axis=axis, keepdims=True)
+            out /= np.add.reduce(out, axis=axis, keepdims=True)
     return out.astype(a.dtype, copy=False)
 
 
@@ -1006,7 +1006,7 @@ def _log_softmax_forward(a, dim, half_to_float):
     out = _shifted(a, axis)
     if a.size:
         with np.errstate(invalid="ignore", divide="ignore"):
-            out -= np.log(np.sum(np.exp(out), axis=axis, keepdims=True))
+            out -= np.log(np.add.reduce(np.exp(out), axis=axis, keepdims=True))
     return out.astype(a.dtype, copy=False)
 
 

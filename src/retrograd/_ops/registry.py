@@ -588,6 +588,11 @@ def _shape_of(a):
 
 
 def _strides_of(a):
+    if a.__class__ is Tensor:
+        arr = a._data
+        if arr.size:
+            size = arr.itemsize
+            return tuple([st // size for st in arr.strides])
     return a.stride() if isinstance(a, Tensor) else ()
 
 
