@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+import re
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -435,3 +438,20 @@ def test_nested_allow_mutation_and_errors():
         out = (a.clone() * 3).exp().sum()
     with pytest.raises(AssertionError, match="Trying to backward outside"):
         out.backward()
+
+
+def test_anomaly_trace_ends_at_the_users_call():
+    # the recorded forward stack stops at the user's line, without retrograd's own frames
+    x = retrograd.tensor([1.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with retrograd.autograd.detect_anomaly():
+            y = x.exp()
+            line = inspect.currentframe().f_lineno - 1
+            y.mul_(2)  # exp saved its result: backward reports the modification
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+    texts = [str(m.message) for m in caught if "Error detected in ExpBackward0" in str(m.message)]
+    assert len(texts) == 1
+    frames = re.findall(r'File "([^"]+)", line (\d+)', texts[0])
+    assert frames[-1] == (__file__, str(line))

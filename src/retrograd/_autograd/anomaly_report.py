@@ -14,8 +14,17 @@ NAN_MESSAGE = "Function '{}' returned nan values in its {}th output."
 
 
 def record_forward_trace(node: Node) -> None:
-    """Keep the stack of the forward call that created `node` (only while anomaly mode is on)."""
-    node._anomaly = "".join(traceback.format_stack()[:-3])
+    """Keep the stack of the forward call that created `node` (only while anomaly mode is on),
+    up to the user's call: retrograd's own frames at its end are left out."""
+    stack = traceback.extract_stack()
+    end = len(stack)
+    while end and _internal(stack[end - 1].filename):
+        end -= 1
+    node._anomaly = "".join(traceback.format_list(stack[:end]))
+
+
+def _internal(filename: str) -> bool:
+    return "/retrograd/" in filename or filename == "<retrograd generated op>"
 
 
 def call_with_anomaly(node: Node, grads: list) -> tuple:

@@ -17,6 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.node import next_sequence_nr
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
@@ -142,6 +145,9 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_build": opdef.build_single or build_single, "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
           "_make_views": make_views, "_bump": bump_version, "_name": opdef.schema.name,
+          "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
+          "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
+          "_trace": record_trace,
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 
@@ -155,18 +161,20 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
 
 def _fast_body(opdef, names: list, tup: str) -> list:
     tensor_pos = opdef.tensor_idx
-    lines = ["    if _modes:", f"        return _dispatch(_op, {tup})", "    rg = False"]
+    lines = ["    if _modes:", f"        return _dispatch(_op, {tup})"]
     data = list(names)
-    for i in tensor_pos:
+    flags = []
+    for k, i in enumerate(tensor_pos):
         n = names[i]
         d = f"d{i}"
         data[i] = d
+        flags.append(f"q{k}")
         lines += [f"    if {n}.__class__ is _T or isinstance({n}, _T):",
                   f"        {d} = {n}._data",
-                  f"        if {n}._requires_grad:",
-                  "            rg = True",
+                  f"        q{k} = {n}._requires_grad",
                   "    else:",
-                  f"        {d} = {n}"]
+                  f"        {d} = {n}",
+                  f"        q{k} = False"]
     if opdef.promote is not None:
         lines += _promote_check(opdef, names, data)
     ufunc = getattr(opdef.forward, "ufunc", None)
@@ -202,8 +210,43 @@ def _fast_body(opdef, names: list, tup: str) -> list:
               "    r._grad_acc = None",
               "    r._meta = None"]
     if opdef.node_cls is not None:
-        lines += ["    if rg and _state.grad_enabled:", f"        _build(_op, {tup}, r)"]
+        lines += [f"    if ({' or '.join(flags)}) and _state.grad_enabled:"]
+        lines += ["    " + line for line in _inline_build(opdef, [names[i] for i in tensor_pos],
+                                                           tup)]
     lines.append("    return r")
+    return lines
+
+
+def _inline_build(opdef, tensor_names: list, tup: str) -> list:
+    """The graph builder (registry._make_single_builder's work) inlined in the entry point:
+    edges from the inputs that require grad (q<k>), the node, the output's history and the
+    values the save plan for this requires-grad mask keeps."""
+    lines = []
+    for k, n in enumerate(tensor_names):
+        lines += [f"    if q{k}:",
+                  f"        fn = {n}._grad_fn",
+                  f"        e{k} = (fn, {n}._output_nr) if fn is not None and {n}._view is None "
+                  f"else _edge({n})",
+                  "    else:",
+                  f"        e{k} = _NO"]
+    edges = "(" + "".join(f"e{k}, " for k in range(len(tensor_names))) + ")"
+    key = "(" + "".join(f"q{k}, " for k in range(len(tensor_names))) + ")"
+    lines += ["    node = _new(_cls)",
+              f"    node.next_functions = {edges}",
+              "    node._seq = _next()",
+              "    node._output_meta = ((out.shape, out.dtype),)",
+              "    node._hooks = node._metadata = node._anomaly = node._mask = None"]
+    if opdef.differentiable_outputs is None or opdef.differentiable_outputs[0]:
+        lines += ["    if out.dtype.kind in 'fV':",
+                  "        r._grad_fn = node",
+                  "        r._requires_grad = True"]
+    lines += [f"    plan = _plans.get({key})",
+              "    if plan is None:",
+              f"        plan = _op.saved_plan({key})",
+              "    node._plan = plan",
+              f"    node._saved = plan.save({tup}, (r,))",
+              "    if _anomaly.enabled:",
+              "        _trace(node)"]
     return lines
 
 
@@ -223,3 +266,10 @@ def _promote_check(opdef, names: list, data: list) -> list:
     for i in opdef.tensor_idx:
         lines.append(f"        {data[i]} = _call[{i}]")
     return lines
+
+
+def record_trace(node) -> None:
+    """Anomaly mode: remember where the node was created."""
+    from retrograd._autograd.anomaly_report import record_forward_trace
+
+    record_forward_trace(node)
