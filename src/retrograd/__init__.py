@@ -27,8 +27,10 @@ from retrograd.serialization import save, load
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)
+_retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def result_type(tensor1, tensor2):

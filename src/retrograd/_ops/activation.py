@@ -92,7 +92,13 @@ def _gelu(a, approximate):
     if approximate == "tanh":
         inner = GELU_K * (a + GELU_C * a * a * a)
         return 0.5 * a * (1 + np.tanh(inner))
-    return 0.5 * a * (1 + P.erf_array(a * SQRT1_2))
+    # a * 0.5 * (1 + erf(a / sqrt(2))) in torch's order, in place on fresh arrays (the
+    # result keeps a's layout)
+    out = np.asarray(np.multiply(a, 0.5))
+    e = np.asarray(P.erf_array(np.multiply(a, SQRT1_2)))
+    e += 1
+    out *= e
+    return out
 
 
 def _check_approximate(approximate) -> None:
@@ -114,8 +120,43 @@ def _gelu_grad(grad, self, approximate):
     return grad * (cdf + x * pdf)
 
 
+def _gelu_grad_array(grad, self, approximate):
+    """_gelu_grad on arrays, in place on fresh arrays (NOTE [Array formulas]); 16-bit floats
+    are computed in float32, as the forward is."""
+    x = self
+    if x.dtype.itemsize < 4:
+        f32 = np.float32
+        return _gelu_grad_array(grad.astype(f32), x.astype(f32), approximate).astype(x.dtype)
+    x2 = np.asarray(np.multiply(x, x))
+    if approximate == "tanh":
+        t = np.asarray(np.tanh(GELU_K * (x + GELU_C * x2 * x)))
+        # 0.5 * (1 + t) + 0.5 * x * (1 - t^2) * K * (1 + 3 C x^2)
+        x2 *= 3 * GELU_C
+        x2 += 1
+        x2 *= GELU_K * 0.5
+        x2 *= x
+        x2 *= 1 - t * t
+        t += 1
+        t *= 0.5
+        t += x2
+        t *= grad
+        return t
+    # cdf + x * pdf, pdf = exp(-x^2 / 2) / sqrt(2 pi)
+    x2 *= -0.5
+    np.exp(x2, out=x2)
+    x2 *= INV_SQRT_2PI
+    x2 *= x
+    cdf = np.asarray(P.erf_array(np.multiply(x, SQRT1_2)))
+    cdf += 1
+    cdf *= 0.5
+    cdf += x2
+    cdf *= grad
+    return cdf
+
+
 _gelu_op = op("gelu(Tensor self, *, str approximate='none') -> Tensor",
               _float_only("GeluKernelImpl", _gelu), grads={"self": _gelu_grad},
+              array_grads={"self": _gelu_grad_array},
               function=False, method=False)
 
 

@@ -600,11 +600,57 @@ except ImportError:  # SciPy is optional
     _scipy_erf = None
 
 
+# erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (beyond, erf rounds to +-1 in single precision): the
+# rational approximation of Eigen's and XLA's float erf. Evaluated in float64 it is within 1.6
+# ulp of the float32 result (checked on a dense grid in tests/test_pointwise_ops.py), and a
+# few vectorized passes, where a per-element erf (SciPy's) costs 30x a NumPy exp.
+_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+          -1.60960333262415e-02)
+_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+          -7.37332916720468e-03, -1.42647390514189e-02)
+
+
+_ERF_CHUNK = 32768  # float64 scratch of 256 KiB each: stays in cache, no fresh pages
+
+
+def _erf_single(a: np.ndarray) -> np.ndarray:
+    """erf of a single- or half-precision array, computed in float64 a chunk at a time and
+    rounded once into a float32 array of the input's layout."""
+    src = np.ravel(a)
+    dst = np.empty(src.shape, np.float32)
+    n = src.shape[0]
+    m = min(_ERF_CHUNK, n)
+    x, x2, p, q = (np.empty(m) for _ in range(4))
+    for start in range(0, n, _ERF_CHUNK):
+        k = min(start + _ERF_CHUNK, n) - start
+        xs, x2s, ps, qs = x[:k], x2[:k], p[:k], q[:k]
+        np.clip(src[start:start + k], -4.0, 4.0, out=xs)
+        np.multiply(xs, xs, out=x2s)
+        ps.fill(_ERF_P[0])
+        for c in _ERF_P[1:]:
+            ps *= x2s
+            ps += c
+        ps *= xs
+        qs.fill(_ERF_Q[0])
+        for c in _ERF_Q[1:]:
+            qs *= x2s
+            qs += c
+        np.divide(ps, qs, out=dst[start:start + k])
+    res = dst.reshape(a.shape)
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return res
+    out = np.empty_like(a, dtype=np.float32)  # keeps a transposed (or permuted) layout
+    out[...] = res
+    return out
+
+
 def erf_array(a: np.ndarray) -> np.ndarray:
-    """erf of a float array in its own dtype (half types computed in float32)."""
-    work = a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
-    out = _scipy_erf(work) if _scipy_erf is not None else _erf_series(work).astype(work.dtype)
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
+    """erf of a float array in its own dtype."""
+    if a.dtype == np.float64:
+        return _scipy_erf(a) if _scipy_erf is not None else _erf_series(a)
+    out = _erf_single(np.asarray(a))
+    return out.astype(a.dtype) if out.ndim else np.asarray(out, dtype=a.dtype)
 
 
 erf = op("erf(Tensor self) -> Tensor", erf_array, promote="float",
