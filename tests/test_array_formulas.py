@@ -100,3 +100,18 @@ def test_array_formula_results_keep_the_gradient_contract():
     (w * 3.0).sum().backward()
     assert w.grad.data_ptr() == seen[0]
     np.testing.assert_array_equal(w.grad.numpy(), np.full(4, 3.0))
+
+
+def test_masked_gradients_zero_non_finite_values_outside_the_mask():
+    # where's and clamp's array formulas multiply by the mask; inf * 0 would be nan there,
+    # where torch (and the Tensor formula) give 0
+    def prog(lib):
+        x = lib.tensor([1.0, 5.0, -3.0], requires_grad=True)
+        y = lib.tensor([2.0, 2.0, 2.0], requires_grad=True)
+        out = lib.where(x > 0, x, y).clamp(-1.0, 3.0)
+        out.backward(lib.tensor([float("inf"), float("nan"), 1.0]))
+        return x.grad, y.grad
+
+    from tests.parity.harness import both
+
+    both(prog)

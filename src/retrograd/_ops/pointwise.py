@@ -191,7 +191,11 @@ mul = op("mul.Tensor(Tensor self, Tensor other) -> Tensor", _np_mul, promote="al
 
 div = op("div.Tensor(Tensor self, Tensor other) -> Tensor", _np_div, promote="float",
          grads={"self": lambda grad, other: grad / other,
-                "other": lambda grad, self, other: -grad * ((self / other) / other)})
+                "other": lambda grad, self, other: -grad * ((self / other) / other)},
+         array_grads={"self": lambda grad, other: np.true_divide(grad, other),
+                      "other": lambda grad, self, other: np.multiply(
+                          np.negative(grad),
+                          np.true_divide(np.true_divide(self, other), other))})
 
 
 def _check_int_zero(b) -> None:
@@ -391,6 +395,24 @@ def _pow_scalar_grad(grad, self, exponent):
     return grad * (exponent * pow_ts(self, exponent - 1))
 
 
+def _pow_scalar_grad_array(grad, self, exponent):
+    """_pow_scalar_grad on arrays (NOTE [Array formulas])."""
+    if exponent == 0:
+        return np.zeros_like(self)
+    return np.multiply(grad, np.multiply(exponent, _pow_tensor_scalar(self, exponent - 1)))
+
+
+def _masked(grad: np.ndarray, mask) -> np.ndarray:
+    """where(mask, grad, 0) on arrays: a product with the mask, which a branch-free loop
+    computes many times faster than np.where; where grad is not finite outside the mask
+    (inf * 0 is nan), np.where gives the exact zeros."""
+    with np.errstate(invalid="ignore"):
+        out = np.asarray(np.multiply(grad, mask, dtype=grad.dtype))
+    if out.dtype.kind == "f" and not np.isfinite(out).all():
+        return np.asarray(np.where(mask, grad, 0))
+    return out
+
+
 def _pow_self_grad(grad, self, exponent):
     return where(C.eq(exponent, 0), 0.0, grad * (exponent * pow_tt(self, exponent - 1)))
 
@@ -412,6 +434,8 @@ def _pow_base_grad(grad, self, exponent, result):
 
 pow_ts = op("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_tensor_scalar,
             node="PowBackward0", grads={"self": _pow_scalar_grad},
+            array_grads={"self": lambda grad, self, exponent: _pow_scalar_grad_array(
+                grad, self, exponent)},
             function=False, method=False)
 pow_tt = op("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
             pointwise(promoting(_pow, (0, 1))), node="PowBackward1",
@@ -444,7 +468,8 @@ def _neg(a):
     return np.negative(a)
 
 
-neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad})
+neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad},
+         array_grads={"self": lambda grad: np.negative(grad)})
 register("negative", neg, method=True)
 
 
@@ -463,7 +488,8 @@ def _abs(a):
 
 
 abs = op("abs(Tensor self) -> Tensor", _abs,  # noqa: A001 - torch's name
-         grads={"self": lambda grad, self: grad * sign(self)})
+         grads={"self": lambda grad, self: grad * sign(self)},
+         array_grads={"self": lambda grad, self: np.multiply(grad, _sign(self))})
 register("absolute", abs, method=True)
 
 
@@ -480,7 +506,8 @@ sign = op("sign(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zero
 sgn = op("sgn(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zeros_like(grad)})
 
 exp = op("exp(Tensor self) -> Tensor", np.exp, promote="float",
-         grads={"self": lambda grad, result: grad * result})
+         grads={"self": lambda grad, result: grad * result},
+         array_grads={"self": lambda grad, result: np.multiply(grad, result)})
 
 exp2 = op("exp2(Tensor self) -> Tensor", np.exp2, promote="float",
           grads={"self": lambda grad, result: grad * (result * LN2)})
@@ -489,7 +516,8 @@ expm1 = op("expm1(Tensor self) -> Tensor", np.expm1, promote="float",
            grads={"self": lambda grad, result: grad * (result + 1)})
 
 log = op("log(Tensor self) -> Tensor", np.log, promote="float",
-         grads={"self": lambda grad, self: grad / self})
+         grads={"self": lambda grad, self: grad / self},
+         array_grads={"self": lambda grad, self: np.true_divide(grad, self)})
 
 log2 = op("log2(Tensor self) -> Tensor", np.log2, promote="float",
           grads={"self": lambda grad, self: grad / (self * LN2)})
@@ -501,7 +529,9 @@ log1p = op("log1p(Tensor self) -> Tensor", np.log1p, promote="float",
            grads={"self": lambda grad, self: grad / (self + 1)})
 
 sqrt = op("sqrt(Tensor self) -> Tensor", np.sqrt, promote="float",
-          grads={"self": lambda grad, result: grad / (2 * result)})
+          grads={"self": lambda grad, result: grad / (2 * result)},
+          array_grads={"self": lambda grad, result: np.true_divide(grad,
+                                                                   np.multiply(result, 2))})
 
 
 def _rsqrt(a):
@@ -512,7 +542,9 @@ def _rsqrt(a):
 
 
 rsqrt = op("rsqrt(Tensor self) -> Tensor", _rsqrt, promote="float",
-           grads={"self": lambda grad, result: -0.5 * grad * pow_ts(result, 3)})
+           grads={"self": lambda grad, result: -0.5 * grad * pow_ts(result, 3)},
+           array_grads={"self": lambda grad, result: np.multiply(
+               np.multiply(grad, -0.5), _pow_tensor_scalar(result, 3))})
 
 sin = op("sin(Tensor self) -> Tensor", np.sin, promote="float",
          grads={"self": lambda grad, self: grad * cos(self)})
@@ -564,10 +596,13 @@ sigmoid_backward = op("sigmoid_backward(Tensor grad_output, Tensor output) -> Te
                       function=False, method=False)
 
 sigmoid = op("sigmoid(Tensor self) -> Tensor", _sigmoid, promote="float",
-             grads={"self": lambda grad, result: sigmoid_backward(grad, result)})
+             grads={"self": lambda grad, result: sigmoid_backward(grad, result)},
+             array_grads={"self": lambda grad, result: _sigmoid_backward(grad, result)})
 
 reciprocal = op("reciprocal(Tensor self) -> Tensor", np.reciprocal, promote="float",
-                grads={"self": lambda grad, result: -grad * (result * result)})
+                grads={"self": lambda grad, result: -grad * (result * result)},
+                array_grads={"self": lambda grad, result: np.multiply(
+                    np.negative(grad), np.multiply(result, result))})
 
 
 def _erf_series(x: np.ndarray) -> np.ndarray:
@@ -843,6 +878,19 @@ def _clamp_grad(grad, self, min, max):  # noqa: A002 - torch's argument names
     return where(mask, grad, 0.0)
 
 
+def _clamp_grad_array(grad, self, min, max):  # noqa: A002 - torch's argument names
+    """_clamp_grad on arrays (NOTE [Array formulas])."""
+    if min is not None and max is not None:
+        mask = np.logical_and(np.greater_equal(self, min), np.less_equal(self, max))
+    elif min is not None:
+        mask = np.greater_equal(self, min)
+    elif max is not None:
+        mask = np.less_equal(self, max)
+    else:
+        return grad
+    return _masked(grad, mask)
+
+
 def _clamp_min_max_grad(grad, self, min, max, output_mask):  # noqa: A002
     """Gradients of clamp.Tensor for min and max: where they were the value taken."""
     gmin = gmax = None
@@ -860,6 +908,8 @@ def _clamp_min_max_grad(grad, self, min, max, output_mask):  # noqa: A002
 
 clamp_s = op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", _clamp_scalar,
              node="ClampBackward1", grads={"self": _clamp_grad},
+             array_grads={"self": lambda grad, self, min, max: _clamp_grad_array(
+                 grad, self, min, max)},
              function=False, method=False)
 clamp_t = op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
              pointwise(promoting(_clamp, (0, 1, 2))), node="ClampBackward0",
@@ -926,6 +976,9 @@ _where_op = op("where.self(Tensor condition, Tensor self, Tensor other) -> Tenso
                pointwise(_where),
                grads={"self": lambda grad, condition: where(condition, grad, 0.0),
                       "other": lambda grad, condition: where(condition, 0.0, grad)},
+               array_grads={"self": lambda grad, condition: _masked(grad, condition),
+                            "other": lambda grad, condition: _masked(
+                                grad, np.logical_not(condition))},
                function=False, method=False)
 
 
