@@ -866,29 +866,26 @@ def _clamp_scalar(a, lo, hi):
     return _clamp(a, lo, hi)
 
 
-def _clamp_grad(grad, self, min, max):  # noqa: A002 - torch's argument names
+def _clamp_mask(self, min, max, ge, le, both):  # noqa: A002 - torch's argument names
+    """Where clamp passed self through (None: everywhere), with the given comparison ops."""
     if min is not None and max is not None:
-        mask = C.logical_and(C.ge(self, min), C.le(self, max))
-    elif min is not None:
-        mask = C.ge(self, min)
-    elif max is not None:
-        mask = C.le(self, max)
-    else:
-        return grad
-    return where(mask, grad, 0.0)
+        return both(ge(self, min), le(self, max))
+    if min is not None:
+        return ge(self, min)
+    if max is not None:
+        return le(self, max)
+    return None
+
+
+def _clamp_grad(grad, self, min, max):  # noqa: A002 - torch's argument names
+    mask = _clamp_mask(self, min, max, C.ge, C.le, C.logical_and)
+    return grad if mask is None else where(mask, grad, 0.0)
 
 
 def _clamp_grad_array(grad, self, min, max):  # noqa: A002 - torch's argument names
     """_clamp_grad on arrays (NOTE [Array formulas])."""
-    if min is not None and max is not None:
-        mask = np.logical_and(np.greater_equal(self, min), np.less_equal(self, max))
-    elif min is not None:
-        mask = np.greater_equal(self, min)
-    elif max is not None:
-        mask = np.less_equal(self, max)
-    else:
-        return grad
-    return _masked(grad, mask)
+    mask = _clamp_mask(self, min, max, np.greater_equal, np.less_equal, np.logical_and)
+    return grad if mask is None else _masked(grad, mask)
 
 
 def _clamp_min_max_grad(grad, self, min, max, output_mask):  # noqa: A002

@@ -1010,12 +1010,21 @@ def _log_softmax_forward(a, dim, half_to_float):
     return out.astype(a.dtype, copy=False)
 
 
+def _half_in_float32(formula):
+    """An array formula of (grad, result, dim) computed in float32 for 16-bit floats, as
+    torch's softmax kernels accumulate."""
+    def wrapped(grad, result, dim):
+        acc = _float_acc(result.dtype)
+        if acc is None:
+            return formula(grad, result, dim)
+        return formula(grad.astype(acc), result.astype(acc), dim).astype(result.dtype)
+
+    return wrapped
+
+
+@_half_in_float32
 def _softmax_grad_array(grad, result, dim):
-    """softmax's formula on arrays (NOTE [Array formulas]); 16-bit floats in float32."""
-    acc = _float_acc(result.dtype)
-    if acc is not None:
-        return _softmax_grad_array(grad.astype(acc), result.astype(acc), dim).astype(
-            result.dtype)
+    """softmax's formula on arrays (NOTE [Array formulas])."""
     axis = dim if result.ndim else None
     prod = np.asarray(np.multiply(grad, result))  # 0-d: a scalar otherwise
     dot = np.add.reduce(prod, axis=axis, keepdims=True)
@@ -1023,12 +1032,9 @@ def _softmax_grad_array(grad, result, dim):
     return np.multiply(result, prod, out=prod)
 
 
+@_half_in_float32
 def _log_softmax_grad_array(grad, result, dim):
-    """log_softmax's formula on arrays (NOTE [Array formulas]); 16-bit floats in float32."""
-    acc = _float_acc(result.dtype)
-    if acc is not None:
-        return _log_softmax_grad_array(grad.astype(acc), result.astype(acc), dim).astype(
-            result.dtype)
+    """log_softmax's formula on arrays (NOTE [Array formulas])."""
     axis = dim if result.ndim else None
     e = np.asarray(np.exp(result))  # 0-d: a scalar otherwise
     e *= np.add.reduce(grad, axis=axis, keepdims=True)
