@@ -6,7 +6,9 @@
     and backward, time per op;
 (b) one MLP training step: batch 128, 784-1024-1024-10, ReLU, cross-entropy, SGD;
 (c) forward and backward of a pre-LayerNorm transformer block (batch 8, sequence 64, d_model 128,
-    4 heads, MLP 512).
+    4 heads, MLP 512);
+(d) the step of (b) on a tiny MLP (8-16-16-10, batch 4), where NumPy's work is negligible: the
+    fixed Python cost of a step (about 50 ops, 20 backward nodes, 6 optimizer updates).
 Hand-written NumPy computes forward and backward by hand: the floor for any NumPy-backed engine.
 """
 
@@ -88,19 +90,19 @@ SIZES = (784, 1024, 1024, 10)
 BATCH = 128
 
 
-def mlp_params(seed: int = 0) -> list:
+def mlp_params(seed: int = 0, sizes: tuple = SIZES) -> list:
     rng = np.random.default_rng(seed)
     params = []
-    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
         bound = 1 / np.sqrt(fan_in)
         params.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
         params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
     return params
 
 
-def mlp_lib(lib, x0, y0, lr=0.01):
+def mlp_lib(lib, x0, y0, sizes=SIZES, lr=0.01):
     F = lib.nn.functional
-    params = [lib.tensor(p, requires_grad=True) for p in mlp_params()]
+    params = [lib.tensor(p, requires_grad=True) for p in mlp_params(sizes=sizes)]
     x, y = lib.from_numpy(x0), lib.from_numpy(y0)
 
     def run():
@@ -118,8 +120,8 @@ def mlp_lib(lib, x0, y0, lr=0.01):
     return run
 
 
-def mlp_numpy(x0, y0, lr=0.01):
-    params = mlp_params()
+def mlp_numpy(x0, y0, lr=0.01, sizes=SIZES):
+    params = mlp_params(sizes=sizes)
 
     def run():
         acts, h = [x0], x0
@@ -148,14 +150,23 @@ def mlp_numpy(x0, y0, lr=0.01):
     return run
 
 
-def bench_mlp(repeat: int, libs: tuple = ("retrograd", "numpy", "torch")) -> dict:
+def bench_mlp(repeat: int, libs: tuple = ("retrograd", "numpy", "torch"),
+              sizes: tuple = SIZES, batch: int = BATCH, number: int = 3) -> dict:
     rng = np.random.default_rng(1)
-    x0 = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y0 = rng.integers(0, SIZES[-1], BATCH)
-    fns = {"retrograd": mlp_lib(retrograd, x0, y0), "numpy": mlp_numpy(x0, y0)}
+    x0 = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y0 = rng.integers(0, sizes[-1], batch)
+    fns = {"retrograd": mlp_lib(retrograd, x0, y0, sizes),
+           "numpy": mlp_numpy(x0, y0, sizes=sizes)}
     if torch is not None:
-        fns["torch"] = mlp_lib(torch, x0, y0)
-    return best_of_each({k: f for k, f in fns.items() if k in libs}, repeat, 3)
+        fns["torch"] = mlp_lib(torch, x0, y0, sizes)
+    return best_of_each({k: f for k, f in fns.items() if k in libs}, repeat, number)
+
+
+TINY = (8, 16, 16, 10)
+
+
+def bench_tiny_mlp(repeat: int, libs: tuple = ("retrograd", "numpy", "torch")) -> dict:
+    return bench_mlp(repeat, libs, TINY, 4, 200)
 
 
 # --- (c) transformer block --------------------------------------------------------------------
@@ -214,12 +225,13 @@ def main() -> None:
     # retrograd and NumPy are timed in alternation; torch runs last: its OpenMP workers keep
     # spinning after a torch op and would slow whatever runs next on this 2-core machine
     ours = ("retrograd", "numpy")
-    a, b, c = (bench_chain(args.repeat, ours), bench_mlp(args.repeat, ours),
-               bench_block(args.repeat, ours))
+    a, b, c, d = (bench_chain(args.repeat, ours), bench_mlp(args.repeat, ours),
+                  bench_block(args.repeat, ours), bench_tiny_mlp(args.repeat, ours))
     if torch is not None:
         a.update(bench_chain(args.repeat, ("torch",)))
         b.update(bench_mlp(args.repeat, ("torch",)))
         c.update(bench_block(args.repeat, ("torch",)))
+        d.update(bench_tiny_mlp(args.repeat, ("torch",)))
     print("(a) elementwise chain, time per op, forward+backward")
     for k, v in a.items():
         print(f"    {k:10s} {v * 1e6:7.2f} us/op")
@@ -236,6 +248,11 @@ def main() -> None:
         print(f"    {k:10s} {v * 1e3:7.2f} ms")
     if "torch" in c:
         print(f"    retrograd / torch = {c['retrograd'] / c['torch']:.2f}x")
+    print("(d) the same step on a tiny MLP (8-16-16-10, batch 4): fixed cost per step")
+    for k, v in d.items():
+        print(f"    {k:10s} {v * 1e6:7.1f} us")
+    if "torch" in d:
+        print(f"    retrograd / torch = {d['retrograd'] / d['torch']:.2f}x")
 
 
 if __name__ == "__main__":
