@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
+from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import CppNode, Node
 from retrograd._autograd.state import state
 from retrograd._autograd.tensor_hooks import move_retains_grad
@@ -142,12 +145,14 @@ class CopySlices(CppNode):
         grad = grad_outputs[0]
         if grad is None:
             return (None,) * len(self.next_functions)
+        if not state.grad_enabled and not anomaly.enabled:
+            return self._apply_arrays(grad)
         result = strided_like(grad, self.base_shape, self.base_strides)
         grad_slice = self._view_of(result)
         needed = tuple(nf is not None for nf, _ in self.next_functions)
         # the wrapped node must produce the view's gradient even where its own edge 0 is unused
         fn_needed = (True,) + needed[1:]
-        res = self.fn.apply([grad_slice.clone()], fn_needed)
+        res = self._run_wrapped(grad_slice.clone(), fn_needed)
         out = [None] * len(self.next_functions)
         if needed[0]:
             if res[0] is None:
@@ -160,9 +165,56 @@ class CopySlices(CppNode):
                 out[i] = res[i]
         return tuple(out)
 
+    def _apply_arrays(self, grad: Tensor) -> tuple:
+        """apply() when no graph is being built, on NumPy arrays: the same buffer, view,
+        wrapped backward and write as the Tensor path, without a Tensor op for each."""
+        from retrograd._ops.copy import buffer_strided
+
+        # a fresh buffer in the base's layout holding the incoming gradient
+        buf = buffer_strided(self.base_shape, self.base_strides, grad._data.dtype)
+        np.copyto(buf, grad._data)
+        view = self._view_array(buf)
+        needed = tuple(nf is not None for nf, _ in self.next_functions)
+        res = self._run_wrapped(_wrap(view.copy(order="K")), (True,) + needed[1:])
+        out = [None] * len(self.next_functions)
+        if needed[0]:
+            if res[0] is None:
+                view[...] = 0
+            else:
+                np.copyto(view, res[0]._data, casting="unsafe")
+            out[0] = _wrap(buf)
+        for i in range(1, len(out)):
+            if needed[i]:
+                out[i] = res[i]
+        return tuple(out)
+
+    def _view_array(self, buf: np.ndarray) -> np.ndarray:
+        """_view_of on a dense array: the recorded view ops' forwards, or the geometry."""
+        if self._replays():
+            for op, rest in self.view_replay:
+                buf = op.forward(buf, *rest)
+            return buf
+        storage = V.root_storage(_wrap(buf))
+        size = buf.itemsize
+        return np.lib.stride_tricks.as_strided(
+            storage[self.view_offset:], self.view_size, [st * size for st in self.view_stride])
+
+    def _replays(self) -> bool:
+        return use_view_replay.replay or self.base_shape == () or (
+            not use_view_replay.geometry and _cheap_chain(self.view_replay))
+
+    def _run_wrapped(self, grad: Tensor, needed: tuple) -> tuple:
+        """The wrapped op's backward; its array formulas when no graph is being built
+        (NOTE [Array formulas]), as the engine runs them for the op's own nodes."""
+        fn = self.fn
+        plan = fn._plan
+        if plan is not None and plan.backward_array is not None and not state.grad_enabled \
+                and not anomaly.enabled:
+            return plan.backward_array(fn, [grad], False, needed)
+        return fn.apply([grad], needed)
+
     def _view_of(self, t: Tensor) -> Tensor:
-        if use_view_replay.replay or self.base_shape == () or (
-                not use_view_replay.geometry and _cheap_chain(self.view_replay)):
+        if self._replays():
             out = t
             for op, rest in self.view_replay:
                 from retrograd._ops.registry import run

@@ -113,24 +113,18 @@ def copy_into_new(src: Tensor, empty: np.ndarray) -> Tensor:
 
 def strided_like(grad: Tensor, shape: tuple, strides: tuple) -> Tensor:
     """A fresh tensor of `shape` laid out with `strides`, holding grad (CopySlices' buffer)."""
-    itemsize = grad._data.itemsize
-    if all(s >= 0 for s in strides) and _dense(shape, strides):
-        order = sorted(range(len(shape)), key=lambda d: -strides[d])
-        buf = np.empty([shape[d] for d in order], grad._data.dtype).transpose(np.argsort(order))
-        if tuple(s // itemsize for s in buf.strides) != tuple(strides):
-            buf = np.empty(shape, grad._data.dtype)
-    else:
-        buf = np.empty(shape, grad._data.dtype)
+    buf = buffer_strided(shape, strides, grad._data.dtype)
     if grad._requires_grad:
         return copy_into_new(grad, buf)
     np.copyto(buf, grad._data)
     return _wrap(buf)
 
 
-def _dense(shape: tuple, strides: tuple) -> bool:
-    expected = 1
-    for st, sz in sorted((st, sz) for st, sz in zip(strides, shape) if sz != 1):
-        if st != expected:
-            return False
-        expected *= sz
-    return True
+def buffer_strided(shape: tuple, strides: tuple, np_dtype) -> np.ndarray:
+    """An uninitialised array with the given element strides, over a buffer that spans them
+    (as torch's empty_strided; row-major where a stride is negative)."""
+    from retrograd._ops.creation import empty_strided_array
+
+    if any(s < 0 for s in strides):
+        return np.empty(shape, np_dtype)
+    return empty_strided_array(shape, strides, np_dtype)
