@@ -29,8 +29,11 @@ from retrograd._tensor import Tensor, VersionCounter
 
 
 def _fast_eligible(opdef) -> bool:
-    return (not opdef.multi and not opdef.is_view and not opdef.inplace_idx
-            and not opdef.list_idx and opdef.n_outputs == 1)
+    """Single tensors in; one output, or a fixed tuple of them (max.dim, native_layer_norm,
+    nll_loss_forward); neither a view nor in-place."""
+    tuple_out = opdef.multi and opdef.schema.returns[0].type != "Tensor[]"
+    return (not opdef.is_view and not opdef.inplace_idx and not opdef.list_idx
+            and (opdef.n_outputs == 1 and not opdef.multi or tuple_out))
 
 
 def _view_eligible(opdef) -> bool:
@@ -192,35 +195,47 @@ def _fast_body(opdef, names: list, tup: str) -> list:
                   f"        out = _fwd({a}, {b})"]
     else:
         lines += [f"    out = _fwd({', '.join(data)})"]
-    lines += [
-              "    if out.__class__ is not _nd:",
-              "        out = _asarray(out)",
-              "    r = _new(_T)",
-              "    r._data = out",
-              "    r._requires_grad = False",
-              "    r._grad_fn = None",
-              "    r._output_nr = 0",
-              "    r._grad = None",
-              "    if _state.inference:",
-              "        r._version_counter = None",
-              "    else:",
-              "        vc = r._version_counter = _new(_VC)",
-              "        vc.version = 0",
-              "    r._view = None",
-              "    r._grad_acc = None",
-              "    r._meta = None"]
+    n_out = opdef.n_outputs if opdef.multi else 1
+    if n_out == 1:
+        lines += _wrap_lines("out", "r")
+        results = ["r"]
+    else:
+        results = [f"r{k}" for k in range(n_out)]
+        lines.append(f"    {''.join(f'o{k}, ' for k in range(n_out))}= out")
+        for k in range(n_out):
+            lines += _wrap_lines(f"o{k}", f"r{k}")
     if opdef.node_cls is not None:
         lines += [f"    if ({' or '.join(flags)}) and _state.grad_enabled:"]
         lines += ["    " + line for line in _inline_build(opdef, [names[i] for i in tensor_pos],
-                                                           tup)]
-    lines.append("    return r")
+                                                           tup, results)]
+    lines.append(f"    return {results[0] if n_out == 1 else '(' + ', '.join(results) + ')'}")
     return lines
 
 
-def _inline_build(opdef, tensor_names: list, tup: str) -> list:
-    """The graph builder (registry._make_single_builder's work) inlined in the entry point:
-    edges from the inputs that require grad (q<k>), the node, the output's history and the
-    values the save plan for this requires-grad mask keeps."""
+def _wrap_lines(arr: str, name: str) -> list:
+    """Code that makes a fresh Tensor `name` around array `arr` (_wrap's set-up, inline)."""
+    return [f"    if {arr}.__class__ is not _nd:",
+            f"        {arr} = _asarray({arr})",
+            f"    {name} = _new(_T)",
+            f"    {name}._data = {arr}",
+            f"    {name}._requires_grad = False",
+            f"    {name}._grad_fn = None",
+            f"    {name}._output_nr = 0",
+            f"    {name}._grad = None",
+            "    if _state.inference:",
+            f"        {name}._version_counter = None",
+            "    else:",
+            f"        vc = {name}._version_counter = _new(_VC)",
+            "        vc.version = 0",
+            f"    {name}._view = None",
+            f"    {name}._grad_acc = None",
+            f"    {name}._meta = None"]
+
+
+def _inline_build(opdef, tensor_names: list, tup: str, results: list) -> list:
+    """The graph builder (registry._build_node's work) inlined in the entry point: edges from
+    the inputs that require grad (q<k>), the node, the outputs' history and the values the
+    save plan for this requires-grad mask keeps."""
     lines = []
     for k, n in enumerate(tensor_names):
         lines += [f"    if q{k}:",
@@ -231,20 +246,25 @@ def _inline_build(opdef, tensor_names: list, tup: str) -> list:
                   f"        e{k} = _NO"]
     edges = "(" + "".join(f"e{k}, " for k in range(len(tensor_names))) + ")"
     key = "(" + "".join(f"q{k}, " for k in range(len(tensor_names))) + ")"
+    meta = "".join(f"({r}._data.shape, {r}._data.dtype), " for r in results)
     lines += ["    node = _new(_cls)",
               f"    node.next_functions = {edges}",
               "    node._seq = _next()",
-              "    node._output_meta = ((out.shape, out.dtype),)",
+              f"    node._output_meta = ({meta})",
               "    node._hooks = node._metadata = node._anomaly = node._mask = None"]
-    if opdef.differentiable_outputs is None or opdef.differentiable_outputs[0]:
-        lines += ["    if out.dtype.kind in 'fV':",
-                  "        r._grad_fn = node",
-                  "        r._requires_grad = True"]
+    diff = opdef.differentiable_outputs
+    for k, r in enumerate(results):
+        if diff is None or diff[k]:
+            lines += [f"    if {r}._data.dtype.kind in 'fV':",
+                      f"        {r}._grad_fn = node",
+                      f"        {r}._output_nr = {k}",
+                      f"        {r}._requires_grad = True"]
+    outs = "(" + "".join(f"{r}, " for r in results) + ")"
     lines += [f"    plan = _plans.get({key})",
               "    if plan is None:",
               f"        plan = _op.saved_plan({key})",
               "    node._plan = plan",
-              f"    node._saved = plan.save({tup}, (r,))",
+              f"    node._saved = plan.save({tup}, {outs})",
               "    if _anomaly.enabled:",
               "        _trace(node)"]
     return lines
