@@ -165,3 +165,15 @@ def test_argmax_keepdim_and_median():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert x.nanmedian(0).values.tolist() == [1.0, 0.0, 2.0]
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_infinite_rows_is_nan_without_warnings(fn):
+    # torch returns nan for a row of -inf (or one holding +inf) and warns about nothing
+    torch = pytest.importorskip("torch")
+    rows = [[-np.inf, -np.inf], [1.0, np.inf], [np.nan, 1.0], [1.0, 2.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = getattr(retrograd, fn)(retrograd.tensor(rows), 1).numpy()
+    theirs = getattr(torch, fn)(torch.tensor(rows), 1).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, equal_nan=True)

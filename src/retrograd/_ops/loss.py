@@ -382,9 +382,22 @@ def _check_target(t: np.ndarray) -> None:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
 
 
+def _plain_targets(t, weight, ignore_index) -> bool:
+    """The common case, checked with one reduction: int64 targets, none negative (so none is
+    ignored when ignore_index is negative, as its default), no class weights. Targets past the
+    last class still make the gather raise, and the general path then reports them."""
+    return (weight is None and t.dtype == np.int64 and ignore_index < 0 and t.size > 0
+            and np.minimum.reduce(t, axis=None) >= 0)
+
+
 def _nll_parts(x, t, weight, ignore_index):
     """(picked log-probs, per-element weights or None for all ones, target positions) along
     the class axis 1."""
+    if _plain_targets(t, weight, ignore_index):
+        try:
+            return x[np.arange(t.shape[0]), t], None, t
+        except IndexError:
+            pass  # a target out of range: the checks below say which, as torch does
     _check_target(t)
     t = t.astype(np.int64, copy=False)
     n_classes = x.shape[1]
@@ -478,6 +491,11 @@ def _nll_grad_matrix(dtype, self_shape, t, w, reduction, ignore_index, total_wei
     gradient is grad * M."""
     c = self_shape[class_axis]
     tm = t.reshape(-1)
+    if _plain_targets(tm, w, ignore_index) and class_axis == len(self_shape) - 1:
+        # every target counts once with weight 1: -1 (/ total for mean) at each target
+        m = np.zeros((tm.shape[0], c), dtype)
+        m[np.arange(tm.shape[0]), tm] = -1 / total_weight if reduction == 1 else -1
+        return m.reshape(c) if class_axis == 0 else m
     ignore = tm == ignore_index
     pos = np.where(ignore, 0, tm)
     vals = -(np.ones(pos.shape, dtype) if w is None else w.astype(dtype)[pos])

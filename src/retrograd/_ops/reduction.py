@@ -982,12 +982,14 @@ def _softmax_checks(name: str, a, dim) -> int | None:
 
 
 def _shifted(a, axis):
-    """a - max(a) along axis, into a fresh row-major array in the compute dtype."""
+    """a - max(a) along axis, into a fresh row-major array in the compute dtype (nan for a
+    slice of infinities, without NumPy's warning: torch gives nan silently)."""
     acc = _float_acc(a.dtype)
     src = a.astype(acc) if acc is not None else a
     out = np.empty(a.shape, src.dtype)
     if a.size:
-        np.subtract(src, np.maximum.reduce(src, axis=axis, keepdims=True), out=out)
+        with np.errstate(invalid="ignore"):
+            np.subtract(src, np.maximum.reduce(src, axis=axis, keepdims=True), out=out)
     return out
 
 
@@ -995,9 +997,9 @@ def _softmax_forward(a, dim, half_to_float):
     axis = _softmax_checks("softmax", a, dim)
     out = _shifted(a, axis)
     if a.size:
-        with np.errstate(invalid="ignore"):
-            np.exp(out, out=out)
-            out /= np.add.reduce(out, axis=axis, keepdims=True)
+        # exp of values <= 0 (or nan) cannot overflow; their sum is >= 1 (or nan)
+        np.exp(out, out=out)
+        out /= np.add.reduce(out, axis=axis, keepdims=True)
     return out.astype(a.dtype, copy=False)
 
 
@@ -1005,8 +1007,7 @@ def _log_softmax_forward(a, dim, half_to_float):
     axis = _softmax_checks("log_softmax", a, dim)
     out = _shifted(a, axis)
     if a.size:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out -= np.log(np.add.reduce(np.exp(out), axis=axis, keepdims=True))
+        out -= np.log(np.add.reduce(np.exp(out), axis=axis, keepdims=True))
     return out.astype(a.dtype, copy=False)
 
 
