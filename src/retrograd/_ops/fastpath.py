@@ -21,7 +21,12 @@ from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import next_sequence_nr
 from retrograd._autograd.state import state
-from retrograd._autograd.views import make_views
+from retrograd._autograd.views import (
+    DEFAULT,
+    INFERENCE_MODE,
+    NO_GRAD_MODE,
+    ViewInfo,
+)
 from retrograd._ops import dispatch
 from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
@@ -80,10 +85,12 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
 
 
 def _view_body(opdef, names: list, tup: str) -> list:
-    """The fast path for a view op: the output shares the input's memory and version counter
-    (make_views records the view), then the graph is built as for any op."""
+    """The fast path for a view op: the output shares the input's memory and version counter,
+    its ViewInfo records the view (make_views' work, inline), then the graph is built as for
+    any op."""
     src = names[0]
     rest = ", ".join(names[1:])
+    step = "(" + "".join(f"{n}, " for n in names[1:]) + ")"
     call = f"_fwd({src}._data{', ' + rest if rest else ''})"
     lines = ["    if _modes or not (" + f"{src}.__class__ is _T or isinstance({src}, _T)):",
              f"        return _run(_op, {tup})",
@@ -98,14 +105,30 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "    r._grad = None",
              "    r._grad_acc = None",
              "    r._meta = None",
-             f"    build = {src}._requires_grad and _state.grad_enabled"]
-    if opdef.node_cls is None:
-        lines += [f"    _make_views(_op, {tup}, (r,), False)", "    return r"]
-        return lines
-    lines += [f"    _make_views(_op, {tup}, (r,), build)",
-              "    if build:",
-              f"        _build(_op, {tup}, r)",
-              "    return r"]
+             f"    info = {src}._view",
+             "    vi = _new(_VI)",
+             "    if info is None:",
+             f"        vi.base = {src}",
+             "        chain = ()",
+             "        meta = _DEFAULT",
+             "    else:",
+             "        vi.base = info.base",
+             "        chain = info.replay",
+             "        meta = info.creation_meta",
+             f"    q0 = {src}._requires_grad",
+             "    if q0 and not _state.grad_enabled:",
+             "        meta = _NO_GRAD_MODE",
+             "    elif _state.inference:",
+             "        meta = _INFERENCE_MODE",
+             "    vi.creation_meta = meta",
+             f"    vi.replay = chain + ((_op, {step}),)",
+             f"    vc = r._version_counter = {src}._version_counter",
+             "    vi.version = 0 if vc is None else vc.version",
+             "    r._view = vi"]
+    if opdef.node_cls is not None:
+        lines.append("    if q0 and _state.grad_enabled:")
+        lines += ["    " + line for line in _inline_build(opdef, [src], tup, ["r"])]
+    lines.append("    return r")
     return lines
 
 
@@ -147,10 +170,11 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_build": opdef.build_single or build_single, "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
-          "_make_views": make_views, "_bump": bump_version, "_name": opdef.schema.name,
+          "_bump": bump_version, "_name": opdef.schema.name,
           "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
           "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
-          "_trace": record_trace,
+          "_trace": record_trace, "_VI": ViewInfo, "_DEFAULT": DEFAULT,
+          "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "__name__": "retrograd._ops.fastpath", **defaults}
     from retrograd._ops.inplace import GENERATED_FILENAME
 
