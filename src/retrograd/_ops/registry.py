@@ -642,6 +642,9 @@ def _compile_save(how: list):
                       f"        s{j}._data = a._data",
                       "    else:",
                       f"        s{j} = {parts[j]}"]
+        elif kind == _SHAPE:
+            lines += [f"    a = args[{i}]",
+                      f"    s{j} = a._data.shape if a.__class__ is _T else _shape(a)"]
         else:
             lines.append(f"    s{j} = {parts[j]}")
     lines.append("    return (" + "".join(f"s{j}, " for j in range(len(how))) + ")")
