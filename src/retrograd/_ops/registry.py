@@ -613,33 +613,21 @@ def _compile_save(how: list):
              f"        return {generic}"]
     for j, (kind, i) in enumerate(how):
         if kind == _ARG_TENSOR:
+            # an input is kept as the tensor itself
             lines += [f"    a = args[{i}]",
                       "    vc = a._version_counter if a.__class__ is _T else None",
                       "    if vc is not None:",
-                      f"        s{j} = _new(_SV)",
-                      f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
-                      f"        s{j}._none = False",
-                      f"        s{j}._version = vc.version",
-                      f"        s{j}._is_leaf = a._grad_fn is None",
-                      f"        s{j}._output_nr = a._output_nr",
-                      f"        s{j}._original = True",
-                      f"        s{j}._data = a",
+                      *_saved_fields(j, "a._grad_fn is None", True, "a"),
                       "    else:",
                       f"        s{j} = {parts[j]}"]
         elif kind == _OUTPUT:
+            # an output keeps its array and counter, not itself (NOTE [Saving without cycles])
             lines += [f"    a = outs[{i}]",
                       "    vc = a._version_counter",
                       "    if vc is not None and a._grad_fn is not None:",
-                      f"        s{j} = _new(_SV)",
-                      f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
-                      f"        s{j}._none = False",
-                      f"        s{j}._version = vc.version",
-                      f"        s{j}._is_leaf = False",
-                      f"        s{j}._output_nr = a._output_nr",
-                      f"        s{j}._original = False",
+                      *_saved_fields(j, "False", False, "a._data"),
                       f"        s{j}._vc = vc",
                       f"        s{j}._requires_grad = a._requires_grad",
-                      f"        s{j}._data = a._data",
                       "    else:",
                       f"        s{j} = {parts[j]}"]
         elif kind == _SHAPE:
@@ -651,6 +639,18 @@ def _compile_save(how: list):
     ns = dict(_SAVE_NS)
     exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
     return ns["save"]
+
+
+def _saved_fields(j: int, is_leaf: str, original: bool, data: str) -> list:
+    """Code that fills SavedVariable s<j> for tensor `a` as its constructor would."""
+    return [f"        s{j} = _new(_SV)",
+            f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
+            f"        s{j}._none = False",
+            f"        s{j}._version = vc.version",
+            f"        s{j}._is_leaf = {is_leaf}",
+            f"        s{j}._output_nr = a._output_nr",
+            f"        s{j}._original = {original}",
+            f"        s{j}._data = {data}"]
 
 
 _SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_new": object.__new__,
