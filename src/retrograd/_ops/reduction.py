@@ -199,7 +199,15 @@ def _sum_np(fn, a, dim, keepdim, dtype):
     return _reduce(fn, a, axes, keepdim, out_dt, dtype=out_dt)
 
 
+def _whole_float(a, dim, keepdim, dtype) -> bool:
+    """A full reduction of a float32/float64 array in its own dtype: one ufunc reduce."""
+    return (dim is None and not keepdim and dtype is None and a.dtype.kind == "f"
+            and a.dtype.itemsize >= 4)
+
+
 def _sum_forward(a, dim, keepdim, dtype):
+    if _whole_float(a, dim, keepdim, dtype):
+        return np.asarray(np.add.reduce(a, axis=None))
     return _sum_np(np.sum, a, dim, keepdim, dtype)
 
 
@@ -241,6 +249,8 @@ nansum = op("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
 
 
 def _mean_forward(a, dim, keepdim, dtype):
+    if a.size and _whole_float(a, dim, keepdim, dtype):
+        return np.asarray(np.add.reduce(a, axis=None) / a.size, a.dtype)
     if dtype is None and a.dtype.kind in "biu":
         raise RuntimeError(MEAN_DTYPE.format("Input", _scalar_name(a.dtype)))
     if dtype is not None and not dtype.is_floating_point:
