@@ -12,22 +12,31 @@ Copies that rearrange data (cat, stack, repeat, flip, roll, tril/triu) are here 
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 
 import numpy as np
 
+from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
+_SIZE_SEQUENCES = (tuple, list)
+
 
 def size_args(args: tuple) -> tuple:
     """Accept both f(2, 3) and f((2, 3)) / f(torch.Size) like torch's varargs size methods."""
-    if len(args) == 1 and isinstance(args[0], (Sequence, np.ndarray)) and not isinstance(
-            args[0], Tensor):
-        return tuple(int(s) for s in args[0])
-    return tuple(int(s) for s in args)
+    if len(args) == 1:
+        first = args[0]
+        if isinstance(first, _SIZE_SEQUENCES) or (
+                isinstance(first, (Sequence, np.ndarray)) and not isinstance(first, Tensor)):
+            args = first
+    for s in args:
+        if s.__class__ is not int:
+            return tuple(int(s) for s in args)
+    return tuple(args)
 
 
 def wrap_dim(dim: int, ndim: int) -> int:
@@ -38,6 +47,8 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return shape  # nothing to infer, nothing wrong
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -73,9 +84,7 @@ _view = op("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_forward,
 
 
 def view(self: Tensor, *shape):
-    from retrograd._dtype import dtype
-
-    if len(shape) == 1 and isinstance(shape[0], dtype):
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
         raise NotImplementedError("Tensor.view(dtype) is not supported")
     return _view(self, size_args(shape))
 
