@@ -208,6 +208,10 @@ def _whole_float(a, dim, keepdim, dtype) -> bool:
 def _sum_forward(a, dim, keepdim, dtype):
     if _whole_float(a, dim, keepdim, dtype):
         return np.asarray(np.add.reduce(a, axis=None))
+    if dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.ndim \
+            and a.flags.c_contiguous:
+        # a row-major float input gives a row-major result straight from the ufunc
+        return np.asarray(np.add.reduce(a, axis=_axes(dim, a.ndim), keepdims=keepdim))
     return _sum_np(np.sum, a, dim, keepdim, dtype)
 
 
@@ -251,6 +255,11 @@ nansum = op("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
 def _mean_forward(a, dim, keepdim, dtype):
     if a.size and _whole_float(a, dim, keepdim, dtype):
         return np.asarray(np.add.reduce(a, axis=None) / a.size, a.dtype)
+    if a.size and dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.ndim \
+            and a.flags.c_contiguous:
+        axes = _axes(dim, a.ndim)
+        total = np.asarray(np.add.reduce(a, axis=axes, keepdims=keepdim))
+        return np.true_divide(total, _count(a.shape, axes), out=total)
     if dtype is None and a.dtype.kind in "biu":
         raise RuntimeError(MEAN_DTYPE.format("Input", _scalar_name(a.dtype)))
     if dtype is not None and not dtype.is_floating_point:
