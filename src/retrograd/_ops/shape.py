@@ -812,7 +812,25 @@ def _legacy_empty(a) -> bool:
     return a.ndim == 1 and a.shape[0] == 0
 
 
+def _plain_arrays(arrays) -> bool:
+    """Row-major arrays of one dtype and one (non-zero) rank, none a legacy 1-d empty: NumPy
+    concatenates or stacks them as torch does, into a row-major result."""
+    if not arrays:
+        return False
+    first = arrays[0]
+    dt, nd = first.dtype, first.ndim
+    for a in arrays:
+        if a.dtype != dt or a.ndim != nd or not a.flags.c_contiguous or (nd == 1 and not a.size):
+            return False
+    return nd > 0
+
+
 def _cat_forward(arrays, dim):
+    if _plain_arrays(arrays) and -arrays[0].ndim <= dim < arrays[0].ndim:
+        try:
+            return np.concatenate(arrays, axis=dim)
+        except ValueError:
+            pass  # mismatched sizes: the checks below raise torch's error
     if not arrays:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, a in enumerate(arrays):
@@ -860,6 +878,11 @@ register("concatenate", cat)
 
 
 def _stack_forward(arrays, dim):
+    if _plain_arrays(arrays) and -arrays[0].ndim - 1 <= dim <= arrays[0].ndim:
+        try:
+            return np.stack(arrays, axis=dim)
+        except ValueError:
+            pass  # mismatched shapes: the checks below raise torch's error
     if not arrays:
         raise RuntimeError("stack expects a non-empty TensorList")
     ref = arrays[0].shape
