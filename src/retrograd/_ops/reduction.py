@@ -208,10 +208,8 @@ def _whole_float(a, dim, keepdim, dtype) -> bool:
 def _sum_forward(a, dim, keepdim, dtype):
     if _whole_float(a, dim, keepdim, dtype):
         return np.asarray(np.add.reduce(a, axis=None))
-    if dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.ndim \
-            and a.flags.c_contiguous:
-        # a row-major float input gives a row-major result straight from the ufunc
-        return np.asarray(np.add.reduce(a, axis=_axes(dim, a.ndim), keepdims=keepdim))
+    if dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4:
+        return _row_major_sum(a, _axes(dim, a.ndim), keepdim)
     return _sum_np(np.sum, a, dim, keepdim, dtype)
 
 
@@ -662,6 +660,13 @@ register("nanmedian", _median_fn("nanmedian", _nanmedian_all, _nanmedian_dim,
 # --- var, std, var_mean, std_mean ------------------------------------------------------------
 
 
+def _row_major_sum(a, axes, keepdim: bool) -> np.ndarray:
+    """_reduce(np.sum, ...) in one ufunc call where that already gives a row-major result."""
+    if a.dtype.kind == "f" and a.ndim and a.flags.c_contiguous:
+        return np.asarray(np.add.reduce(a, axis=axes, keepdims=keepdim))
+    return _reduce(np.sum, a, axes, keepdim)
+
+
 def _var_np(name: str, a, dim, correction, keepdim: bool):
     """Two-pass variance (mean, then squared deviations), dof clamped at 0 as torch."""
     if a.dtype.kind not in "fV":
@@ -672,9 +677,9 @@ def _var_np(name: str, a, dim, correction, keepdim: bool):
     if dof <= 0:
         warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = _reduce(np.sum, a, axes, True) / a.dtype.type(n)
+        mean = _row_major_sum(a, axes, True) / a.dtype.type(n)
         dev = np.asarray(a - mean)  # 0-dim operands give a NumPy scalar
-        out = _reduce(np.sum, np.multiply(dev, dev, out=dev), axes, keepdim)
+        out = _row_major_sum(np.multiply(dev, dev, out=dev), axes, keepdim)
         out = np.true_divide(out, a.dtype.type(dof), out=out if out.ndim else None)
         mean = mean if keepdim else mean.reshape(out.shape)
     return np.asarray(out, a.dtype), mean
