@@ -262,14 +262,24 @@ def _inline_build(opdef, tensor_names: list, tup: str, results: list) -> list:
     save plan for this requires-grad mask keeps."""
     lines = []
     for k, n in enumerate(tensor_names):
+        # an op output: its grad_fn; a leaf: its live AccumulateGrad (held weakly on the
+        # leaf); anything else (views, a leaf's first use) through gradient_edge
         lines += [f"    if q{k}:",
                   f"        fn = {n}._grad_fn",
-                  f"        e{k} = (fn, {n}._output_nr) if fn is not None and {n}._view is None "
-                  f"else _edge({n})",
+                  f"        if {n}._view is not None:",
+                  f"            e{k} = _edge({n})",
+                  "        elif fn is not None:",
+                  f"            e{k} = (fn, {n}._output_nr)",
+                  "        else:",
+                  f"            ref = {n}._grad_acc",
+                  "            fn = ref() if ref is not None else None",
+                  f"            e{k} = (fn, 0) if fn is not None else _edge({n})",
                   "    else:",
                   f"        e{k} = _NO"]
     edges = "(" + "".join(f"e{k}, " for k in range(len(tensor_names))) + ")"
-    key = "(" + "".join(f"q{k}, " for k in range(len(tensor_names))) + ")"
+    # a single tensor input builds a node only when it requires grad: a constant key
+    key = "(True,)" if len(tensor_names) == 1 else \
+        "(" + "".join(f"q{k}, " for k in range(len(tensor_names))) + ")"
     meta = "".join(f"({r}._data.shape, {r}._data.dtype), " for r in results)
     lines += ["    node = _new(_cls)",
               f"    node.next_functions = {edges}",
