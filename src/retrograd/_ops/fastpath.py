@@ -28,6 +28,7 @@ from retrograd._autograd.views import (
     ViewInfo,
 )
 from retrograd._ops import dispatch
+from retrograd._ops.codegen import wrap_lines
 from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
 from retrograd._tensor import Tensor, VersionCounter
@@ -221,39 +222,19 @@ def _fast_body(opdef, names: list, tup: str) -> list:
         lines += [f"    out = _fwd({', '.join(data)})"]
     n_out = opdef.n_outputs if opdef.multi else 1
     if n_out == 1:
-        lines += _wrap_lines("out", "r")
+        lines += wrap_lines("out", "r")
         results = ["r"]
     else:
         results = [f"r{k}" for k in range(n_out)]
         lines.append(f"    {''.join(f'o{k}, ' for k in range(n_out))}= out")
         for k in range(n_out):
-            lines += _wrap_lines(f"o{k}", f"r{k}")
+            lines += wrap_lines(f"o{k}", f"r{k}")
     if opdef.node_cls is not None:
         lines += [f"    if ({' or '.join(flags)}) and _state.grad_enabled:"]
         lines += ["    " + line for line in _inline_build(opdef, [names[i] for i in tensor_pos],
                                                            tup, results)]
     lines.append(f"    return {results[0] if n_out == 1 else '(' + ', '.join(results) + ')'}")
     return lines
-
-
-def _wrap_lines(arr: str, name: str) -> list:
-    """Code that makes a fresh Tensor `name` around array `arr` (_wrap's set-up, inline)."""
-    return [f"    if {arr}.__class__ is not _nd:",
-            f"        {arr} = _asarray({arr})",
-            f"    {name} = _new(_T)",
-            f"    {name}._data = {arr}",
-            f"    {name}._requires_grad = False",
-            f"    {name}._grad_fn = None",
-            f"    {name}._output_nr = 0",
-            f"    {name}._grad = None",
-            "    if _state.inference:",
-            f"        {name}._version_counter = None",
-            "    else:",
-            f"        vc = {name}._version_counter = _new(_VC)",
-            "        vc.version = 0",
-            f"    {name}._view = None",
-            f"    {name}._grad_acc = None",
-            f"    {name}._meta = None"]
 
 
 def _inline_build(opdef, tensor_names: list, tup: str, results: list) -> list:

@@ -38,6 +38,7 @@ from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
+from retrograd._ops.codegen import wrap_lines
 from retrograd._ops.schema import Schema, parse_schema
 from retrograd._tensor import Tensor, VersionCounter, _wrap
 
@@ -213,20 +214,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
                       f"        if r{i} is g:",
                       f"            r{i} = G",
                       "        else:",
-                      f"            if r{i}.__class__ is not _nd:",
-                      f"                r{i} = _asarray(r{i})",
-                      "            t = _new(_T)",
-                      f"            t._data = r{i}",
-                      "            t._requires_grad = False",
-                      "            t._grad_fn = None",
-                      "            t._output_nr = 0",
-                      "            t._grad = None",
-                      "            if _state.inference:",
-                      "                t._version_counter = None",
-                      "            else:",
-                      "                vc = t._version_counter = _new(_VC)",
-                      "                vc.version = 0",
-                      "            t._view = t._grad_acc = t._meta = None",
+                      *wrap_lines(f"r{i}", "t", "            "),
                       f"            r{i} = t"]
     if may_hold:
         lines.append("    if release:")
