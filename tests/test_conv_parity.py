@@ -295,3 +295,34 @@ def test_conv_double_backward_node_name():
         (gx,) = lib.autograd.grad(lib.nn.functional.conv2d(tx, tw).sum(), [tx],
                                   create_graph=True)
         assert gx.grad_fn.name() == "ConvolutionBackwardBackward0"
+
+
+@pytest.mark.parametrize("n, cin, cout, size, kernel, pad, extra", [
+    (2, 3, 4, (5, 6), (3, 3), ((1, 1), (1, 1)), (0, 0)),
+    (1, 2, 2, (4, 4), (1, 1), ((0, 0), (0, 0)), (0, 0)),
+    (3, 1, 5, (6, 5), (5, 3), ((2, 2), (0, 1)), (0, 0)),
+    (2, 2, 3, (4, 4), (2, 2), ((0, 1), (1, 0)), (0, 0)),   # 'same' with an even kernel
+    (2, 2, 3, (4, 4), (3, 3), ((1, 1), (1, 1)), (1, 1)),   # a transposed conv's output padding
+    (0, 2, 3, (4, 4), (3, 3), ((1, 1), (1, 1)), (0, 0)),   # an empty batch
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_input_gradient_by_rows_matches_the_scatter(monkeypatch, n, cin, cout, size, kernel, pad,
+                                                     extra, dtype):
+    # conv_nd_transpose's 2-d stride-1 fast path (shifted contiguous adds on the padded row
+    # pitch) against its general scatter over kernel offsets (the adds run in the same order;
+    # only the matmul's blocking may round differently)
+    from retrograd._ops import conv as C
+
+    rng = np.random.default_rng(4)
+    out_sp = tuple(s + lo + hi - k + 1 for s, (lo, hi), k in zip(size, pad, kernel))
+    y = rng.standard_normal((n, cout) + out_sp).astype(dtype)
+    w = rng.standard_normal((cout, cin) + kernel).astype(dtype)
+    in_sp = tuple(s + e for s, e in zip(size, extra))
+    fast = C.conv_nd_transpose(y, w, (1, 1), pad, (1, 1), 1, in_sp)
+    monkeypatch.setattr(C, "_conv2d_transpose_rows", lambda *a: None)
+    general = C.conv_nd_transpose(y, w, (1, 1), pad, (1, 1), 1, in_sp)
+    assert fast.shape == general.shape and fast.dtype == general.dtype
+    assert fast.flags.c_contiguous
+    tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 2e-3}[dtype]
+    np.testing.assert_allclose(fast.astype(np.float64), general.astype(np.float64), rtol=tol,
+                               atol=tol)
