@@ -206,9 +206,15 @@ def _native_dropout_grad(grad, result1, p, train):
     return grad * _wrap(result1._data.astype(grad._data.dtype) * grad._data.dtype.type(scale))
 
 
+def _native_dropout_grad_array(grad, result1, p, train):
+    """_native_dropout_grad on arrays (NOTE [Array formulas])."""
+    scale = 1.0 if train is not None and not train else 0.0 if p >= 1 else 1.0 / (1.0 - p)
+    return np.multiply(grad, result1.astype(grad.dtype) * grad.dtype.type(scale))
+
+
 native_dropout = op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
                     _native_dropout_forward, grads={"input": _native_dropout_grad},
-                    method=False)
+                    array_grads={"input": _native_dropout_grad_array}, method=False)
 
 
 # --- embedding -------------------------------------------------------------------------------
@@ -286,6 +292,9 @@ embedding = op(
     grads={"weight": lambda grad, weight_shape, indices, padding_idx, scale_grad_by_freq:
            embedding_dense_backward(grad, indices, weight_shape[0], padding_idx,
                                     scale_grad_by_freq)},
+    array_grads={"weight": lambda grad, weight_shape, indices, padding_idx, scale_grad_by_freq:
+                 _embedding_backward_forward(grad, indices, weight_shape[0], padding_idx,
+                                             scale_grad_by_freq)},
     method=False)
 
 

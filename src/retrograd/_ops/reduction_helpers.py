@@ -15,27 +15,39 @@ from retrograd._ops.registry import op
 from retrograd._tensor import Tensor, _wrap
 
 
+def _summed_dims(gshape: tuple, shape: tuple) -> tuple:
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+
+
 def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     """Sum `grad` over the dims that broadcasting added or expanded, giving `shape`."""
     gshape = grad._data.shape
-    lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    dims = _summed_dims(gshape, shape)
     if not dims:
-        return grad.reshape(shape) if lead else grad
+        return grad.reshape(shape) if len(gshape) != len(shape) else grad
     if not (state.grad_enabled and grad._requires_grad):
         # no double-backward graph is being built: one NumPy reduction, row-major result
-        arr = grad._data
-        if arr.dtype.kind == "V":  # bfloat16 / float8: sum in float32
-            total = np.add.reduce(arr, axis=dims, dtype=np.float32).astype(arr.dtype)
-        else:
-            total = np.add.reduce(arr, axis=dims)
-        # a fresh row-major array (a 0-d sum comes back as a NumPy scalar)
-        return _wrap(np.asarray(total).reshape(shape))
+        return _wrap(sum_to_array(grad._data, shape, dims))
     grad = grad.sum(dims, keepdim=True)
-    if lead:
+    if len(gshape) != len(shape):
         grad = grad.reshape(shape)
     return grad
+
+
+def sum_to_array(arr: np.ndarray, shape: tuple, dims: tuple | None = None) -> np.ndarray:
+    """sum_to on an array: a fresh row-major array (or `arr` itself when nothing is summed)."""
+    if dims is None:
+        dims = _summed_dims(arr.shape, shape)
+        if not dims:
+            return arr if arr.shape == shape else arr.reshape(shape)
+    if arr.dtype.kind == "V":  # bfloat16 / float8: sum in float32
+        total = np.add.reduce(arr, axis=dims, dtype=np.float32).astype(arr.dtype)
+    else:
+        total = np.add.reduce(arr, axis=dims)
+    # a 0-d sum comes back as a NumPy scalar
+    return np.asarray(total).reshape(shape)
 
 
 def c_layout(a: np.ndarray) -> np.ndarray:

@@ -167,8 +167,15 @@ def _sum_to(grad, shape):
     return sum_to(grad, shape)
 
 
+def _sum_to_array(grad, shape):
+    from retrograd._ops.reduction_helpers import sum_to_array
+
+    return sum_to_array(grad, tuple(shape))
+
+
 _expand = op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)",
              _expand_forward, grads={"self": lambda grad, self_shape: _sum_to(grad, self_shape)},
+             array_grads={"self": lambda grad, self_shape: _sum_to_array(grad, self_shape)},
              function=False, method=False)
 
 
@@ -540,7 +547,9 @@ select_backward = op(
 
 select = op("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_forward,
             grads={"self": lambda grad, self_shape, dim, index:
-                   select_backward(grad, self_shape, dim, index)})
+                   select_backward(grad, self_shape, dim, index)},
+            array_grads={"self": lambda grad, self_shape, dim, index:
+                         _select_backward_forward(grad, self_shape, dim, index)})
 
 
 def _slice_bounds(start, end, step, n: int) -> tuple:
@@ -593,6 +602,8 @@ slice_op = op("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymIn
               "SymInt step=1) -> Tensor(a)", _slice_forward,
               grads={"self": lambda grad, self_shape, dim, start, end, step:
                      slice_backward(grad, self_shape, dim, start, end, step)},
+              array_grads={"self": lambda grad, self_shape, dim, start, end, step:
+                           _slice_backward_forward(grad, self_shape, dim, start, end, step)},
               function=False, method=False)
 
 
