@@ -177,3 +177,17 @@ def test_cross_entropy_all_ignored_is_nan_and_zero_grad():
     loss_sum = F.cross_entropy(x, retrograd.tensor([-100, -100]), reduction="sum")
     (g,) = retrograd.autograd.grad(loss_sum, x)
     np.testing.assert_array_equal(g.numpy(), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("bad", ["input", "target"])
+def test_losses_take_tensors_only(loss, bad):
+    from tests.nn_functional_helpers import torch
+
+    x = np.ones((2, 3), np.float32)
+    y = np.array([0, 1])
+    fr, ft = getattr(F, loss), getattr(torch.nn.functional, loss)
+    if bad == "input":
+        raises_like(lambda: fr(x, retrograd.tensor(y)), lambda: ft(x, torch.tensor(y)))
+    else:
+        raises_like(lambda: fr(retrograd.tensor(x), [0, 1]), lambda: ft(torch.tensor(x), [0, 1]))

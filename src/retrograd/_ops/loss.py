@@ -567,10 +567,10 @@ nll_loss2d_forward = op(
 def nll_loss_nd(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
                 ignore_index: int = -100) -> Tensor:
     """torch's nll_loss_nd: 1-2-D inputs use nll_loss, others nll_loss2d (N, C, 1, -1)."""
-    shape = tuple(input.shape)
+    shape = input._data.shape
     if len(shape) < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
-    tshape = tuple(target.shape)
+    tshape = target._data.shape
     if len(shape) != 1 and (not tshape or shape[0] != tshape[0]):
         raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                          f"({tshape[0] if tshape else 0}).")
@@ -591,6 +591,7 @@ def nll_loss_nd(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
 
 def _f_nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
                 ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    _check_tensors("nll_loss_nd", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     return nll_loss_nd(input, target, weight, reduction_enum(reduction), ignore_index)
 
@@ -662,7 +663,7 @@ def _ce_label_smoothing(input: Tensor, target: Tensor, weight, reduction: int,
 
 def cross_entropy_loss(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
                        ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
-    if tuple(input.shape) == tuple(target.shape):
+    if input._data.shape == target._data.shape:
         if not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got {target.dtype._legacy.replace('Tensor', '')}")
@@ -683,9 +684,21 @@ def _check_smoothing(label_smoothing: float) -> None:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
 
 
+def _check_tensors(fn: str, input, target) -> None:
+    """torch's argument check: the loss functions take tensors, nothing else."""
+    for pos, (name, value) in enumerate((("input", input), ("target", target)), 1):
+        if not isinstance(value, Tensor):
+            kind = type(value)
+            module = kind.__module__.split(".")[0]
+            shown = kind.__name__ if module == "builtins" else f"{module}.{kind.__name__}"
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{shown}")
+
+
 def _f_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                      ignore_index: int = -100, reduce=None, reduction: str = "mean",
                      label_smoothing: float = 0.0) -> Tensor:
+    _check_tensors("cross_entropy_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     return cross_entropy_loss(input, target, weight, reduction_enum(reduction), ignore_index,
                               label_smoothing)
