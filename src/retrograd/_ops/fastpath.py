@@ -292,8 +292,13 @@ def _promote_check(opdef, names: list, data: list) -> list:
     conds += [f"{ds[0]}.dtype is {d}.dtype" for d in ds[1:]]
     if opdef.promote == "float":
         conds.append(f"{ds[0]}.dtype.kind == 'f'")
+    test = " and ".join(conds)
+    if len(ds) == 2:
+        # a float array with a Python float or int: NumPy's weak scalars give torch's dtype
+        test = (f"{test} or ({ds[0]}.__class__ is _nd and {ds[0]}.dtype.kind == 'f' and "
+                f"({ds[1]}.__class__ is float or {ds[1]}.__class__ is int))")
     all_names = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
-    lines = [f"    if not ({' and '.join(conds)}):",
+    lines = [f"    if not ({test}):",
              f"        _call = list({all_names})"]
     for i in opdef.tensor_idx:
         lines.append(f"        _call[{i}] = {data[i]}")
