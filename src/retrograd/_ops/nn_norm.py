@@ -229,8 +229,12 @@ def _layer_norm_grads(grad, input, normalized_shape, result1, result2, weight, b
 native_layer_norm = op(
     "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
     "float eps) -> (Tensor, Tensor, Tensor)", _layer_norm_forward,
-    grads={"input, weight, bias": _layer_norm_grads}, differentiable_outputs=_NO_STATS,
-    method=False)
+    grads={"input, weight, bias": _layer_norm_grads},
+    array_grads={"input, weight, bias": lambda grad, input, normalized_shape, result1, result2,
+                 weight, bias, eps, output_mask: _layer_norm_backward_forward(
+                     grad, input, normalized_shape, result1, result2, weight, bias,
+                     output_mask)},
+    differentiable_outputs=_NO_STATS, method=False)
 
 
 def _shape_arg(fn: str, normalized_shape) -> list:

@@ -685,14 +685,26 @@ def _fill_missing(grads, shapes, like: Tensor) -> list:
     return [g if g is not None else _zeros(s, like) for g, s in zip(grads, shapes)]
 
 
+def _fill_missing_arrays(grads, shapes, like: np.ndarray) -> list:
+    return [g if g is not None else np.zeros(s, like.dtype) for g, s in zip(grads, shapes)]
+
+
 def _unbind_backward(grads, grad, self_shape, dim):
     d = wrap_dim(dim, len(self_shape))
     shape = self_shape[:d] + self_shape[d + 1:]
     return stack(_fill_missing(grads, [shape] * len(grads), grad), d)
 
 
+def _unbind_backward_array(grads, grad, self_shape, dim):
+    """_unbind_backward on arrays (NOTE [Array formulas])."""
+    d = wrap_dim(dim, len(self_shape))
+    shape = self_shape[:d] + self_shape[d + 1:]
+    return np.stack(_fill_missing_arrays(grads, [shape] * len(grads), grad), d)
+
+
 _unbind = op("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", _unbind_forward,
-             grads={"self": _unbind_backward}, function=False, method=False)
+             grads={"self": _unbind_backward}, array_grads={"self": _unbind_backward_array},
+             function=False, method=False)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
@@ -737,11 +749,24 @@ def _split_backward(grads, grad, self_shape, dim, sizes):
     return cat(_fill_missing(grads, shapes, grad), d)
 
 
+def _split_backward_array(grads, grad, self_shape, dim, sizes):
+    """_split_backward on arrays (NOTE [Array formulas])."""
+    d = wrap_dim(dim, len(self_shape))
+    shapes = [self_shape[:d] + (s,) + self_shape[d + 1:] for s in sizes]
+    return np.concatenate(_fill_missing_arrays(grads, shapes, grad), d)
+
+
+def _split_dim_sizes(self_shape, split_size, dim) -> list:
+    return _split_sizes(self_shape[wrap_dim(dim, len(self_shape))], split_size)
+
+
 _split = op("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
             _split_forward,
             grads={"self": lambda grads, grad, self_shape, split_size, dim: _split_backward(
-                grads, grad, self_shape, dim,
-                _split_sizes(self_shape[wrap_dim(dim, len(self_shape))], split_size))},
+                grads, grad, self_shape, dim, _split_dim_sizes(self_shape, split_size, dim))},
+            array_grads={"self": lambda grads, grad, self_shape, split_size, dim:
+                         _split_backward_array(grads, grad, self_shape, dim,
+                                               _split_dim_sizes(self_shape, split_size, dim))},
             function=False, method=False)
 
 
