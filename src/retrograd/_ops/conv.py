@@ -290,6 +290,30 @@ def _convolution_fwd(x, w, bias, stride, padding, dilation, transposed, output_p
     return _add_bias(out, bias)
 
 
+def _conv_input_grad_array(grad, weight, input_shape, stride, padding, dilation, transposed,
+                           groups):
+    """_conv_input_grad on arrays: the adjoint kernel itself (NOTE [Array formulas])."""
+    if transposed:
+        return _conv_fwd(grad, weight, stride, padding, dilation, groups, _spatial(input_shape))
+    return _conv_tr_fwd(grad, weight, stride, padding, dilation, groups, _spatial(input_shape))
+
+
+def _conv_weight_grad_array(grad, input, weight_shape, stride, padding, dilation, transposed,
+                            groups):
+    """_conv_weight_grad on arrays (NOTE [Array formulas])."""
+    if transposed:
+        return _conv_w_fwd(grad, input, stride, padding, dilation, groups, list(weight_shape))
+    return _conv_w_fwd(input, grad, stride, padding, dilation, groups, list(weight_shape))
+
+
+def _bias_grad_array(grad):
+    """_bias_grad on arrays; 16-bit floats summed in float32, as the Tensor sum does."""
+    axes = (0,) + tuple(range(2, grad.ndim))
+    if grad.dtype.itemsize < 4:
+        return np.add.reduce(grad, axis=axes, dtype=np.float32).astype(grad.dtype)
+    return np.add.reduce(grad, axis=axes)
+
+
 _CONV_GRADS = {
     "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed, groups:
     _conv_input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups),
@@ -298,12 +322,17 @@ _CONV_GRADS = {
     "bias": lambda grad: _bias_grad(grad),
 }
 
+_CONV_ARRAY_GRADS = {
+    "input": _conv_input_grad_array, "weight": _conv_weight_grad_array,
+    "bias": lambda grad: _bias_grad_array(grad),
+}
+
 # torch's convolution with (lo, hi) padding pairs: 'same' padding can be asymmetric
 _convolution = op(
     "_convolution_pairs(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
     "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
     _convolution_fwd, node="ConvolutionBackward0", grads=_CONV_GRADS,
-    function=False, method=False)
+    array_grads=_CONV_ARRAY_GRADS, function=False, method=False)
 
 
 def _convolution_public_fwd(x, w, bias, stride, padding, dilation, transposed, output_padding,
@@ -333,11 +362,25 @@ def _public_weight_grad(grad, input, weight_shape, stride, padding, dilation, tr
     return _conv_weight_grad(grad, input, weight_shape, s, p, d, transposed, groups)
 
 
+def _public_input_grad_array(grad, weight, input_shape, stride, padding, dilation, transposed,
+                             groups):
+    s, p, d = _public_params(len(input_shape) - 2, stride, padding, dilation)
+    return _conv_input_grad_array(grad, weight, input_shape, s, p, d, transposed, groups)
+
+
+def _public_weight_grad_array(grad, input, weight_shape, stride, padding, dilation, transposed,
+                              groups):
+    s, p, d = _public_params(len(weight_shape) - 2, stride, padding, dilation)
+    return _conv_weight_grad_array(grad, input, weight_shape, s, p, d, transposed, groups)
+
+
 convolution = op(
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
     _convolution_public_fwd, method=False,
-    grads={"input": _public_input_grad, "weight": _public_weight_grad, "bias": _bias_grad})
+    grads={"input": _public_input_grad, "weight": _public_weight_grad, "bias": _bias_grad},
+    array_grads={"input": _public_input_grad_array, "weight": _public_weight_grad_array,
+                 "bias": lambda grad: _bias_grad_array(grad)})
 
 
 # --- checks, as torch's convolution words them --------------------------------------------------
