@@ -46,7 +46,8 @@ def test_hot_ops_have_array_formulas():
     for name in ("mul.Tensor", "add.Tensor", "sub.Tensor", "div.Tensor", "tanh", "relu",
                  "gelu", "mm", "addmm", "bmm", "t", "view", "expand", "select.int",
                  "slice.Tensor", "sum", "mean", "_softmax", "_log_softmax", "nll_loss_forward",
-                 "native_dropout", "embedding", "native_layer_norm", "split.Tensor"):
+                 "native_dropout", "embedding", "native_layer_norm", "split.Tensor",
+                 "convolution", "max_pool2d_with_indices"):
         assert name in ARRAY_OPS, name
 
 

@@ -778,6 +778,9 @@ max_pool2d_with_indices_op = op(
     grads={"self": lambda grad, result1, self_shape, kernel_size, stride, dilation:
            _max_pool_scatter(grad, result1, list(self_shape),
                              _overlapping(kernel_size, stride, dilation))},
+    array_grads={"self": lambda grad, result1, self_shape, kernel_size, stride, dilation:
+                 _scatter_fwd(grad, result1, list(self_shape),
+                              _overlapping(kernel_size, stride, dilation))},
     function=False, method=False)
 
 
