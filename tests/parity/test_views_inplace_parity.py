@@ -241,3 +241,20 @@ def test_copy_slices_over_bases_of_any_layout(replay, layout, create_graph):
     both(prog)
 
 
+
+
+def test_inplace_on_expanded_tensors():
+    # arithmetic in place on a tensor whose elements share memory is refused with torch's
+    # message; an expand that shares nothing is written like any view
+    def overlapping(lib):
+        a = lib.ones(1, 3).expand(2, 3)
+        return error_of(lambda: a.add_(1))
+
+    def disjoint(lib):
+        base = lib.ones(3, 1)
+        e = base.expand(3, 1)
+        e.mul_(3)
+        return base, base._version, e.stride()
+
+    assert both(overlapping)[:2] == ("raised", "RuntimeError")
+    both(disjoint)

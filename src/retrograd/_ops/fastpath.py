@@ -77,7 +77,8 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
                   f"        return _run(_op, {tup})",
                   "    else:",
                   f"        d{i} = {n}"]
-    lines += [f"    if _state.grad_enabled and (rg or {src}._view is not None):",
+    lines += [f"    if _state.grad_enabled and (rg or {src}._view is not None) "
+              "or not d0.flags.writeable:",
               f"        return _run(_op, {tup})",
               f"    _fwd({', '.join(data)})",
               f"    _bump({src}, _name, 1)",

@@ -24,6 +24,17 @@ INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is
     "https://github.com/pytorch/rfcs/pull/17 for more details."
 
 
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.")
+
+
+def _internal_overlap(a: np.ndarray) -> bool:
+    """Several elements share one memory location (an expanded tensor): torch refuses to write
+    such a tensor in place."""
+    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
 def check_inplace(t: Tensor, any_grad: bool) -> None:
     if t._version_counter is None and not state.inference:
         raise RuntimeError(INFERENCE_INPLACE)
@@ -71,6 +82,9 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             snap._requires_grad = self_t._requires_grad
             snap._grad_acc = self_t._grad_acc
     before = self_t._version_counter.version if self_t._version_counter is not None else 0
+    dst = call[idx]
+    if not dst.flags.writeable and _internal_overlap(dst):
+        raise RuntimeError(INTERNAL_OVERLAP)
     op.forward(*call)
     bump_version(self_t, op.schema.name)
     if build:
