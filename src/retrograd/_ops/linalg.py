@@ -48,7 +48,7 @@ def not_implemented(kernel: str, a: np.ndarray) -> NotImplementedError:
 def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul in the inputs' dtype (NumPy computes bfloat16/float8 products in float32)."""
     out = np.matmul(a, b)
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
+    return out if out.dtype is a.dtype or out.dtype == a.dtype else out.astype(a.dtype)
 
 
 def _scaled(x: np.ndarray, s) -> np.ndarray:
@@ -232,6 +232,14 @@ register("ger", outer, method=True)
 
 
 def _addmm_forward(s, m1, m2, beta, alpha):
+    dt = m2.dtype
+    if (m1.dtype is dt and s.dtype is dt and dt.kind == "f" and m1.ndim == 2 and m2.ndim == 2
+            and m1.shape[1] == m2.shape[0] and beta == 1 and alpha == 1
+            and (s.shape == (m2.shape[1],) or s.shape == (m1.shape[0], m2.shape[1]))):
+        # the common case (F.linear: float operands, a bias row or a full matrix): no checks
+        # can fail, the product is fresh, the bias is added in place
+        out = np.matmul(m1, m2)
+        return np.add(out, s, out=out)
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
     if m2.ndim != 2:
