@@ -2,13 +2,16 @@
 
 NOTE [Fast path]
 Each op's public function is generated with the schema's real signature (so Python binds the
-arguments, no kwargs parsing). For the common shape of op -- tensor arguments that are single
-tensors, one output, neither a view nor in-place -- the body is specialized further: it unwraps
-the known tensor arguments inline, skips promotion when the dtypes already agree, wraps the
-result with the fields of a fresh Tensor set directly, and calls the graph builder only when
-grad mode is on and an input requires grad. Everything else goes to the generic runner
-(registry.run), which has the same semantics. Tests run both paths (the generic runner is also
-what dispatch modes see).
+arguments, no kwargs parsing). Three common shapes of op get a specialized body:
+- tensor arguments that are single tensors, one output or a fixed tuple of them, neither a
+  view nor in-place: the body unwraps the tensor arguments inline, skips promotion when the
+  dtypes already agree (or a float array meets a Python scalar), wraps each result with the
+  fields of a fresh Tensor set directly, and, when grad mode is on and an input requires grad,
+  builds the node inline (edges, output metadata, the save plan's values);
+- single-output views of their one tensor argument: the same, plus the view's ViewInfo;
+- in-place ops that build no graph (an optimizer step): write, bump the version, return self.
+Everything else goes to the generic runner (registry.run), which has the same semantics.
+Tests run both paths (the generic runner is also what dispatch modes see).
 """
 
 from __future__ import annotations
