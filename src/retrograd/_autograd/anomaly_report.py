@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.frames import is_internal
 from retrograd._autograd.node import Node
 
 NAN_MESSAGE = "Function '{}' returned nan values in its {}th output."
@@ -18,13 +19,9 @@ def record_forward_trace(node: Node) -> None:
     up to the user's call: retrograd's own frames at its end are left out."""
     stack = traceback.extract_stack()
     end = len(stack)
-    while end and _internal(stack[end - 1].filename):
+    while end and is_internal(stack[end - 1].filename):
         end -= 1
     node._anomaly = "".join(traceback.format_list(stack[:end]))
-
-
-def _internal(filename: str) -> bool:
-    return "/retrograd/" in filename or filename == "<retrograd generated op>"
 
 
 def call_with_anomaly(node: Node, grads: list) -> tuple:

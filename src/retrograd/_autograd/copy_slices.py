@@ -149,43 +149,51 @@ class CopySlices(CppNode):
             return self._apply_arrays(grad)
         result = strided_like(grad, self.base_shape, self.base_strides)
         grad_slice = self._view_of(result)
-        needed = tuple(nf is not None for nf, _ in self.next_functions)
-        # the wrapped node must produce the view's gradient even where its own edge 0 is unused
-        fn_needed = (True,) + needed[1:]
-        res = self._run_wrapped(grad_slice.clone(), fn_needed)
-        out = [None] * len(self.next_functions)
+        needed, fn_needed = self._needed()
+        res = self.fn.apply([grad_slice.clone()], fn_needed)
         if needed[0]:
             if res[0] is None:
                 grad_slice.zero_()
             else:
                 grad_slice.copy_(res[0])
-            out[0] = result
-        for i in range(1, len(out)):
-            if needed[i]:
-                out[i] = res[i]
-        return tuple(out)
+        return self._outputs(needed, result, res)
 
     def _apply_arrays(self, grad: Tensor) -> tuple:
         """apply() when no graph is being built, on NumPy arrays: the same buffer, view,
-        wrapped backward and write as the Tensor path, without a Tensor op for each."""
+        wrapped backward (its array formulas where it has them, NOTE [Array formulas]) and
+        write as the Tensor path, without a Tensor op for each."""
         from retrograd._ops.copy import buffer_strided
 
         # a fresh buffer in the base's layout holding the incoming gradient
         buf = buffer_strided(self.base_shape, self.base_strides, grad._data.dtype)
         np.copyto(buf, grad._data)
         view = self._view_array(buf)
-        needed = tuple(nf is not None for nf, _ in self.next_functions)
-        res = self._run_wrapped(_wrap(view.copy(order="K")), (True,) + needed[1:])
-        out = [None] * len(self.next_functions)
+        needed, fn_needed = self._needed()
+        fn = self.fn
+        grads = [_wrap(view.copy(order="K"))]
+        plan = fn._plan
+        if plan is not None and plan.backward_array is not None:
+            res = plan.backward_array(fn, grads, False, fn_needed)
+        else:
+            res = fn.apply(grads, fn_needed)
         if needed[0]:
             if res[0] is None:
                 view[...] = 0
             else:
                 np.copyto(view, res[0]._data, casting="unsafe")
-            out[0] = _wrap(buf)
-        for i in range(1, len(out)):
-            if needed[i]:
-                out[i] = res[i]
+        return self._outputs(needed, _wrap(buf), res)
+
+    def _needed(self) -> tuple:
+        """(edges that need a gradient, what the wrapped node must compute): the wrapped node
+        must produce the view's gradient even where its own edge 0 is unused."""
+        needed = tuple(nf is not None for nf, _ in self.next_functions)
+        return needed, (True,) + needed[1:]
+
+    @staticmethod
+    def _outputs(needed: tuple, base_grad: Tensor, res: tuple) -> tuple:
+        """The base's gradient on edge 0, the wrapped node's other gradients after it."""
+        out = [base_grad if needed[0] else None]
+        out += [res[i] if needed[i] else None for i in range(1, len(needed))]
         return tuple(out)
 
     def _view_array(self, buf: np.ndarray) -> np.ndarray:
@@ -202,16 +210,6 @@ class CopySlices(CppNode):
     def _replays(self) -> bool:
         return use_view_replay.replay or self.base_shape == () or (
             not use_view_replay.geometry and _cheap_chain(self.view_replay))
-
-    def _run_wrapped(self, grad: Tensor, needed: tuple) -> tuple:
-        """The wrapped op's backward; its array formulas when no graph is being built
-        (NOTE [Array formulas]), as the engine runs them for the op's own nodes."""
-        fn = self.fn
-        plan = fn._plan
-        if plan is not None and plan.backward_array is not None and not state.grad_enabled \
-                and not anomaly.enabled:
-            return plan.backward_array(fn, [grad], False, needed)
-        return fn.apply([grad], needed)
 
     def _view_of(self, t: Tensor) -> Tensor:
         if self._replays():

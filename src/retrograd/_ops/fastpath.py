@@ -22,6 +22,7 @@ import numpy as np
 
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.frames import GENERATED_FILENAME
 from retrograd._autograd.node import next_sequence_nr
 from retrograd._autograd.state import state
 from retrograd._autograd.views import (
@@ -63,8 +64,7 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
     and returns self; everything else (history rebasing, CopySlices, the checks that refuse a
     write) goes to the generic runner."""
     src = names[0]
-    lines = [f"    if _modes or {src}.__class__ is not _T or {src}._version_counter is None:"
-             ,
+    lines = [f"    if _modes or {src}.__class__ is not _T or {src}._version_counter is None:",
              f"        return _run(_op, {tup})",
              f"    d0 = {src}._data",
              f"    rg = {src}._requires_grad"]
@@ -137,8 +137,7 @@ def _view_body(opdef, names: list, tup: str) -> list:
     return lines
 
 
-def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
-                  promote: Callable) -> Callable:
+def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> Callable:
     params, names, defaults = [], [], {}
     kw_started = False
     for i, a in enumerate(opdef.schema.args):
@@ -173,7 +172,7 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
     ns = {"_run": run, "_op": opdef, "_T": Tensor, "_nd": np.ndarray, "_asarray": np.asarray,
           "_new": object.__new__, "_state": state, "_VC": VersionCounter,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
-          "_build": opdef.build_single or build_single, "_promote": promote,
+          "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
           "_bump": bump_version, "_name": opdef.schema.name,
           "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
@@ -181,8 +180,6 @@ def make_function(opdef, first_name: str, run: Callable, build_single: Callable,
           "_trace": record_trace, "_VI": ViewInfo, "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "__name__": "retrograd._ops.fastpath", **defaults}
-    from retrograd._ops.inplace import GENERATED_FILENAME
-
     code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")
     exec(code, ns)  # noqa: S102 - generated from our own schema strings
     fn = ns[fname]

@@ -14,10 +14,10 @@ import sys
 
 import numpy as np
 
+from retrograd._autograd.frames import user_frame
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor, _wrap
 
-GENERATED_FILENAME = "<retrograd generated op>"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed.You " \
     "can make a clone to get a normal tensor before doing inplace update.See " \
@@ -29,7 +29,7 @@ INTERNAL_OVERLAP = (
     "memory location. Please clone() the tensor before performing the operation.")
 
 
-def _internal_overlap(a: np.ndarray) -> bool:
+def internal_overlap(a: np.ndarray) -> bool:
     """Several elements share one memory location (an expanded tensor): torch refuses to write
     such a tensor in place."""
     return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
@@ -59,11 +59,7 @@ def bump_version(t: Tensor, op_name: str, depth: int = 3) -> None:
         return
     vc.version += 1
     vc.last_op = op_name
-    frame = sys._getframe(depth)
-    # the first frame outside retrograd (and its generated op functions) is the user's line
-    while frame is not None and ("/retrograd/" in frame.f_code.co_filename
-                                 or frame.f_code.co_filename == GENERATED_FILENAME):
-        frame = frame.f_back
+    frame = user_frame(sys._getframe(depth))
     # formatted only if a version check fails (see SavedVariable._version_message)
     vc.last_site = (frame.f_code.co_filename, frame.f_lineno) if frame else None
 
@@ -83,7 +79,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             snap._grad_acc = self_t._grad_acc
     before = self_t._version_counter.version if self_t._version_counter is not None else 0
     dst = call[idx]
-    if not dst.flags.writeable and _internal_overlap(dst):
+    if not dst.flags.writeable and internal_overlap(dst):
         raise RuntimeError(INTERNAL_OVERLAP)
     op.forward(*call)
     bump_version(self_t, op.schema.name)

@@ -437,12 +437,16 @@ def _nll_core(x, t, weight, reduction, ignore_index):
     total = np.asarray(loss.shape[0] if w is None else w.sum(dtype=x.dtype), x.dtype)
     out = np.add.reduce(loss, dtype=x.dtype)
     if reduction == 1:
-        if total != 0:
-            out = out / total
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = out / total
+        out = _over_total(out, total)
     return np.asarray(out, x.dtype), total
+
+
+def _over_total(x, total):
+    """x / total; a zero total (every target ignored) gives nan silently, as torch."""
+    if total != 0:
+        return x / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return x / total
 
 
 def _check_nll_shapes(x, t, weight) -> None:
@@ -500,11 +504,7 @@ def _nll_grad_matrix(dtype, self_shape, t, w, reduction, ignore_index, total_wei
     pos = np.where(ignore, 0, tm)
     vals = -(np.ones(pos.shape, dtype) if w is None else w.astype(dtype)[pos])
     if reduction == 1:
-        if total_weight != 0:
-            vals /= total_weight
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                vals /= total_weight
+        vals = _over_total(vals, total_weight)
     vals[ignore] = 0
     m = np.zeros((pos.size, c), dtype)
     m[np.arange(pos.size), pos] = vals

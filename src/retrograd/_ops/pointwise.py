@@ -684,8 +684,8 @@ def erf_array(a: np.ndarray) -> np.ndarray:
     """erf of a float array in its own dtype."""
     if a.dtype == np.float64:
         return _scipy_erf(a) if _scipy_erf is not None else _erf_series(a)
-    out = _erf_single(np.asarray(a))
-    return out.astype(a.dtype) if out.ndim else np.asarray(out, dtype=a.dtype)
+    out = _erf_single(np.asarray(a))  # float32
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
 erf = op("erf(Tensor self) -> Tensor", erf_array, promote="float",

@@ -116,31 +116,31 @@ def expand_reduced(grad, shape: tuple, dim, keepdim: bool):
     return unsqueeze_reduced(grad, len(shape), dim, keepdim).expand(shape)
 
 
-def unsqueeze_reduced(grad, ndim: int, dim, keepdim: bool):
-    """Give a reduction's gradient size-1 dims where the reduction removed them (so it
-    broadcasts against the input); a full reduction's 0-dim gradient broadcasts as it is."""
+def _unsqueezed_shape(gshape: tuple, ndim: int, dim, keepdim: bool) -> list | None:
+    """A reduction's gradient shape with size-1 dims where the reduction removed them (so it
+    broadcasts against the input); None where it broadcasts as it is (keepdim, a full
+    reduction's 0-dim gradient)."""
     if keepdim or ndim == 0:
-        return grad
+        return None
     axes = _axes(dim, ndim)
     if axes is None:
-        return grad
-    shape = list(grad._data.shape)
+        return None
+    shape = list(gshape)
     for d in sorted(axes):
         shape.insert(d, 1)
-    return grad.reshape(shape)
+    return shape
+
+
+def unsqueeze_reduced(grad, ndim: int, dim, keepdim: bool):
+    shape = _unsqueezed_shape(grad._data.shape, ndim, dim, keepdim)
+    return grad if shape is None else grad.reshape(shape)
 
 
 def _expand_reduced_array(grad, shape: tuple, dim, keepdim: bool):
     """expand_reduced on an array (NOTE [Array formulas]); a read-only broadcast view, as the
     Tensor formula's expand is."""
-    if not (keepdim or len(shape) == 0):
-        axes = _axes(dim, len(shape))
-        if axes is not None:
-            gshape = list(grad.shape)
-            for d in sorted(axes):
-                gshape.insert(d, 1)
-            grad = grad.reshape(gshape)
-    return np.broadcast_to(grad, shape)
+    kept = _unsqueezed_shape(grad.shape, len(shape), dim, keepdim)
+    return np.broadcast_to(grad if kept is None else grad.reshape(kept), shape)
 
 
 def _float_acc(dt: np.dtype):
@@ -199,17 +199,14 @@ def _sum_np(fn, a, dim, keepdim, dtype):
     return _reduce(fn, a, axes, keepdim, out_dt, dtype=out_dt)
 
 
-def _whole_float(a, dim, keepdim, dtype) -> bool:
-    """A full reduction of a float32/float64 array in its own dtype: one ufunc reduce."""
-    return (dim is None and not keepdim and dtype is None and a.dtype.kind == "f"
-            and a.dtype.itemsize >= 4)
+def _own_float(a, dtype) -> bool:
+    """A float32/float64 array reduced in its own dtype (no accumulation dtype to pick)."""
+    return dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4
 
 
 def _sum_forward(a, dim, keepdim, dtype):
-    if _whole_float(a, dim, keepdim, dtype):
-        return np.asarray(np.add.reduce(a, axis=None))
-    if dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4:
-        return _row_major_sum(a, _axes(dim, a.ndim), keepdim)
+    if _own_float(a, dtype):
+        return _float_sum(a, _axes(dim, a.ndim), keepdim)
     return _sum_np(np.sum, a, dim, keepdim, dtype)
 
 
@@ -251,12 +248,9 @@ nansum = op("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
 
 
 def _mean_forward(a, dim, keepdim, dtype):
-    if a.size and _whole_float(a, dim, keepdim, dtype):
-        return np.asarray(np.add.reduce(a, axis=None) / a.size, a.dtype)
-    if a.size and dtype is None and a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.ndim \
-            and a.flags.c_contiguous:
+    if a.size and _own_float(a, dtype):
         axes = _axes(dim, a.ndim)
-        total = np.asarray(np.add.reduce(a, axis=axes, keepdims=keepdim))
+        total = _float_sum(a, axes, keepdim)
         return np.true_divide(total, _count(a.shape, axes), out=total)
     if dtype is None and a.dtype.kind in "biu":
         raise RuntimeError(MEAN_DTYPE.format("Input", _scalar_name(a.dtype)))
@@ -660,9 +654,10 @@ register("nanmedian", _median_fn("nanmedian", _nanmedian_all, _nanmedian_dim,
 # --- var, std, var_mean, std_mean ------------------------------------------------------------
 
 
-def _row_major_sum(a, axes, keepdim: bool) -> np.ndarray:
-    """_reduce(np.sum, ...) in one ufunc call where that already gives a row-major result."""
-    if a.dtype.kind == "f" and a.ndim and a.flags.c_contiguous:
+def _float_sum(a, axes, keepdim: bool) -> np.ndarray:
+    """_reduce(np.sum, ...) of a float array, in one ufunc call where that already gives a
+    row-major result: a full reduction, or a row-major input."""
+    if a.dtype.kind == "f" and (axes is None and not keepdim or a.ndim and a.flags.c_contiguous):
         return np.asarray(np.add.reduce(a, axis=axes, keepdims=keepdim))
     return _reduce(np.sum, a, axes, keepdim)
 
@@ -677,9 +672,9 @@ def _var_np(name: str, a, dim, correction, keepdim: bool):
     if dof <= 0:
         warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = _row_major_sum(a, axes, True) / a.dtype.type(n)
+        mean = _float_sum(a, axes, True) / a.dtype.type(n)
         dev = np.asarray(a - mean)  # 0-dim operands give a NumPy scalar
-        out = _row_major_sum(np.multiply(dev, dev, out=dev), axes, keepdim)
+        out = _float_sum(np.multiply(dev, dev, out=dev), axes, keepdim)
         out = np.true_divide(out, a.dtype.type(dof), out=out if out.ndim else None)
         mean = mean if keepdim else mean.reshape(out.shape)
     return np.asarray(out, a.dtype), mean

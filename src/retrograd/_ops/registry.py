@@ -33,6 +33,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.frames import GENERATED_FILENAME
 from retrograd._autograd.node import FROM_TASK, Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
@@ -74,7 +75,6 @@ class OpDef:
         self.node_cls = None if not self.formulas else type(
             self.node_name, (base,), {"__slots__": (), "_op": self})
         self._saved_plan: dict = {}
-        self.build_single = _make_single_builder(self) if self.node_cls is not None else None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -228,7 +228,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
         lines.append(f"    return _flatten(node._mask, {result})")
     else:
         lines.append(f"    return {result}")
-    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
+    exec(compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec"), ns)  # noqa: S102
     return ns["backward"]
 
 
@@ -297,10 +297,13 @@ def _flatten_grads(layout: tuple | None, result: tuple) -> tuple:
     return tuple(flat)
 
 
-def _release_saved(group) -> None:
-    for sv in group:
-        if sv.__class__ is SavedVariable:
-            sv.release()
+def _release_saved(values: tuple) -> None:
+    """Free the SavedVariables among saved values (a Tensor[] argument saves a tuple)."""
+    for v in values:
+        if v.__class__ is SavedVariable:
+            v.release()
+        elif v.__class__ is tuple:
+            _release_saved(v)
 
 
 _ARG_TENSOR, _ARG_RAW, _OUTPUT, _SHAPE, _DTYPE, _STRIDES = range(6)
@@ -386,12 +389,7 @@ class FormulaNode(Node):
 
     def release_variables(self) -> None:
         # the SavedVariables stay (their register_hooks reports the release); their data goes
-        for v in self._saved:
-            if v.__class__ is SavedVariable:
-                v.release()
-            elif v.__class__ is tuple and v and v[0].__class__ is SavedVariable:
-                for sv in v:
-                    sv.release()
+        _release_saved(self._saved)
 
     def __getattr__(self, name: str):
         # grad_fn._saved_<name> / grad_fn._raw_saved_<name>, as PyTorch exposes them
@@ -625,7 +623,7 @@ def _compile_save(how: list):
             lines.append(f"    s{j} = {parts[j]}")
     lines.append("    return (" + "".join(f"s{j}, " for j in range(len(how))) + ")")
     ns = dict(_SAVE_NS)
-    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
+    exec(compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec"), ns)  # noqa: S102
     return ns["save"]
 
 
@@ -644,61 +642,6 @@ def _saved_fields(j: int, is_leaf: str, original: bool, data: str) -> list:
 _SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_new": object.__new__,
             "_state": state, "_shape": _shape_of,
             "_strides": _strides_of, "_dtype": _dtype_of}
-
-
-def _make_single_builder(op: OpDef):
-    """A generated graph builder for ops with single tensors in and one output out.
-
-    Same result as _build_node, without its generic loops (see NOTE [Fast path])."""
-    if op.list_idx or op.multi or op.n_outputs != 1:
-        return _build_node
-    pos = op.tensor_idx
-    lines = ["def build(op, args, r):"]
-    mask = []
-    for k, i in enumerate(pos):
-        lines += [f"    a = args[{i}]",
-                  "    if (a.__class__ is _T or isinstance(a, _T)) and a._requires_grad:",
-                  "        fn = a._grad_fn",
-                  f"        e{k} = (fn, a._output_nr) if fn is not None and a._view is None "
-                  "else _edge(a)",
-                  "    else:",
-                  f"        e{k} = _NO"]
-        mask.append(f"e{k} is not _NO")
-    edges = "(" + "".join(f"e{k}, " for k in range(len(pos))) + ")"
-    diff_ok = op.differentiable_outputs is None or op.differentiable_outputs[0]
-    lines += ["    node = _new(_cls)",
-              f"    node.next_functions = {edges}",
-              "    node._seq = _next()",
-              "    d = r._data",
-              "    node._output_meta = ((d.shape, d.dtype),)",
-              "    node._hooks = None",
-              "    node._metadata = None",
-              "    node._anomaly = None",
-              "    node._mask = None"]
-    if diff_ok:
-        lines += ["    if d.dtype.kind in 'fV':",
-                  "        r._grad_fn = node",
-                  "        r._output_nr = 0",
-                  "        r._requires_grad = True"]
-    lines += [f"    key = ({''.join(m + ', ' for m in mask)})",
-              "    plan = _plans.get(key)",
-              "    if plan is None:",
-              "        plan = _op.saved_plan(key)",
-              "    node._plan = plan",
-              "    node._saved = plan.save(args, (r,))",
-              "    if _anomaly.enabled:",
-              "        _trace(node)"]
-    ns = {"_T": Tensor, "_NO": _NO_EDGE, "_edge": gradient_edge, "_new": object.__new__,
-          "_cls": op.node_cls, "_next": next_sequence_nr, "_plans": op._saved_plan, "_op": op,
-          "_anomaly": anomaly, "_trace": _record_trace}
-    exec(compile("\n".join(lines) + "\n", "<retrograd generated op>", "exec"), ns)  # noqa: S102
-    return ns["build"]
-
-
-def _record_trace(node) -> None:
-    from retrograd._autograd.anomaly_report import record_forward_trace
-
-    record_forward_trace(node)
 
 
 def _promote(op: OpDef, args: tuple, call: list) -> None:
@@ -798,7 +741,7 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
 def _make_function(opdef: OpDef, first_name: str) -> Callable:
     from retrograd._ops.fastpath import make_function
 
-    return make_function(opdef, first_name, run, _build_node, _promote)
+    return make_function(opdef, first_name, run, _promote)
 
 
 def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable:

@@ -20,6 +20,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._ops.inplace import internal_overlap
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -165,7 +166,7 @@ def _expand_forward(a, size, implicit=False):
         strides = (0,) * lead + tuple(st if t == n else 0
                                       for t, n, st in zip(target[lead:], a.shape, a.strides))
         out = np.ndarray(target, a.dtype, a, 0, strides)
-        if any(st == 0 and n > 1 for st, n in zip(strides, target)):
+        if internal_overlap(out):
             out.flags.writeable = False
         return out
     return np.broadcast_to(a, target)
