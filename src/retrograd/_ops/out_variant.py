@@ -27,25 +27,66 @@ OUT_RESIZED = (
 
 
 def run_with_out(op, args: tuple, out: Tensor):
-    from retrograd._ops.inplace import bump_version
     from retrograd._ops.registry import run
 
     if not isinstance(out, Tensor):
         raise TypeError(f"{op.schema.name}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
-    if state.grad_enabled and (out._requires_grad or any(
-            isinstance(a, Tensor) and a._requires_grad for a in args)):
-        raise RuntimeError(OUT_NO_AUTOGRAD.format(op.schema.name))
+    check_no_grad(op.schema.name, args, (out,))
     result = run(op, args)._data
     src, dst = D.from_numpy_dtype(result.dtype), out.dtype
     if not D.can_cast(src, dst):
         raise RuntimeError(OUT_CAST.format(D.legacy_name(src), D.legacy_name(dst)))
+    _store(op.schema.name, result, out)
+    return out
+
+
+def check_no_grad(name: str, args: tuple, outs) -> None:
+    """out= records no history: with grad mode on, nothing involved may require grad."""
+    if state.grad_enabled and (any(o._requires_grad for o in outs) or any(
+            isinstance(a, Tensor) and a._requires_grad for a in args)):
+        raise RuntimeError(OUT_NO_AUTOGRAD.format(name))
+
+
+def _store(name: str, result: np.ndarray, out: Tensor) -> None:
+    """Write `result` into `out` (resized, with torch's warning, if its shape differs); called
+    from the function the user called, two frames up."""
+    from retrograd._ops.inplace import bump_version
+
     if out._data.shape == result.shape:
         np.copyto(out._data, result, casting="unsafe")
     else:
         if out._data.size:
             warnings.warn(OUT_RESIZED.format(list(out._data.shape), list(result.shape)),
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=4)
         out._data = result.astype(out._data.dtype, copy=False)
-    bump_version(out, op.schema.name)
-    return out
+    bump_version(out, name, 4)
+
+
+# C++ type names, as torch's "Expected out tensor to have dtype ..." spells them
+_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def store_outs(name: str, compute, outs, args: tuple, n: int = 2) -> tuple:
+    """out= for ops with several outputs (sort, topk, ...): `compute()` gives the outputs, run
+    here without history; each out tensor must have its result's dtype exactly, as in torch."""
+    from retrograd.autograd.grad_mode import no_grad
+
+    if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(outs).__name__}")
+    if len(outs) != n:
+        raise TypeError(f"expected tuple of {n} elements but got {len(outs)}")
+    check_no_grad(name, args, outs)
+    with no_grad():
+        results = compute()
+    for r, o in zip(results, outs):
+        have, want = o._data.dtype.name, r._data.dtype.name
+        if have != want:
+            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(want, want)}"
+                               f", but got {_CPP_NAMES.get(have, have)} instead")
+    for r, o in zip(results, outs):
+        _store(name, r._data, o)
+    return tuple(outs)

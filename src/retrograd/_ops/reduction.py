@@ -408,6 +408,12 @@ class return_types:  # noqa: N801 - torch.return_types
     median = _return_type("median")
     nanmedian = _return_type("nanmedian")
     aminmax = _return_type("aminmax", ("min", "max"))
+    sort = _return_type("sort")
+    sort_out = _return_type("sort_out")
+    topk = _return_type("topk")
+    topk_out = _return_type("topk_out")
+    kthvalue = _return_type("kthvalue")
+    kthvalue_out = _return_type("kthvalue_out")
 
 
 # --- amax, amin, max, min, argmax, argmin ----------------------------------------------------

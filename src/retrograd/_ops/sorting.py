@@ -1,0 +1,265 @@
+"""Ordering ops: sort, argsort, msort, topk, kthvalue, and isin.
+
+Every order is computed with NumPy's stable sort, which already puts NaN after every number
+(torch treats NaN as the largest value). A descending order sorts the reversed row stably and
+reverses the result, so equal values keep their original order there too. torch leaves the
+order of ties unspecified for topk and kthvalue (and for sort with stable=False); retrograd
+always gives the stable one, so its indices may pick another of several equal values than
+torch's, never another value.
+
+The derivative of sort, topk and kthvalue places the gradient at the selected indices, as
+torch's value_selecting_reduction_backward does, with the reduction helpers' select_scatter
+(whose own derivative is a gather, for double backward).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrograd import _dtype as D
+from retrograd._ops import reduction_helpers as H
+from retrograd._ops.out_variant import run_with_out, store_outs
+from retrograd._ops.reduction import return_types
+from retrograd._ops.registry import op, register
+from retrograd._ops.shape import wrap_dim
+from retrograd._tensor import Tensor
+
+TOPK_RANGE = "selected index k out of range"
+KTH_RANGE = "kthvalue(): selected number k out of range for dimension {}"
+KTH_EMPTY = "kthvalue(): Expected reduction dim {} to have non-zero size."
+SORT_COMPLEX = " Sort does not support complex dtypes on CPU"
+TOPK_BOOL = "topk does not support bool dtypes on CPU"
+KTH_BOOL = "\"kthvalue_cpu\" not implemented for 'Bool'"
+ISIN_BOOL = "Unsupported input type encountered for isin(): Bool"
+
+
+def _sortable(a: np.ndarray) -> np.ndarray:
+    """`a` in a dtype NumPy sorts natively (ml_dtypes' bfloat16 / float8 widen exactly)."""
+    if a.dtype.kind == "V":
+        return a.astype(np.float32)
+    if a.dtype.kind == "c":
+        raise RuntimeError(SORT_COMPLEX)
+    return a
+
+
+def order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices of `a` along d (NaN largest), as int64."""
+    a = _sortable(a)
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
+    return (a.shape[d] - 1) - np.flip(rev, d)
+
+
+def _like_input(a: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`values` in `a`'s memory layout (torch allocates sort's outputs like its input)."""
+    out = np.empty_like(a, dtype=values.dtype)
+    out[...] = values
+    return out
+
+
+# --- sort, argsort, msort ----------------------------------------------------------------------
+
+
+def _sort_forward(a, dim, descending):
+    wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        _sortable(a)
+        return a.copy(), np.zeros((), np.int64)
+    d = dim % a.ndim
+    idx = order(a, d, descending)
+    return _like_input(a, np.take_along_axis(a, idx, d)), _like_input(a, idx)
+
+
+def _stable_sort_forward(a, stable, dim, descending):
+    return _sort_forward(a, dim, descending)
+
+
+def _selected_grad(grad, dim, indices, self_shape):
+    return H.select_scatter(grad, dim, indices, self_shape, True)
+
+
+_sort = op("sort(Tensor self, int dim=-1, bool descending=False) -> "
+           "(Tensor values, Tensor indices)", _sort_forward,
+           grads={"self": _selected_grad}, differentiable_outputs=(True, False),
+           function=False, method=False)
+_sort_stable = op("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
+                  "-> (Tensor values, Tensor indices)", _stable_sort_forward, node="SortBackward1",
+                  grads={"self": _selected_grad}, differentiable_outputs=(True, False),
+                  function=False, method=False)
+
+
+def _sort_call(input: Tensor, dim: int, descending: bool, stable):
+    if stable is _UNSET:
+        return _sort(input, dim, descending)
+    return _sort_stable(input, stable=stable, dim=dim, descending=descending)
+
+
+_UNSET = object()  # sort(x) and sort(x, stable=...) are different overloads (node names)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable=_UNSET, *, out=None):
+    if out is not None:
+        return return_types.sort_out(store_outs(
+            "sort", lambda: _sort_call(input, dim, descending, stable), out, (input,)))
+    return return_types.sort(_sort_call(input, dim, descending, stable))
+
+
+register("sort", sort, method=True)
+
+
+def _argsort_forward(a, stable, dim, descending):
+    wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        _sortable(a)
+        return np.zeros((), np.int64)
+    return _like_input(a, order(a, dim % a.ndim, descending))
+
+
+_argsort = op("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) "
+              "-> Tensor", _argsort_forward, function=False, method=False)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *,
+            out=None) -> Tensor:
+    args = (input, stable, dim, descending)
+    if out is not None:
+        return run_with_out(_argsort.opdef, args, out)
+    return _argsort(input, stable=stable, dim=dim, descending=descending)
+
+
+register("argsort", argsort, method=True)
+
+
+def msort(input: Tensor, *, out=None) -> Tensor:
+    """sort along dim 0, values only."""
+    if out is not None:
+        return store_outs("msort", lambda: _sort(input, 0, False)[:1], (out,), (input,), 1)[0]
+    return _sort(input, 0, False)[0]
+
+
+register("msort", msort, method=True)
+
+
+# --- topk, kthvalue ----------------------------------------------------------------------------
+
+
+def _topk_forward(a, k, dim, largest, sorted):  # noqa: A002 - torch's name
+    wrap_dim(dim, a.ndim)
+    if a.dtype.kind == "b":
+        raise RuntimeError(TOPK_BOOL)
+    n = a.shape[dim] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(TOPK_RANGE)
+    if a.ndim == 0:
+        _sortable(a)
+        return a.copy(), np.zeros((), np.int64)
+    d = dim % a.ndim
+    # the first k of the stable order: sorted whatever `sorted` says (torch leaves that order
+    # unspecified for sorted=False)
+    idx = order(a, d, largest)
+    idx = H.c_layout(idx[(slice(None),) * d + (slice(0, k),)])
+    return H.c_layout(np.take_along_axis(a, idx, d)), idx
+
+
+topk_op = op("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+             "(Tensor values, Tensor indices)", _topk_forward,
+             grads={"self": _selected_grad}, differentiable_outputs=(True, False),
+             function=False, method=False)
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002
+         *, out=None):
+    if out is not None:
+        return return_types.topk_out(store_outs(
+            "topk", lambda: topk_op(input, k, dim, largest, sorted), out, (input,)))
+    return return_types.topk(topk_op(input, k, dim, largest, sorted))
+
+
+register("topk", topk, method=True)
+
+
+def _kthvalue_forward(a, k, dim, keepdim):
+    wrap_dim(dim, a.ndim)
+    if a.dtype.kind == "b":
+        raise NotImplementedError(KTH_BOOL)
+    d = dim % a.ndim if a.ndim else 0
+    n = a.shape[d] if a.ndim else 1
+    if a.ndim and n == 0:
+        raise IndexError(KTH_EMPTY.format(d))
+    if not 1 <= k <= n:
+        raise RuntimeError(KTH_RANGE.format(d))
+    if a.ndim == 0:
+        _sortable(a)
+        return a.copy(), np.zeros((), np.int64)
+    idx = np.take(order(a, d, False), [k - 1], axis=d)
+    values = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        values, idx = np.squeeze(values, d), np.squeeze(idx, d)
+    return H.c_layout(values), H.c_layout(idx)
+
+
+def _kth_grad(grad, dim, indices, self_shape, keepdim):
+    return H.select_scatter(grad, dim, indices, self_shape, keepdim)
+
+
+kthvalue_op = op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
+                 "(Tensor values, Tensor indices)", _kthvalue_forward,
+                 grads={"self": _kth_grad}, differentiable_outputs=(True, False),
+                 function=False, method=False)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
+    if out is not None:
+        return return_types.kthvalue_out(store_outs(
+            "kthvalue", lambda: kthvalue_op(input, k, dim, keepdim), out, (input,)))
+    return return_types.kthvalue(kthvalue_op(input, k, dim, keepdim))
+
+
+register("kthvalue", kthvalue, method=True)
+
+
+# --- isin --------------------------------------------------------------------------------------
+
+
+def _isin_forward(elements, test_elements, assume_unique, invert):
+    if elements.dtype.kind == "b" or test_elements.dtype.kind == "b":
+        raise RuntimeError(ISIN_BOOL)
+    common = np.result_type(elements, test_elements)
+    if common.kind == "V":  # ml_dtypes: compare in float32, which holds their values exactly
+        common = np.dtype(np.float32)
+    found = np.isin(elements.astype(common, copy=False), test_elements.astype(common, copy=False),
+                    invert=invert)
+    return H.c_layout(np.asarray(found))
+
+
+_isin = op("isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, "
+           "bool invert=False) -> Tensor", _isin_forward, function=False, method=False)
+
+_NUMBERS = (int, float, bool)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False,
+         out=None) -> Tensor:
+    """Whether each of `elements` is among `test_elements` (either may be a Python number,
+    compared in the two arguments' promoted dtype)."""
+    from retrograd._ops.creation import tensor
+
+    e_t, t_t = isinstance(elements, Tensor), isinstance(test_elements, Tensor)
+    if not (e_t or t_t) or not (e_t or isinstance(elements, _NUMBERS)) or not (
+            t_t or isinstance(test_elements, _NUMBERS)):
+        raise TypeError(f"isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__})")
+    if not e_t or not t_t:
+        common = D.result_type(elements, test_elements)
+        if not e_t:
+            elements = tensor(elements, dtype=common)
+        else:
+            test_elements = tensor(test_elements, dtype=common)
+    args = (elements, test_elements, assume_unique, invert)
+    if out is not None:
+        return run_with_out(_isin.opdef, args, out)
+    return _isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+
+
+register("isin", isin)
