@@ -30,6 +30,9 @@ import retrograd.utils.checkpoint
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)
+
+# torch's constants
+from math import e, inf, nan, pi  # noqa: E402
 _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
