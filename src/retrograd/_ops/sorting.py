@@ -158,7 +158,7 @@ def _topk_forward(a, k, dim, largest, sorted):  # noqa: A002 - torch's name
     # the first k of the stable order: sorted whatever `sorted` says (torch leaves that order
     # unspecified for sorted=False)
     idx = order(a, d, largest)
-    idx = H.c_layout(idx[(slice(None),) * d + (slice(0, k),)])
+    idx = np.array(idx[(slice(None),) * d + (slice(0, k),)], order="C")
     return H.c_layout(np.take_along_axis(a, idx, d)), idx
 
 
