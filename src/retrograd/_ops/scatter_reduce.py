@@ -32,7 +32,7 @@ REDUCE_ARG = "reduce argument must be either sum, prod, mean, amax or amin, got 
 MEAN_BOOL = "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
 PROD_DOUBLE_BACKWARD = (
     "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are "
-    "scattered to the same position. This may change in the future.")
+    "scattered to the same position in self")
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
            "amin": np.minimum}
