@@ -394,6 +394,7 @@ def test_scatter_reduce_prod_double_backward_error_with_two_zeros():
         s = mk(lib, [0.0, 0.0, 4.0], "float64", True)
         out = lib.scatter_reduce(x, 0, mk(lib, [0, 0, 1], "int64"), s, "prod")
         (g,) = lib.autograd.grad(out.sum(), s, create_graph=True)
+        assert g.tolist() == [0.0, 0.0, 3.0] and g.grad_fn.name() == "torch::autograd::Error"
         g.sum().backward()
 
     same_error(run)

@@ -430,7 +430,7 @@ def _needed_per_input(needed: tuple, layout: tuple) -> tuple:
 
 
 # hand-written C++ nodes in PyTorch whose behaviour retrograd declares as formulas
-CPP_NODE_NAMES = frozenset({"CopyBackwards"})
+CPP_NODE_NAMES = frozenset({"CopyBackwards", "Error"})
 
 
 class CppFormulaNode(FormulaNode):

@@ -96,9 +96,9 @@ def _raise_delayed(grad):
     raise RuntimeError(PROD_DOUBLE_BACKWARD)
 
 
-# identity forward whose derivative is an error (torch's DelayedError node)
+# identity forward whose derivative is an error (the Error node torch's DelayedError makes)
 _delayed_error = op("_scatter_reduce_delayed_error(Tensor self) -> Tensor", np.copy,
-                    node="DelayedError", grads={"self": _raise_delayed},
+                    node="Error", grads={"self": _raise_delayed},
                     function=False, method=False)
 
 
