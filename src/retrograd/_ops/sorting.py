@@ -18,6 +18,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._ops import reduction_helpers as H
+from retrograd._ops.layout import empty_for
 from retrograd._ops.out_variant import run_with_out, store_outs
 from retrograd._ops.reduction import return_types
 from retrograd._ops.registry import op, register
@@ -53,7 +54,7 @@ def order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 def _like_input(a: np.ndarray, values: np.ndarray) -> np.ndarray:
     """`values` in `a`'s memory layout (torch allocates sort's outputs like its input)."""
-    out = np.empty_like(a, dtype=values.dtype)
+    out = empty_for(a.shape, values.dtype, [a])
     out[...] = values
     return out
 
