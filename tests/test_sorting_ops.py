@@ -364,6 +364,18 @@ def test_scatter_reduce_values_match_torch(reduce, include_self, dtype):
         same(r[0], r[1])
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_scatter_reduce_16_bit_floats_round_like_torch(dtype):
+    # torch accumulates in float32 and rounds the sum (then the mean) to the 16-bit dtype
+    rng = np.random.default_rng(2)
+    base, src = rng.standard_normal(7), rng.standard_normal(300)
+    idx = rng.integers(0, 7, 300)
+    for reduce in REDUCES:
+        r = [lib.scatter_reduce(mk(lib, base).to(getattr(lib, dtype)), 0, mk(lib, idx, "int64"),
+                                mk(lib, src).to(getattr(lib, dtype)), reduce) for lib in LIBS]
+        same(r[0], r[1])
+
+
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_scatter_reduce_nan_bool_zero_dim_and_larger_src(reduce):
     base, src = [1.0, nan, 3.0, 4.0], [nan, 2.0, 5.0, -1.0, 0.5]

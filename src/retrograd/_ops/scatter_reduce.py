@@ -68,8 +68,9 @@ def _reduce_into(a, dim, index, src, reduce, include_self):
         _check_bounds(idx, d, a1.shape[d])
     key = _grid_key(idx, d)
     vals = _lead(src1, idx.shape)
-    # ml_dtypes' bfloat16 / float8 have no ufunc.at loops: reduce in float32, round once
-    work = a1.astype(np.float32) if a1.dtype.kind == "V" else a1
+    # 16-bit floats (and float8) accumulate in float32, rounded once, as torch does
+    narrow = a1.dtype.kind == "V" or a1.dtype == np.float16
+    work = a1.astype(np.float32) if narrow else a1
     if not include_self:
         work[key] = _identity(reduce, work.dtype)
     with np.errstate(invalid="ignore"):  # NaN propagates through amax/amin, as in torch
@@ -78,6 +79,8 @@ def _reduce_into(a, dim, index, src, reduce, include_self):
         count = np.full(a1.shape, int(include_self), np.int64)
         np.add.at(count, key, 1)
         count[count == 0] = 1
+        if narrow:  # torch rounds the sum before dividing it
+            work = work.astype(a1.dtype).astype(np.float32)
         if work.dtype.kind in "iu":
             np.floor_divide(work, count.astype(work.dtype), out=work)
         else:
