@@ -187,6 +187,32 @@ def test_topk_values_match_torch_with_ties_and_nan(dtype, largest, dim):
     assert ours.indices.dtype is retrograd.int64 and ours.values.is_contiguous()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64", "uint8"])
+def test_long_rows_select_the_stable_orders_first_k(dtype):
+    # long rows select by partition: the result must still be the stable sort's first k
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 40, (3, 700, 2)).astype(np.float32)
+    a[rng.random(a.shape) < 0.05] = nan
+    if dtype in ("int64", "uint8"):
+        a = np.nan_to_num(a, nan=50)
+    x = retrograd.from_numpy(a.astype(dtype if dtype != "bfloat16" else "float32"))
+    x = x.to(retrograd.bfloat16) if dtype == "bfloat16" else x
+    for dim in (1, 0):
+        n = x.shape[dim]
+        for k in (1, 2, n // 3, n - 1):
+            for largest in (True, False):
+                r = x.topk(k, dim, largest)
+                s = x.sort(dim, descending=largest, stable=True)
+                same(r.values, s.values.narrow(dim, 0, k))
+                same(r.indices, s.indices.narrow(dim, 0, k))
+            kth = x.kthvalue(k, dim)
+            s = x.sort(dim, stable=True)
+            same(kth.values, s.values.select(dim, k - 1))
+            same(kth.indices, s.indices.select(dim, k - 1))
+    t = torch.topk(torch.from_numpy(a.astype(np.float32)), 9, 1)
+    same(retrograd.topk(retrograd.from_numpy(a.astype(np.float32)), 9, 1).values, t.values)
+
+
 def test_topk_unsorted_gives_torchs_set_of_values():
     a = np.random.default_rng(0).standard_normal((3, 40)).astype(np.float32)
     ours = retrograd.topk(mk(retrograd, a), 7, sorted=False)

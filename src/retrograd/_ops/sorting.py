@@ -5,7 +5,8 @@ Every order is computed with NumPy's stable sort, which already puts NaN after e
 reverses the result, so equal values keep their original order there too. torch leaves the
 order of ties unspecified for topk and kthvalue (and for sort with stable=False); retrograd
 always gives the stable one, so its indices may pick another of several equal values than
-torch's, never another value.
+torch's, never another value. topk and kthvalue on long rows find the k-th value with
+np.partition and take the equal values of lowest index, which is that same stable choice.
 
 The derivative of sort, topk and kthvalue places the gradient at the selected indices, as
 torch's value_selecting_reduction_backward does, with the reduction helpers' select_scatter
@@ -50,6 +51,68 @@ def order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
         return np.argsort(a, axis=d, kind="stable")
     rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
     return (a.shape[d] - 1) - np.flip(rev, d)
+
+
+# Rows at least this long select with np.partition (linear) instead of a full sort; both give
+# exactly the stable order's first k, ties broken by index.
+_PARTITION_MIN = 256
+
+
+def _as_rows(key: np.ndarray, d: int) -> tuple:
+    """key with dim d moved last, as a (rows, n) array, and the moved shape."""
+    moved = np.moveaxis(key, d, -1)
+    return moved.reshape(-1, moved.shape[-1]), moved.shape
+
+
+def _before(x: np.ndarray, t: np.ndarray, largest: bool) -> np.ndarray:
+    """x comes strictly before t in the order (NaN the largest value)."""
+    if x.dtype.kind != "f":
+        return x > t if largest else x < t
+    if largest:
+        return (x > t) | (np.isnan(x) & ~np.isnan(t))
+    return (x < t) | (~np.isnan(x) & np.isnan(t))
+
+
+def _same(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "f":
+        return x == t
+    return (x == t) | (np.isnan(x) & np.isnan(t))
+
+
+def _threshold(rows: np.ndarray, k: int, largest: bool) -> tuple:
+    """The k-th value of each row in the order, the mask of values equal to it, and how many
+    of those the first k take (the ones of lowest index)."""
+    n = rows.shape[1]
+    kth = n - k if largest else k - 1
+    t = np.partition(rows, kth, axis=1)[:, kth:kth + 1]
+    same = _same(rows, t)
+    need = k - _before(rows, t, largest).sum(1, keepdims=True)
+    return t, same, need
+
+
+def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
+    """Indices along d of the first k elements of the stable order (largest first or smallest
+    first), in that order."""
+    n = a.shape[d]
+    if n < _PARTITION_MIN or k in (0, n):
+        return order(a, d, largest)[(slice(None),) * d + (slice(0, k),)]
+    rows, shape = _as_rows(_sortable(a), d)
+    t, same, need = _threshold(rows, k, largest)
+    chosen = _before(rows, t, largest) | (same & (np.cumsum(same, 1) <= need))
+    cols = np.nonzero(chosen)[1].reshape(-1, k)  # k per row, in index order
+    cols = np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
+    return np.moveaxis(cols.reshape(shape[:-1] + (k,)), -1, d)
+
+
+def kth_index(a: np.ndarray, d: int, k: int) -> np.ndarray:
+    """Index along d of the k-th smallest element (1-based) of the stable order, keeping d."""
+    n = a.shape[d]
+    if n < _PARTITION_MIN:
+        return np.take(order(a, d, False), [k - 1], axis=d)
+    rows, shape = _as_rows(_sortable(a), d)
+    _, same, need = _threshold(rows, k, False)
+    pos = np.argmax(same & (np.cumsum(same, 1) == need), axis=1)
+    return np.moveaxis(pos.reshape(shape[:-1] + (1,)), -1, d)
 
 
 def _like_input(a: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -158,8 +221,7 @@ def _topk_forward(a, k, dim, largest, sorted):  # noqa: A002 - torch's name
     d = dim % a.ndim
     # the first k of the stable order: sorted whatever `sorted` says (torch leaves that order
     # unspecified for sorted=False)
-    idx = order(a, d, largest)
-    idx = np.array(idx[(slice(None),) * d + (slice(0, k),)], order="C")
+    idx = np.array(first_k(a, d, k, largest), order="C")
     return H.c_layout(np.take_along_axis(a, idx, d)), idx
 
 
@@ -193,7 +255,7 @@ def _kthvalue_forward(a, k, dim, keepdim):
     if a.ndim == 0:
         _sortable(a)
         return a.copy(), np.zeros((), np.int64)
-    idx = np.take(order(a, d, False), [k - 1], axis=d)
+    idx = kth_index(a, d, k)
     values = np.take_along_axis(a, idx, d)
     if not keepdim:
         values, idx = np.squeeze(values, d), np.squeeze(idx, d)
