@@ -347,6 +347,9 @@ def test_isin_nan_scalars_and_shapes():
         lambda lib: lib.isin(mk(lib, 3, "int64"), mk(lib, [3], "int64")),
         lambda lib: lib.isin(mk(lib, [[1, 2], [3, 4]], "int64"), mk(lib, [[4], [1]], "int64")),
         lambda lib: lib.isin(mk(lib, np.zeros((0, 2)), "float32"), mk(lib, [1.0])),
+        # compared in the promoted dtype: 2049 becomes 2048 in float16 and bfloat16
+        lambda lib: lib.isin(mk(lib, [2048.0, 3.0], "float16"), mk(lib, [2049, 3], "int64")),
+        lambda lib: lib.isin(mk(lib, [2048.0, 3.0]).to(lib.bfloat16), mk(lib, [2049], "int64")),
     ]
     for case in cases:
         same(case(retrograd), case(torch))

@@ -288,11 +288,13 @@ register("kthvalue", kthvalue, method=True)
 def _isin_forward(elements, test_elements, assume_unique, invert):
     if elements.dtype.kind == "b" or test_elements.dtype.kind == "b":
         raise RuntimeError(ISIN_BOOL)
-    common = np.result_type(elements, test_elements)
-    if common.kind == "V":  # ml_dtypes: compare in float32, which holds their values exactly
-        common = np.dtype(np.float32)
-    found = np.isin(elements.astype(common, copy=False), test_elements.astype(common, copy=False),
-                    invert=invert)
+    common = D.promote_types(D.from_numpy_dtype(elements.dtype),
+                             D.from_numpy_dtype(test_elements.dtype)).np
+    # both in the promoted dtype (ml_dtypes' then widened to float32, which holds them exactly)
+    e, t = (x.astype(common, copy=False) for x in (elements, test_elements))
+    if common.kind == "V":
+        e, t = e.astype(np.float32), t.astype(np.float32)
+    found = np.isin(e, t, invert=invert)
     return H.c_layout(np.asarray(found))
 
 
