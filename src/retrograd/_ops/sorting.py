@@ -153,13 +153,13 @@ _sort_stable = op("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool de
                   function=False, method=False)
 
 
+_UNSET = object()  # sort(x) and sort(x, stable=...) are different overloads (node names)
+
+
 def _sort_call(input: Tensor, dim: int, descending: bool, stable):
     if stable is _UNSET:
         return _sort(input, dim, descending)
     return _sort_stable(input, stable=stable, dim=dim, descending=descending)
-
-
-_UNSET = object()  # sort(x) and sort(x, stable=...) are different overloads (node names)
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable=_UNSET, *, out=None):
