@@ -874,8 +874,6 @@ register_functional("soft_margin_loss", _f_soft_margin_loss)
 def _f_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None,
                                    size_average=None, reduce=None,
                                    reduction: str = "mean") -> Tensor:
-    if dispatch.autocast is not None:  # NOTE [Autocast composites]
-        input, target, weight = dispatch.autocast.cast("fp32", input, target, weight)
     from retrograd.nn.functional import logsigmoid
 
     reduction = legacy_reduction(size_average, reduce, reduction)

@@ -29,8 +29,8 @@ _LOWER_OPS = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "convolution",
               "_scaled_dot_product_flash_attention_for_cpu")
 
 # torch's CPU float32 list, where retrograd has the op; the composite losses (cross_entropy,
-# kl_div, l1_loss, margin/embedding losses, poisson_nll_loss, multilabel_soft_margin_loss)
-# cast at their entry
+# kl_div, l1_loss, margin_ranking, hinge_embedding, cosine_embedding, poisson_nll) cast at
+# their entry
 _FP32_OPS = ("prod", "prod.dim_int", "binary_cross_entropy", "binary_cross_entropy_with_logits",
              "mse_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "nll_loss_forward",
              "nll_loss2d_forward", "reflection_pad1d", "reflection_pad2d",
