@@ -356,3 +356,28 @@ def test_custom_fwd_casts_inputs_and_bwd_follows_forward_state():
     out.sum().backward()
     assert seen["bwd"] is False
     assert x.grad.dtype is retrograd.float32
+
+
+def test_recursive_decorated_function_restores_the_state():
+    # differs from torch deliberately: torch's decorator re-enters one autocast object, so a
+    # recursive call overwrites the saved state and autocast stays on after the outer call
+    # returns; retrograd enters a fresh region per call
+    @retrograd.autocast("cpu")
+    def f(n):
+        if n:
+            f(n - 1)
+        return retrograd.is_autocast_enabled("cpu")
+
+    assert f(2)
+    assert not retrograd.is_autocast_enabled("cpu") and not dispatch.mode_stack
+
+    @torch.autocast("cpu")
+    def g(n):
+        if n:
+            g(n - 1)
+        return torch.is_autocast_enabled("cpu")
+
+    try:
+        assert g(2) and torch.is_autocast_enabled("cpu")  # torch leaves it on
+    finally:
+        torch.set_autocast_enabled("cpu", False)

@@ -176,3 +176,36 @@ def test_errors_match_torch():
 
         with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
             opt.step(closure)
+
+
+def test_non_contiguous_params_work():
+    # differs from torch deliberately: torch flattens gradients with view(-1) and raises for a
+    # transposed parameter; retrograd flattens by reshape, giving the trajectory torch has on a
+    # contiguous copy of the parameter
+    base = np.arange(12, dtype=np.float64).reshape(3, 4) / 10 - 0.4
+    out = []
+    for lib, p in ((retrograd, retrograd.tensor(base).t()),
+                   (torch, torch.tensor(base).t().contiguous())):
+        p.requires_grad_()
+        opt = lib.optim.LBFGS([p], max_iter=5)
+
+        def closure(p=p, opt=opt, lib=lib):
+            opt.zero_grad()
+            loss = ((p - 0.3) ** 4).sum() + (p * lib.arange(3.0)).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        out.append(np.array(p.detach().numpy()))
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-10)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        p = torch.tensor(base).t().requires_grad_()
+        topt = torch.optim.LBFGS([p])
+
+        def tclosure():
+            topt.zero_grad()
+            loss = (p * p).sum()
+            loss.backward()
+            return loss
+
+        topt.step(tclosure)
