@@ -23,6 +23,15 @@ from retrograd import nn
 from retrograd._ops.reduction import return_types
 from retrograd import linalg
 from retrograd import optim
+from retrograd import amp
+from retrograd.amp.autocast_mode import (
+    autocast, is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    autocast_increment_nesting, autocast_decrement_nesting, is_autocast_cpu_enabled,
+    set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype,
+    get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+)
+from retrograd import cuda
 from retrograd.serialization import save, load
 import retrograd.utils.data
 import retrograd.utils.hooks

@@ -82,3 +82,22 @@ T_DEPRECATED = (
     "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
     "tensor."
 )
+
+# --- autocast and GradScaler (retrograd.amp) ---------------------------------------------------
+DEVICE_STRING = (
+    "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
+    "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device "
+    "string: {}"
+)
+AUTOCAST_DEVICE = "User specified an unsupported autocast device_type '{}'"
+AUTOCAST_DEVICE_TYPE = "Expected `device_type` of type `str`, got: `{}`"
+AUTOCAST_CPU_DTYPE = (
+    "In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+    "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently."
+)
+AUTOCAST_NO_CUDA = "CUDA is not available or torch_xla is imported. Disabling autocast."
+AUTOCAST_NOT_CALLABLE = (
+    "autocast()(func) requires a callable, but got {}. Did you mean to use autocast as a "
+    "context manager? For example:\n    with torch.autocast(device_type=...):\n"
+    "        output = model(input)"
+)

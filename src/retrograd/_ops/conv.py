@@ -17,6 +17,7 @@ from math import prod
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from retrograd._ops import dispatch
 from retrograd._ops.linalg import not_implemented, np_matmul, squeeze_dim
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
@@ -530,6 +531,8 @@ def _same_padding(weight: Tensor, dilation: list) -> tuple:
 
 def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, padding, dilation,
           groups) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, weight, bias = dispatch.autocast.cast("lower", input, weight, bias)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -581,6 +584,8 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 def _conv_t(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, padding,
             output_padding, groups, dilation) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, weight, bias = dispatch.autocast.cast("lower", input, weight, bias)
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     if input.dim() not in (nd + 1, nd + 2):

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 mode_stack: list = []
 
+# NOTE [Autocast composites]
+# retrograd.amp's autocast is a dispatch mode, so it sees the ops that functions are made of.
+# torch's autocast sees some of those functions whole (linear, matmul, convNd, cross_entropy and
+# the other composite losses) and casts their inputs once at entry. While CPU autocast is on,
+# `autocast` is its mode, and those functions start with
+#     if dispatch.autocast is not None: a, b = dispatch.autocast.cast("lower", a, b)
+# ("lower" for the lower-precision list, "fp32" for the float32 list); otherwise it is None and
+# costs that one test.
+autocast = None
+
 
 def dispatch(op, args: tuple):
     from retrograd._ops.registry import run_eager

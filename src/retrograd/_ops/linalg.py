@@ -12,6 +12,7 @@ from math import prod
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd._ops import dispatch
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._ops.shape import _expand_forward
 from retrograd._tensor import Tensor
@@ -444,6 +445,8 @@ def _broadcast_batch(b1: tuple, b2: tuple) -> tuple:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """torch.matmul, dispatched to dot / mv / mm / a folded mm or mv / a batched product."""
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, other = dispatch.autocast.cast("lower", input, other)
     da, db = input._data.ndim, other._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
@@ -501,6 +504,8 @@ register_method("__rmatmul__", lambda self, other: matmul(other, self))
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """F.linear: addmm for 2-D input with bias, a flattened addmm for contiguous N-D input."""
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, weight, bias = dispatch.autocast.cast("lower", input, weight, bias)
     nd = input._data.ndim
     if bias is not None:
         if nd == 2:

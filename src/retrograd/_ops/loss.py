@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from retrograd._ops import dispatch
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor, _wrap
 
@@ -161,6 +162,8 @@ register_functional("mse_loss", _f_mse_loss)
 
 def _f_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                reduction: str = "mean", weight=None) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, target, weight = dispatch.autocast.cast("fp32", input, target, weight)
     _warn_size(input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     broadcast_shape(tuple(input.shape), tuple(target.shape))
@@ -663,6 +666,8 @@ def _ce_label_smoothing(input: Tensor, target: Tensor, weight, reduction: int,
 
 def cross_entropy_loss(input: Tensor, target: Tensor, weight=None, reduction: int = 1,
                        ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, target, weight = dispatch.autocast.cast("fp32", input, target, weight)
     if input._data.shape == target._data.shape:
         if not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class "
@@ -712,6 +717,8 @@ register_functional("cross_entropy", _f_cross_entropy)
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
     """torch.kl_div (its Python binding defaults to no reduction, as here)."""
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, target = dispatch.autocast.cast("fp32", input, target)
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -754,6 +761,8 @@ def _reduce_tensor(t: Tensor, reduction: int) -> Tensor:
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 1) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input1, input2, target = dispatch.autocast.cast("fp32", input1, input2, target)
     return _reduce_tensor((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
@@ -780,6 +789,8 @@ def _where(mask: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: int = 1) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, target = dispatch.autocast.cast("fp32", input, target)
     zeros = _wrap(np.zeros(input._data.shape, input._data.dtype))
     t = target._data
     margin_part = _where(t != 1, (margin - input).clamp_min(0), zeros)
@@ -802,6 +813,8 @@ _COS_EPS = 1e-12  # torch's EPSILON in cosine_embedding_loss
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 1) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input1, input2, target = dispatch.autocast.cast("fp32", input1, input2, target)
     nd1, nd2, ndt = input1.ndim, input2.ndim, target.ndim
     if ndt > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -882,6 +895,8 @@ register_functional("multilabel_soft_margin_loss", _f_multilabel_soft_margin_los
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        input, target = dispatch.autocast.cast("fp32", input, target)
     if log_input:
         loss = input.exp() - target * input
     else:

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from retrograd._ops import dispatch
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor, _wrap
 
@@ -729,6 +730,8 @@ def _cname(t: Tensor) -> str:
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    if dispatch.autocast is not None:  # NOTE [Autocast composites]
+        query, key, value, attn_mask = dispatch.autocast.cast("lower", query, key, value, attn_mask)
     _check_sdpa(query, key, value, attn_mask)
     float_mask = attn_mask
     if attn_mask is not None and attn_mask.dtype.name == "bool":

@@ -142,6 +142,12 @@ def _add_scalar_(dst: np.ndarray, value, ct: type) -> None:
     np.add(dst, _as_add_scalar(value, dst, ct), out=dst, dtype=ct, casting="unsafe")
 
 
+def _plus_scalar(a: np.ndarray, value, ct: type) -> np.ndarray:
+    """a.add(value) for a number value, as a new array of a's dtype."""
+    out = np.add(a, _as_add_scalar(value, a, ct), out=_scratch(a, ct), dtype=ct)
+    return _round(out, a.dtype)
+
+
 def _mul_(dst: np.ndarray, s, ct: type) -> None:
     np.multiply(dst, s, out=dst, dtype=ct, casting="unsafe")
 
@@ -218,6 +224,13 @@ def _check_flags(defaults: dict[str, Any]) -> None:
                                   "optimizer steps do not record autograd history")
     if fused and foreach:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_beta_range(betas: tuple) -> None:
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 def _typename(obj: Any) -> str:

@@ -1,0 +1,148 @@
+"""NAdam: Adam with Nesterov momentum, its momentum schedule decaying with momentum_decay."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from retrograd._tensor import Tensor
+from retrograd.optim.optimizer import (
+    Optimizer,
+    _add_scalar_,
+    _addcdiv_,
+    _addcmul_,
+    _added,
+    _bump,
+    _check_beta_range,
+    _check_flags,
+    _ctype,
+    _eval_closure,
+    _incr_step,
+    _lerp_,
+    _mul_,
+    _round,
+    _scratch,
+    _step_tensor,
+    _to_scalar,
+    _Typed,
+    _zeros_like,
+)
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    """torch.optim.NAdam: mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay)); the
+    running product of the mu_t (state 'mu_product') weighs the gradient and the first moment
+    in the update. Weight decay is L2 unless decoupled_weight_decay=True."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_beta_range(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "momentum_decay": momentum_decay,
+                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                    "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable}
+        _check_flags(defaults)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("maximize", False), ("foreach", None), ("capturable", False),
+                               ("differentiable", False), ("decoupled_weight_decay", False)):
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if p_state:
+                    for key in ("step", "mu_product"):
+                        if not isinstance(p_state[key], Tensor):
+                            p_state[key] = _step_tensor(float(p_state[key]))
+
+    def _state_of(self, p: Tensor) -> dict[str, Any]:
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["mu_product"] = _step_tensor(1.0)
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        return state
+
+    def step(self, closure: Callable | None = None):
+        """Performs one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            beta1, beta2 = group["betas"]
+            wd, momentum_decay = group["weight_decay"], group["momentum_decay"]
+            typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
+            flags = (wd != 0, group["decoupled_weight_decay"], group["maximize"])
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self._state_of(p)
+                step = _incr_step(state["step"])
+                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+                mu_product = _scale_scalar_(state["mu_product"], mu)
+                mu_product_next = mu_product * mu_next
+                per_step = _Typed(1 - beta2 ** step, -lr * (1.0 - mu) / (1.0 - mu_product),
+                                  (-lr * mu_next) / (1.0 - mu_product_next))
+                self._update(p, state, typed, per_step, *flags)
+        return loss
+
+    @staticmethod
+    def _update(p: Tensor, state: dict[str, Any], typed: _Typed, per_step: _Typed,
+                decay: bool, decoupled: bool, maximize: bool) -> None:
+        d = p._data
+        ct = _ctype(d)
+        one_minus_beta1, beta2, one_minus_beta2, eps, wd, shrink = typed(ct)
+        bias_correction2, grad_weight, avg_weight = per_step(ct)
+        g = p._grad._data
+        if maximize:
+            g = np.negative(g, out=np.empty_like(g))
+        if decay:
+            if decoupled:
+                _mul_(d, shrink, ct)
+            else:
+                g = _added(g, d, wd, ct)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        m, v = exp_avg._data, exp_avg_sq._data
+        tmp = _scratch(d, ct)
+        _lerp_(m, g, one_minus_beta1, ct, tmp)
+        _mul_(v, beta2, ct)
+        _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
+        _bump(exp_avg)
+        _bump(exp_avg_sq)
+        # exp_avg_sq.div(bias_correction2).sqrt(): new tensors of the param's dtype
+        denom = _round(np.divide(v, bias_correction2, out=_scratch(v, ct), dtype=ct), d.dtype)
+        np.sqrt(denom, out=denom, dtype=ct, casting="unsafe")
+        _add_scalar_(denom, eps, ct)
+        _addcdiv_(d, g, denom, grad_weight, ct, tmp)
+        _addcdiv_(d, m, denom, avg_weight, ct, tmp)
+        _bump(p)
+
+
+def _scale_scalar_(t: Tensor, factor: float) -> float:
+    """t *= factor for a 0-dim state tensor, computed in its own dtype; returns the new value."""
+    a = t._data
+    a[()] = a * a.dtype.type(factor)
+    _bump(t)
+    return a.item()

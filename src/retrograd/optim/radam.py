@@ -1,0 +1,156 @@
+"""RAdam: Adam whose adaptive step is switched on and rectified by the variance of its
+second-moment estimate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from retrograd._tensor import Tensor
+from retrograd.optim.optimizer import (
+    Optimizer,
+    _add_,
+    _add_scalar_,
+    _addcmul_,
+    _added,
+    _bump,
+    _check_beta_range,
+    _check_flags,
+    _ctype,
+    _eval_closure,
+    _incr_step,
+    _lerp_,
+    _mul_,
+    _scratch,
+    _step_tensor,
+    _to_scalar,
+    _Typed,
+    _zeros_like,
+)
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """torch.optim.RAdam: while the approximated simple moving average length rho_t is at most
+    5 the step is plain momentum (lr * bias-corrected exp_avg); past it, Adam's adaptive step
+    times the rectification term. Weight decay is L2 unless decoupled_weight_decay=True."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_beta_range(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "decoupled_weight_decay": decoupled_weight_decay,
+                    "differentiable": differentiable}
+        _check_flags(defaults)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("foreach", None), ("maximize", False),
+                               ("differentiable", False), ("decoupled_weight_decay", False),
+                               ("capturable", False)):
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if p_state and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(float(p_state["step"]))
+
+    def _state_of(self, p: Tensor) -> dict[str, Any]:
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        return state
+
+    def step(self, closure: Callable | None = None):
+        """Performs one optimization step; `closure` re-evaluates the loss and returns it."""
+        loss = _eval_closure(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            beta1, beta2 = group["betas"]
+            wd = group["weight_decay"]
+            typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd, lr)
+            per_step: dict[float, tuple[_Typed, bool]] = {}
+            flags = (wd != 0, group["decoupled_weight_decay"], group["maximize"])
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self._state_of(p)
+                step = _incr_step(state["step"])
+                corrections = per_step.get(step)
+                if corrections is None:
+                    corrections = per_step[step] = _rectification(beta1, beta2, step)
+                self._update(p, state, typed, *corrections, *flags)
+        return loss
+
+    @staticmethod
+    def _update(p: Tensor, state: dict[str, Any], typed: _Typed, corrections: _Typed,
+                rectified: bool, decay: bool, decoupled: bool, maximize: bool) -> None:
+        d = p._data
+        ct = _ctype(d)
+        one_minus_beta1, beta2, one_minus_beta2, eps, wd, shrink, lr = typed(ct)
+        bias_correction1, bias_correction2_sqrt, rect = corrections(ct)
+        g = p._grad._data
+        if maximize:
+            g = np.negative(g, out=np.empty_like(g))
+        if decay:
+            if decoupled:
+                _mul_(d, shrink, ct)
+            else:
+                g = _added(g, d, wd, ct)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        m, v = exp_avg._data, exp_avg_sq._data
+        tmp = _scratch(d, ct)
+        _lerp_(m, g, one_minus_beta1, ct, tmp)
+        _mul_(v, beta2, ct)
+        _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
+        _bump(exp_avg)
+        _bump(exp_avg_sq)
+        # every product below is a new tensor of the param's dtype, rounded to it
+        update = np.empty_like(d)
+        np.divide(m, bias_correction1, out=update, dtype=ct, casting="unsafe")
+        np.multiply(update, lr, out=update, dtype=ct, casting="unsafe")
+        if rectified:
+            # bias_correction2 ** 0.5 / exp_avg_sq.sqrt().add_(eps); a number divided by a
+            # tensor is the tensor's reciprocal times the number
+            adaptive = np.empty_like(d)
+            np.sqrt(v, out=adaptive, dtype=ct, casting="unsafe")
+            _add_scalar_(adaptive, eps, ct)
+            np.reciprocal(adaptive, out=adaptive, dtype=ct, casting="unsafe")
+            np.multiply(adaptive, bias_correction2_sqrt, out=adaptive, dtype=ct,
+                        casting="unsafe")
+            np.multiply(update, adaptive, out=update, dtype=ct, casting="unsafe")
+            np.multiply(update, rect, out=update, dtype=ct, casting="unsafe")
+        _add_(d, update, -1.0, ct, tmp)
+        _bump(p)
+
+
+def _rectification(beta1: float, beta2: float, step: float) -> tuple[_Typed, bool]:
+    """The step's bias corrections and, once rho_t > 5, the variance rectification term."""
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    rectified = rho_t > 5.0
+    rect = 1.0
+    if rectified:
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+    return _Typed(bias_correction1, bias_correction2 ** 0.5, rect), rectified
