@@ -1,0 +1,1 @@
+"""Conformance: PyTorch's own autograd tests run against retrograd (NOTE [Conformance runner])."""

@@ -1,0 +1,52 @@
+"""Why a counted test does not pass on retrograd: out of scope, deliberate, later, or to do.
+
+Rules are tried in order; the first whose pattern matches the test id (or, for REASON_RULES,
+the failure) decides. Anything unmatched is "todo" with its failure as the reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+LATER = "forward-mode AD, autograd.functional and vmap: not built yet"
+
+# (test-id pattern, status, reason)
+ID_RULES = [
+    (r"ForwardMode|fw_grad|forward_ad|_jvp|jvp_|TestAutogradFunctional|vmap|batched_grad"
+     r"|is_grads_batched|_functional_|dual", "later", LATER),
+    (r"sparse|to_dense|coalesce", "scope", "sparse tensors: retrograd is dense only"),
+    (r"complex|Complex|conj|_cdouble|_cfloat|view_as_real|_complex128|_complex64", "scope",
+     "complex dtypes: retrograd has real dtypes only"),
+    (r"cuda|_mps|xpu|_device_|pin_memory|non_blocking|stream", "scope",
+     "other devices: retrograd runs on the CPU only"),
+    (r"mkldnn|_jit|script|trace_|_named_tensor|named_tensor|quantiz", "scope",
+     "TorchScript, MKL-DNN, named tensors and quantization have no meaning here"),
+    (r"cpp|_C_|extension|dispatch_key|autograd_multiple_dispatch|MultipleDispatch", "scope",
+     "C++ internals (torch._C, dispatch keys, C++ extensions) that have no meaning here"),
+]
+
+# (failure pattern, status, reason)
+REASON_RULES = [
+    (r"missing: torch\.autograd\.(functional|forward_ad)|missing: torch\._vmap_internals"
+     r"|missing: torch\.func|_make_wrapper_subclass", "later", LATER),
+    (r"missing: torch\._C\.|missing: torch\._C$", "scope",
+     "uses torch._C internals that have no meaning in a Python library"),
+    (r"to_sparse|sparse_coo|to_dense", "scope", "sparse tensors: retrograd is dense only"),
+    (r"complex|view_as_real|view_as_complex", "scope",
+     "complex dtypes: retrograd has real dtypes only"),
+]
+
+# tests decided one by one: test id -> (status, reason)
+BY_TEST: dict = {}
+
+
+def classify(test_id: str, failure: str) -> tuple:
+    if test_id in BY_TEST:
+        return BY_TEST[test_id]
+    for pattern, status, reason in ID_RULES:
+        if re.search(pattern, test_id):
+            return status, reason
+    for pattern, status, reason in REASON_RULES:
+        if re.search(pattern, failure):
+            return status, reason
+    return "todo", failure
