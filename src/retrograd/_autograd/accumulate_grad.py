@@ -24,6 +24,7 @@ import numpy as np
 
 from retrograd._autograd.node import MAX_SEQUENCE_NR, CppNode
 from retrograd._autograd.state import state
+from retrograd._autograd.views import GRADLESS_VIEWS
 from retrograd._tensor import Tensor, _wrap
 
 LAYOUT_WARNING = (
@@ -189,6 +190,8 @@ def gradient_edge(t: Tensor) -> tuple:
     """(node, input_nr): where the gradient w.r.t. t flows. t must require grad."""
     if t._view is not None:
         fn = t.grad_fn
+        if fn is None and t._view.creation_meta in GRADLESS_VIEWS and t._view.base._requires_grad:
+            return (None, 0)  # a view made with grad mode off (NOTE [View creation meta])
     else:
         fn = t._grad_fn
     if fn is not None:

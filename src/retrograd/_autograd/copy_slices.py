@@ -59,6 +59,20 @@ NO_GRAD_VIEW_SINGLE = (
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
     "be tracked)."
 )
+NO_GRAD_VIEW_OF_VIEW = (
+    "Output {} of {} is a view of a view which was created in no_grad mode and is being "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
+INFERENCE_VIEW = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the inference_mode block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
 LEAF_VIEW_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
@@ -81,7 +95,11 @@ def check_view_inplace(t: Tensor) -> None:
     if meta == V.MULTI_OUTPUT_NODE:
         raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
     if meta == V.NO_GRAD_MODE:
+        if t._grad_fn is not None:
+            raise RuntimeError(NO_GRAD_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(NO_GRAD_VIEW_SINGLE)
+    if meta == V.INFERENCE_MODE and not state.inference:
+        raise RuntimeError(INFERENCE_VIEW)
     if meta == V.IN_CUSTOM_FUNCTION:
         raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
 

@@ -23,8 +23,24 @@ MULTI_OUTPUT_STALE = (
     "operation by an out-of-place one."
 )
 
+NO_GRAD_STALE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked)."
+)
+INFERENCE_STALE = (
+    "A view was created in inference mode and its base or another view of its base has been "
+    "modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it "
+    "is forbidden. You can clarify your code by moving both the view and the inplace either "
+    "both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
+
 # How a view was created; decides which in-place ops on it are allowed (PyTorch's CreationMeta).
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = range(5)
+GRADLESS_VIEWS = (NO_GRAD_MODE, INFERENCE_MODE)  # made with grad mode off
 
 
 class ViewInfo:
@@ -47,10 +63,14 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
     else:
         root, chain, meta = src, (), DEFAULT
     step = (op, args[1:])
-    if not state.grad_enabled and src._requires_grad:
-        meta = NO_GRAD_MODE
-    elif state.inference:
-        meta = INFERENCE_MODE
+    # NOTE [View creation meta]
+    # A view made with grad mode off (no_grad, inference mode) remembers it: writing it in
+    # place with grad mode on is refused, and so is reading its grad_fn once its base was
+    # written in place. Like PyTorch, such a view of a tensor that requires grad requires grad
+    # itself, without a grad_fn; gradients flowing into it go nowhere (gradient_edge).
+    no_grad = not state.grad_enabled
+    if no_grad:
+        meta = INFERENCE_MODE if state.inference else NO_GRAD_MODE
     elif len(outs) > 1 or op.multi:
         meta = MULTI_OUTPUT_NODE if meta == DEFAULT else meta
     vc = src._version_counter
@@ -58,6 +78,8 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
     for o in outs:
         o._version_counter = vc
         o._view = ViewInfo(root, meta, chain + (step,), version)
+        if no_grad and src._requires_grad:
+            o._requires_grad = True
 
 
 def view_grad_fn(t: Tensor):
@@ -65,6 +87,9 @@ def view_grad_fn(t: Tensor):
     info = t._view
     vc = t._version_counter
     if vc is not None and info.version != vc.version and t._requires_grad:
+        if info.creation_meta in (NO_GRAD_MODE, INFERENCE_MODE) and t._grad_fn is None:
+            raise RuntimeError(NO_GRAD_STALE if info.creation_meta == NO_GRAD_MODE
+                               else INFERENCE_STALE)
         if info.creation_meta == MULTI_OUTPUT_NODE and info.base._requires_grad:
             fn = t._grad_fn
             name = "a function" if fn is None else re.sub(r"Backward\d*$", "", fn.name())
