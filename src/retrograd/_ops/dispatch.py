@@ -56,7 +56,7 @@ class OpOverload:
 
     @property
     def __name__(self) -> str:
-        return self._op.name
+        return str(self)[len("aten."):]
 
     def name(self) -> str:
         return self._op.name
