@@ -36,6 +36,7 @@ from retrograd.utils._selective_checkpoint import (
 )
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "detach_variable", "check_backward_validity",
            "noop_context_fn", "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
            "CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
            "SAC_IGNORED_OPS", "GraphExecGroup"]
@@ -87,6 +88,27 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 # --- reentrant ---------------------------------------------------------------------------------
 
 
+def detach_variable(inputs: tuple) -> tuple:
+    """Detached copies of the tensors in `inputs` keeping requires_grad; other items as they
+    are."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for inp in inputs:
+        if isinstance(inp, Tensor):
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            inp = x
+        out.append(inp)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    if not any(isinstance(a, Tensor) and a.requires_grad for a in inputs):
+        warnings.warn(NO_INPUT_GRAD, UserWarning, stacklevel=2)
+
+
 class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
@@ -102,8 +124,7 @@ class CheckpointFunction(Function):
         ctx.tensor_idx = tensor_idx
         ctx.others = others
         ctx.save_for_backward(*[args[i] for i in tensor_idx])
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn(NO_INPUT_GRAD, UserWarning, stacklevel=4)
+        check_backward_validity(args)
         return run_function(*args)
 
     @staticmethod
@@ -115,9 +136,8 @@ class CheckpointFunction(Function):
             raise RuntimeError(REENTRANT_WITH_GRAD)
         inputs = list(ctx.others)
         for i, t in zip(ctx.tensor_idx, ctx.saved_tensors):
-            d = t.detach()
-            d.requires_grad = t.requires_grad
-            inputs[i] = d
+            inputs[i] = t
+        inputs = list(detach_variable(tuple(inputs)))
         saved_rng = default_generator.get_state()
         if ctx.rng_state is not None:
             default_generator.set_state(ctx.rng_state)
