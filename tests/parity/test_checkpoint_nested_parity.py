@@ -350,3 +350,55 @@ def test_checkpoint_saved_object_identity_and_save_on_cpu():
         return seen[0] is b, c.grad
 
     assert both(prog)[0] is True
+
+
+def test_retain_graph_backward_twice_recomputes_twice():
+    def prog(lib):
+        ck = _ck(lib)
+        calls = [0]
+
+        def fn(t):
+            calls[0] += 1
+            return t.sin().exp()
+
+        x = lib.tensor([0.2, 0.9], requires_grad=True)
+        out = ck.checkpoint(fn, x, use_reentrant=False).sum()
+        out.backward(retain_graph=True)
+        first = x.grad.clone()
+        out.backward()
+        return calls[0], first, x.grad
+
+    assert both(prog)[0] == 3
+
+
+def test_graph_exec_group_recomputes_once_for_disjoint_backwards():
+    def prog(lib):
+        ck = _ck(lib)
+        calls = [0]
+
+        def fn(t):
+            calls[0] += 1
+            return t.sin(), t.cos()
+
+        x = lib.tensor([0.2, 0.9], requires_grad=True)
+        a, b = ck.checkpoint(fn, x, use_reentrant=False)
+        with ck.GraphExecGroup() as group:
+            ga = lib.autograd.grad(a.sum(), x)
+            gb = lib.autograd.grad(b.sum(), x)
+            nested = error_of(lambda: ck.GraphExecGroup().__enter__())
+        return calls[0], ga, gb, nested[:2], group is not None
+
+    assert both(prog)[0] == 2
+
+
+def test_the_op_that_completes_recomputation_still_runs_in_retrograd():
+    # retrograd's dispatch modes see an op before its node saves anything, so the op whose
+    # saving ends an early-stopped recomputation has run; torch stops before its kernel
+    ck = _ck(retrograd)
+    mode = importlib.import_module("tests.parity.test_checkpoint_selective_parity")
+    counter = mode._counting_mode(retrograd)
+    a = retrograd.tensor(1.0, requires_grad=True)
+    with counter:
+        out = ck.checkpoint(lambda t: t.sin(), a, use_reentrant=False)
+        out.backward()
+    assert counter.ops.count("sin.default") == 2

@@ -31,14 +31,25 @@ def overload_of(op) -> OpOverload:
 
 def replay(func: OpOverload, args: tuple, outputs):
     """Run func's autograd part on `args` with `outputs` (tensors computed earlier) standing in
-    for its forward: the node is built and saves what it saves, the kernel does not run."""
+    for its forward: the node is built and saves what it saves, the kernel does not run (an
+    in-place op gets the earlier result written into its argument)."""
     import copy
+
+    import numpy as np
 
     from retrograd._ops.registry import run_eager
 
     arrays = [t._data for t in outputs] if isinstance(outputs, (list, tuple)) else outputs._data
     stand_in = copy.copy(func._op)
-    stand_in.forward = lambda *call: arrays
+    if stand_in.inplace_idx:
+        idx = stand_in.inplace_idx[0]
+
+        def forward(*call):
+            np.copyto(call[idx], arrays)  # a no-op when the argument is the cached alias
+    else:
+        def forward(*call):
+            return arrays
+    stand_in.forward = forward
     return run_eager(stand_in, args)
 
 

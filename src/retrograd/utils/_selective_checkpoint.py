@@ -72,10 +72,10 @@ class _VersionWrapper:
 
 
 def _cacheable(func: OpOverload) -> bool:
-    # an in-place op returns its argument and a view aliases one: nothing to gain, and a copy
-    # would break the aliasing, so these always run again
+    # a view of a recomputed tensor must alias that tensor, not the forward's: views (cheap)
+    # always run again
     op = func._op
-    return not op.inplace_idx and not op.is_view
+    return not op.is_view and not (op.inplace_idx and (op.multi or len(op.inplace_idx) > 1))
 
 
 _RECOMPUTE = object()
