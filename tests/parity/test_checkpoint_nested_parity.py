@@ -402,3 +402,48 @@ def test_the_op_that_completes_recomputation_still_runs_in_retrograd():
         out = ck.checkpoint(lambda t: t.sin(), a, use_reentrant=False)
         out.backward()
     assert counter.ops.count("sin.default") == 2
+
+
+def test_overlapping_backwards_in_one_graph_exec_group():
+    def prog(lib):
+        ck = _ck(lib)
+        x = lib.tensor([0.2, 0.9], requires_grad=True)
+        out = ck.checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False).sum()
+        with ck.GraphExecGroup():
+            lib.autograd.grad(out, x, retain_graph=True)
+            again = error_of(lambda: lib.autograd.grad(out, x))
+        return again
+
+    both(prog)
+
+
+def test_input_changed_in_place_after_the_forward():
+    def prog(lib):
+        ck = _ck(lib)
+        x = lib.tensor([0.2, 0.9], requires_grad=True)
+        h = x * 2
+        out = ck.checkpoint(lambda t: t.sin().exp(), h, use_reentrant=False).sum()
+        h.add_(1)
+        kind, name, message = error_of(out.backward)
+        # (torch names the node "Add" here, retrograd "AddBackward0")
+        return (kind, name, message.split(" of ")[0],
+                "is at version 1; expected version 0" in message)
+
+    both(prog)
+
+
+def test_no_grad_forward_runs_the_function_once_without_a_graph():
+    def prog(lib):
+        ck = _ck(lib)
+        calls = [0]
+
+        def fn(t):
+            calls[0] += 1
+            return t.sin()
+
+        x = lib.tensor([0.2, 0.9], requires_grad=True)
+        with lib.no_grad():
+            out = ck.checkpoint(fn, x, use_reentrant=False)
+        return calls[0], out.requires_grad, out
+
+    both(prog)
