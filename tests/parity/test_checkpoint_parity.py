@@ -134,3 +134,14 @@ def test_detach_variable_and_check_backward_validity():
                 error_of(from_mod.detach_variable, [x]), [str(r.message) for r in rec])
 
     both(prog)
+
+
+def test_device_state_helpers_on_the_cpu():
+    def prog(lib):
+        from_mod = __import__(lib.__name__ + ".utils.checkpoint", fromlist=["checkpoint"])
+        kind = from_mod.DefaultDeviceType.get_device_type()
+        states = from_mod.get_device_states(lib.ones(2))
+        from_mod.set_device_states(*states)
+        return kind, states, sorted(from_mod.__all__)
+
+    both(prog)

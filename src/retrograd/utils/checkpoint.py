@@ -36,7 +36,8 @@ from retrograd.utils._selective_checkpoint import (
 )
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "detach_variable", "check_backward_validity",
+           "detach_variable", "check_backward_validity", "get_device_states",
+           "set_device_states", "DefaultDeviceType",
            "noop_context_fn", "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
            "CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
            "SAC_IGNORED_OPS", "GraphExecGroup"]
@@ -102,6 +103,30 @@ def detach_variable(inputs: tuple) -> tuple:
             inp = x
         out.append(inp)
     return tuple(out)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint stashes: the accelerator's, and with none
+    (retrograd runs on the CPU) "cpu"."""
+
+    _default_device_type = "cpu"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple[list, list]:
+    """(device ids, RNG states) of the accelerator tensors in args: none on the CPU."""
+    return [], []
+
+
+def set_device_states(devices: list, states: list, *, device_type: str | None = None) -> None:
+    """Restore accelerator RNG states (nothing to do on the CPU)."""
 
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
