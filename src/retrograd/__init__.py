@@ -13,6 +13,7 @@ from retrograd._device import device
 from retrograd._tensor import Tensor, Size
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
+from retrograd._ops.dispatch import ops
 from retrograd.autograd.grad_mode import (
     no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
     is_inference_mode_enabled,

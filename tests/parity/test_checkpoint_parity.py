@@ -119,3 +119,29 @@ def test_composed_hooks_around_checkpoint():
     y.backward()
     assert packs == [retrograd.float32, retrograd.float32]
     assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_detach_variable_and_check_backward_validity():
+    def prog(lib):
+        from_mod = __import__(lib.__name__ + ".utils.checkpoint", fromlist=["checkpoint"])
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        d = from_mod.detach_variable((x, 3))
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            from_mod.check_backward_validity([lib.ones(1), 2])
+            from_mod.check_backward_validity([x])
+        return (d[0] is x, d[0].requires_grad, d[0].grad_fn is None, d[1],
+                error_of(from_mod.detach_variable, [x]), [str(r.message) for r in rec])
+
+    both(prog)
+
+
+def test_device_state_helpers_on_the_cpu():
+    def prog(lib):
+        from_mod = __import__(lib.__name__ + ".utils.checkpoint", fromlist=["checkpoint"])
+        kind = from_mod.DefaultDeviceType.get_device_type()
+        states = from_mod.get_device_states(lib.ones(2))
+        from_mod.set_device_states(*states)
+        return kind, states, sorted(from_mod.__all__)
+
+    both(prog)

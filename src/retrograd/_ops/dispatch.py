@@ -22,14 +22,45 @@ autocast = None
 
 
 def dispatch(op, args: tuple):
-    from retrograd._ops.registry import run_eager
-
     mode = mode_stack.pop()
     try:
-        return mode.__torch_dispatch__(OpOverload(op), (), args, {})
+        return mode.__torch_dispatch__(overload_of(op), (), args, {})
     finally:
         mode_stack.append(mode)
-    return run_eager(op, args)
+
+
+_overloads: dict = {}  # OpDef -> its one OpOverload, so modes can compare ops with `is`
+
+
+def overload_of(op) -> OpOverload:
+    ov = _overloads.get(op)
+    if ov is None:
+        ov = _overloads[op] = OpOverload(op)
+    return ov
+
+
+def replay(func: OpOverload, args: tuple, outputs):
+    """Run func's autograd part on `args` with `outputs` (tensors computed earlier) standing in
+    for its forward: the node is built and saves what it saves, the kernel does not run (an
+    in-place op gets the earlier result written into its argument)."""
+    import copy
+
+    import numpy as np
+
+    from retrograd._ops.registry import run_eager
+
+    arrays = [t._data for t in outputs] if isinstance(outputs, (list, tuple)) else outputs._data
+    stand_in = copy.copy(func._op)
+    if stand_in.inplace_idx:
+        idx = stand_in.inplace_idx[0]
+
+        def forward(*call):
+            np.copyto(call[idx], arrays)  # a no-op when the argument is the cached alias
+    else:
+        def forward(*call):
+            return arrays
+    stand_in.forward = forward
+    return run_eager(stand_in, args)
 
 
 class OpOverload:
@@ -46,7 +77,7 @@ class OpOverload:
 
     @property
     def __name__(self) -> str:
-        return self._op.name
+        return str(self)[len("aten."):]
 
     def name(self) -> str:
         return self._op.name
@@ -63,11 +94,81 @@ class OpOverload:
             args = tuple(full)
         return run(self._op, tuple(args))
 
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return getattr(ops.aten, self._op.schema.name)
+
+    def __str__(self) -> str:
+        base, _, overload = self._op.name.partition(".")
+        return f"aten.{base}.{overload or 'default'}"
+
     def __repr__(self) -> str:
-        return f"retrograd.ops.aten.{self._op.name}"
+        base, _, overload = self._op.name.partition(".")
+        return f"<OpOverload(op='aten.{base}', overload='{overload or 'default'}')>"
 
     def __eq__(self, other) -> bool:
         return isinstance(other, OpOverload) and other._op is self._op
 
     def __hash__(self) -> int:
         return hash(self._op.name)
+
+
+class OpOverloadPacket:
+    """`ops.aten.mul`: the overloads of one op name, as attributes (`.Tensor`, `.default`)."""
+
+    def __init__(self, name: str, overloads: dict) -> None:
+        self._name = name
+        self._overloads = overloads
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        try:
+            return self._overloads[overload]
+        except KeyError:
+            raise AttributeError(f"The underlying op of 'aten.{self._name}' has no overload name "
+                                 f"'{overload}'") from None
+
+    def overloads(self) -> list:
+        return list(self._overloads)
+
+    def __call__(self, *args, **kwargs):
+        return next(iter(self._overloads.values()))(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='aten.{self._name}')>"
+
+    def __str__(self) -> str:
+        return f"aten.{self._name}"
+
+
+class _OpNamespace:
+    """`ops.aten`: every declared op by its schema name (built on first use)."""
+
+    def __init__(self) -> None:
+        self._packets: dict | None = None
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._packets is None:
+            from retrograd._ops.registry import OPS
+
+            grouped: dict = {}
+            for full, op in OPS.items():
+                base, _, overload = full.partition(".")
+                grouped.setdefault(base, {})[overload or "default"] = overload_of(op)
+            self._packets = {k: OpOverloadPacket(k, v) for k, v in grouped.items()}
+        try:
+            return self._packets[name]
+        except KeyError:
+            raise AttributeError(
+                f"'_OpNamespace' 'aten' object has no attribute '{name}'") from None
+
+
+class _Ops:
+    """`retrograd.ops`: the op namespaces (only `aten`)."""
+
+    def __init__(self) -> None:
+        self.aten = _OpNamespace()
+
+
+ops = _Ops()

@@ -2,9 +2,10 @@
 
 Two strategies, as in PyTorch:
 - non-reentrant (use_reentrant=False, recommended): the forward runs under saved-tensor hooks
-  whose pack keeps only a position; the first unpack re-runs the function (same RNG state) and
-  collects what it saves, in the same order. Unlike PyTorch, a checkpointed saved tensor can be
-  unpacked more than once (the recomputed values live until the graph is freed).
+  that keep only a placeholder per saved tensor; backward recomputes the function to fill them,
+  stopping as soon as all are back. Checkpoints nest (NOTE [Nested checkpoint] in
+  _checkpoint_frame), take keyword arguments, and a context_fn such as selective checkpointing
+  (_selective_checkpoint).
 - reentrant (use_reentrant=True): a custom Function whose backward recomputes the function with
   grad enabled and runs a nested backward through it.
 """
@@ -19,13 +20,38 @@ from retrograd._autograd.state import state
 from retrograd._ops.random import default_generator
 from retrograd._tensor import Tensor
 from retrograd.autograd.function import Function
-from retrograd.autograd.graph import saved_tensors_hooks
+from retrograd.utils._checkpoint_frame import (
+    CheckpointError,
+    GraphExecGroup,
+    checkpoint_without_reentrant,
+    noop_context_fn,
+    set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop,
+)
+from retrograd.utils._selective_checkpoint import (
+    SAC_IGNORED_OPS,
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    create_selective_checkpoint_contexts,
+)
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "detach_variable", "check_backward_validity", "get_device_states",
+           "set_device_states", "DefaultDeviceType",
+           "noop_context_fn", "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
+           "CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "SAC_IGNORED_OPS", "GraphExecGroup"]
 
 USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
     "in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
+    "use_reentrant=False is recommended, but if you need to preserve the current default "
+    "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+    "differences between the two variants."
+)
+SEQUENTIAL_USE_REENTRANT_WARNING = (
+    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
+    "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
     "use_reentrant=False is recommended, but if you need to preserve the current default "
     "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
     "differences between the two variants."
@@ -35,30 +61,80 @@ REENTRANT_WITH_GRAD = (
     "`inputs` parameter to .backward(). To resolve this error, you can either set "
     "use_reentrant=False, or call .backward() without passing the `inputs` argument."
 )
-NO_INPUT_GRAD = "None of the inputs have requires_grad=True. Gradients will be None"
-RECOMPUTE_MISMATCH = (
-    "torch.utils.checkpoint: Recomputed values for the following tensors have different "
-    "metadata than during the forward pass."
+REENTRANT_CONTEXT_FN = (
+    "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
 )
+NO_INPUT_GRAD = "None of the inputs have requires_grad=True. Gradients will be None"
 
 
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
-               context_fn: Callable | None = None, determinism_check: str = "default",
-               debug: bool = False, preserve_rng_state: bool = True, **kwargs: Any) -> Any:
+               context_fn: Callable = noop_context_fn, determinism_check: str = "default",
+               debug: bool = False, early_stop: bool = True, **kwargs: Any) -> Any:
+    """Run function(*args, **kwargs) without keeping its intermediate tensors for backward;
+    backward recomputes them. See the module docstring for the two variants."""
     if use_reentrant is None:
         warnings.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
         use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant:
-        if kwargs:
-            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        return _CheckpointFunction.apply(function, preserve_rng_state, *args)
-    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError(REENTRANT_CONTEXT_FN)
+        return CheckpointFunction.apply(function, preserve, *args)
+    return checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, debug,
+                                        early_stop, args, kwargs)
 
 
 # --- reentrant ---------------------------------------------------------------------------------
 
 
-class _CheckpointFunction(Function):
+def detach_variable(inputs: tuple) -> tuple:
+    """Detached copies of the tensors in `inputs` keeping requires_grad; other items as they
+    are."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for inp in inputs:
+        if isinstance(inp, Tensor):
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            inp = x
+        out.append(inp)
+    return tuple(out)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint stashes: the accelerator's, and with none
+    (retrograd runs on the CPU) "cpu"."""
+
+    _default_device_type = "cpu"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args: Any) -> tuple[list, list]:
+    """(device ids, RNG states) of the accelerator tensors in args: none on the CPU."""
+    return [], []
+
+
+def set_device_states(devices: list, states: list, *, device_type: str | None = None) -> None:
+    """Restore accelerator RNG states (nothing to do on the CPU)."""
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    if not any(isinstance(a, Tensor) and a.requires_grad for a in inputs):
+        warnings.warn(NO_INPUT_GRAD, UserWarning, stacklevel=2)
+
+
+class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
@@ -73,8 +149,7 @@ class _CheckpointFunction(Function):
         ctx.tensor_idx = tensor_idx
         ctx.others = others
         ctx.save_for_backward(*[args[i] for i in tensor_idx])
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn(NO_INPUT_GRAD, UserWarning, stacklevel=4)
+        check_backward_validity(args)
         return run_function(*args)
 
     @staticmethod
@@ -86,9 +161,8 @@ class _CheckpointFunction(Function):
             raise RuntimeError(REENTRANT_WITH_GRAD)
         inputs = list(ctx.others)
         for i, t in zip(ctx.tensor_idx, ctx.saved_tensors):
-            d = t.detach()
-            d.requires_grad = t.requires_grad
-            inputs[i] = d
+            inputs[i] = t
+        inputs = list(detach_variable(tuple(inputs)))
         saved_rng = default_generator.get_state()
         if ctx.rng_state is not None:
             default_generator.set_state(ctx.rng_state)
@@ -111,85 +185,23 @@ class _CheckpointFunction(Function):
         return (None, None) + grads
 
 
-# --- non-reentrant -----------------------------------------------------------------------------
-
-
-class _Frame:
-    """One checkpointed call: how to recompute it, and what the recomputation saved."""
-
-    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Any) -> None:
-        self.function = function
-        self.args = args
-        self.kwargs = kwargs
-        self.rng_state = rng_state
-        self.metadata: list = []  # (shape, dtype) of each tensor saved in forward
-        self.recomputed: list | None = None
-
-    def recompute(self) -> None:
-        recomputed: list = []
-
-        def pack(t: Tensor):
-            recomputed.append(t.detach())
-            return None
-
-        saved_rng = default_generator.get_state() if self.rng_state is not None else None
-        if self.rng_state is not None:
-            default_generator.set_state(self.rng_state)
-        prev = state.grad_enabled
-        state.grad_enabled = True
-        try:
-            with saved_tensors_hooks(pack, lambda _: None):
-                self.function(*self.args, **self.kwargs)
-        finally:
-            state.grad_enabled = prev
-            if saved_rng is not None:
-                default_generator.set_state(saved_rng)
-        got = [(tuple(t.shape), t.dtype) for t in recomputed[:len(self.metadata)]]
-        if len(recomputed) < len(self.metadata) or got != self.metadata:
-            raise RuntimeError(RECOMPUTE_MISMATCH + f"\nsaved in forward: {self.metadata}\n"
-                               f"recomputed: {got}")
-        self.recomputed = recomputed
-
-
-class _Holder:
-    __slots__ = ("frame", "index")
-
-    def __init__(self, frame: _Frame, index: int) -> None:
-        self.frame = frame
-        self.index = index
-
-
-def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool, args: tuple,
-                                  kwargs: dict) -> Any:
-    rng = default_generator.get_state() if preserve_rng_state else None
-    frame = _Frame(function, args, kwargs, rng)
-
-    def pack(t: Tensor) -> _Holder:
-        frame.metadata.append((tuple(t.shape), t.dtype))
-        return _Holder(frame, len(frame.metadata) - 1)
-
-    def unpack(holder: _Holder) -> Tensor:
-        f = holder.frame
-        if f.recomputed is None:
-            f.recompute()
-        return f.recomputed[holder.index]
-
-    with saved_tensors_hooks(pack, unpack):
-        return function(*args, **kwargs)
-
-
 def checkpoint_sequential(functions: Iterable[Callable] | Any, segments: int, input: Any,
                           use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Run a sequence of modules/functions in `segments` chunks, checkpointing all but the
     last."""
+    from retrograd.nn import Sequential
+
     if use_reentrant is None:
-        warnings.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        warnings.warn(SEQUENTIAL_USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
         use_reentrant = True
-    if hasattr(functions, "children") and callable(functions.children):
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if isinstance(functions, Sequential):
         functions = list(functions.children())
     functions = list(functions)
 
-    def run_function(start: int, end: int, fns: list) -> Callable:
+    def run_function(start: int, end: int, fns) -> Callable:
         def forward(x):
             for j in range(start, end + 1):
                 x = fns[j](x)
@@ -202,5 +214,5 @@ def checkpoint_sequential(functions: Iterable[Callable] | Any, segments: int, in
     for start in range(0, segment_size * (segments - 1), segment_size):
         end = start + segment_size - 1
         input = checkpoint(run_function(start, end, functions), input,
-                           use_reentrant=use_reentrant, **kwargs)
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run_function(end + 1, len(functions) - 1, functions)(input)
