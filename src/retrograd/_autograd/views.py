@@ -43,13 +43,39 @@ DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = r
 GRADLESS_VIEWS = (NO_GRAD_MODE, INFERENCE_MODE)  # made with grad mode off
 
 
+class ViewChain:
+    """The view ops from the root base to a view, as a linked list: a view of a view links to
+    its parent's chain instead of copying it, so making a view costs O(1) time and memory
+    however deep the nesting (a chain of n views holds n links, not n*(n+1)/2 steps).
+    Iterating yields (opdef, args after self) from the root base outwards."""
+
+    __slots__ = ("parent", "op", "args", "length")
+
+    def __init__(self, parent, op, args: tuple) -> None:
+        self.parent = parent or None  # () (no steps) and None both mean "from the root"
+        self.op = op
+        self.args = args
+        self.length = 1 if self.parent is None else self.parent.length + 1
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __iter__(self):
+        steps = []
+        link = self
+        while link is not None:
+            steps.append((link.op, link.args))
+            link = link.parent
+        return reversed(steps)
+
+
 class ViewInfo:
     __slots__ = ("base", "creation_meta", "replay", "version")
 
     def __init__(self, base: Tensor, creation_meta: int, replay: tuple, version: int) -> None:
         self.base = base
         self.creation_meta = creation_meta
-        self.replay = replay  # ((opdef, args after self), ...) from the root base
+        self.replay = replay  # a ViewChain (or () for none): the view ops from the root base
         self.version = version  # base version when the view's grad_fn was last set
 
 
@@ -61,8 +87,7 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
         root, chain = info.base, info.replay
         meta = info.creation_meta
     else:
-        root, chain, meta = src, (), DEFAULT
-    step = (op, args[1:])
+        root, chain, meta = src, None, DEFAULT
     # NOTE [View creation meta]
     # A view made with grad mode off (no_grad, inference mode) remembers it: writing it in
     # place with grad mode on is refused, and so is reading its grad_fn once its base was
@@ -77,7 +102,7 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
     version = 0 if vc is None else vc.version
     for o in outs:
         o._version_counter = vc
-        o._view = ViewInfo(root, meta, chain + (step,), version)
+        o._view = ViewInfo(root, meta, ViewChain(chain, op, args[1:]), version)
         if no_grad and src._requires_grad:
             o._requires_grad = True
 

@@ -29,6 +29,7 @@ from retrograd._autograd.views import (
     DEFAULT,
     INFERENCE_MODE,
     NO_GRAD_MODE,
+    ViewChain,
     ViewInfo,
 )
 from retrograd._ops import dispatch
@@ -114,7 +115,7 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "    vi = _new(_VI)",
              "    if info is None:",
              f"        vi.base = {src}",
-             "        chain = ()",
+             "        chain = None",
              "        meta = _DEFAULT",
              "    else:",
              "        vi.base = info.base",
@@ -126,7 +127,7 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "        meta = _INFERENCE_MODE if _state.inference else _NO_GRAD_MODE",
              "        r._requires_grad = q0",
              "    vi.creation_meta = meta",
-             f"    vi.replay = chain + ((_op, {step}),)",
+             f"    vi.replay = _Chain(chain, _op, {step})",
              f"    vc = r._version_counter = {src}._version_counter",
              "    vi.version = 0 if vc is None else vc.version",
              "    r._view = vi"]
@@ -177,7 +178,7 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_bump": bump_version, "_name": opdef.schema.name,
           "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
           "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
-          "_trace": record_trace, "_VI": ViewInfo, "_DEFAULT": DEFAULT,
+          "_trace": record_trace, "_VI": ViewInfo, "_Chain": ViewChain, "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "__name__": "retrograd._ops.fastpath", **defaults}
     code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")
