@@ -24,6 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd._autograd import profiling
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import FROM_TASK, Node
 from retrograd._autograd.state import state
@@ -191,6 +192,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     heap = [(0, 0, start, buffers.pop(start))]
     pop_buffer = buffers.pop
     get_buffer = buffers.get
+    prof = profiling.active  # NOTE [Profiling]: one test per node when None
+    ranges = None
     while heap:
         _, _, node, grads = heappop(heap)
         if grads is None:
@@ -206,6 +209,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             if not exec_info.get(node, False):
                 continue
         task.current_node = node
+        if prof is not None:
+            ranges = prof.begin_node(node, grads, ranges)
         if has_hooks:
             if node._lazy_tensor_hooks and node._hooks is None and not anomaly.enabled \
                     and not node.tensor_pre_hooks():
@@ -277,6 +282,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         # drop our references so AccumulateGrad can steal an unshared gradient
         outputs = grads = g = buf = arr = None
     task.current_node = None
+    if ranges is not None:
+        prof.end_node(ranges)
 
 
 def _accumulate(old: Tensor, g: Tensor) -> Tensor:
