@@ -342,7 +342,7 @@ def write_chrome_trace(events: EventList, path: str, metadata: dict | None = Non
             args["Call stack"] = ";".join(evt.stack)
         trace.append({"ph": "X",
                       "cat": "user_annotation" if evt.is_user_annotation else "cpu_op",
-                      "name": evt.name, "pid": pid, "tid": evt.thread,
+                      "name": evt.trace_name or evt.name, "pid": pid, "tid": evt.thread,
                       "ts": evt.time_range.start, "dur": evt.time_range.elapsed_us(),
                       "args": args})
     document = {"schemaVersion": 1, "deviceProperties": [], "displayTimeUnit": "ms",
