@@ -681,3 +681,21 @@ def test_gzip_export(tmp_path):
     with gzip.open(path, "rt") as f:
         doc = json.load(f)
     assert [e["name"] for e in doc["traceEvents"] if e["ph"] == "X"] == ["aten::mul"]
+
+
+def _roots_and_grad(lib):
+    prof = __import__(lib.__name__ + ".autograd.profiler", fromlist=["profile"])
+    x = lib.ones(3, requires_grad=True)
+    with prof.profile() as p:
+        a, b = (x * 2).sum(), (x * 3).sum()
+        lib.autograd.backward([a, b])  # several roots: a GraphRoot node runs first
+        lib.autograd.grad((x * x).sum(), [x])  # x's gradient is captured, its node not run
+    # torch's aten::mul with a Python scalar calls aten::to inside; nodes' children compare
+    return [(e.name, _names(e.cpu_children) if e.name.startswith(ENGINE) else None)
+            for e in p.function_events
+            if e.cpu_parent is None and e.name != "aten::ones_like"]
+
+
+def test_graph_root_and_captured_nodes_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _roots_and_grad(retrograd) == _roots_and_grad(torch)

@@ -199,6 +199,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         if grads is None:
             grads = pop_buffer(node)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
+        if prof is not None:
+            ranges = prof.begin_node(node, grads, ranges,
+                                     exec_info is None or exec_info.get(node, False))
         if exec_info is not None:
             if captures is not None and node in captures:
                 if has_hooks:
@@ -209,8 +212,6 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             if not exec_info.get(node, False):
                 continue
         task.current_node = node
-        if prof is not None:
-            ranges = prof.begin_node(node, grads, ranges)
         if has_hooks:
             if node._lazy_tensor_hooks and node._hooks is None and not anomaly.enabled \
                     and not node.tensor_pre_hooks():

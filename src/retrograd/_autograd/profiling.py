@@ -111,8 +111,9 @@ class Recorder:
 
     # --- the engine's side (NOTE [Profiling]) ---------------------------------------------------
 
-    def begin_node(self, node, grads: list, previous: tuple | None) -> tuple:
-        """Close the previous node's ranges, open this node's two; returns them."""
+    def begin_node(self, node, grads: list, previous: tuple | None, runs: bool) -> tuple:
+        """Close the previous node's ranges and open this node's: "evaluate_function", and
+        inside it, if the node runs (not only has its gradient captured), its own name."""
         if previous is not None:
             self.end_node(previous)
         name = node.name()
@@ -124,18 +125,24 @@ class Recorder:
             if fwd is None:
                 fwd = self.thread(threading.get_ident())
         outer = self.begin("autograd::engine::evaluate_function: " + name)
-        inner = self.begin(name)
-        for r in (outer, inner):
-            r.sequence_nr = seq
-            r.fwd_thread = fwd
-            r.engine = True
-        inner.scope = BACKWARD_SCOPE
+        outer.sequence_nr = seq
+        outer.fwd_thread = fwd
+        outer.engine = True
         if self.record_shapes:
             outer.input_shapes = []
+        if not runs:
+            return outer, None
+        inner = self.begin(name)
+        inner.sequence_nr = seq
+        inner.fwd_thread = fwd
+        inner.engine = True
+        inner.scope = BACKWARD_SCOPE
+        if self.record_shapes:
             inner.input_shapes = [[] if g is None else list(g._data.shape) for g in grads]
         return outer, inner
 
     def end_node(self, ranges: tuple) -> None:
         outer, inner = ranges
-        self.end(inner)
+        if inner is not None:
+            self.end(inner)
         self.end(outer)
