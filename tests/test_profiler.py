@@ -133,10 +133,12 @@ def test_ops_in_backward_are_numbered_minus_one():
         (x * x).sum().backward()
     inner = [e for e in p.function_events if e.cpu_parent is not None
              and e.cpu_parent.name == "MulBackward0"]
-    # x's two gradients are summed in x's input buffer: the add runs before the next node
-    # starts, so it counts within MulBackward0 (torch shows it beside it)
-    assert _names(inner) == ["aten::mul", "aten::mul", "aten::add"]
+    assert _names(inner) == ["aten::mul", "aten::mul"]
     assert all(e.sequence_nr == -1 for e in inner)
+    # x's two gradients are summed in x's input buffer, within evaluate_function, after the
+    # node's own range (as in torch)
+    evaluate = next(e for e in p.function_events if e.name == ENGINE + "MulBackward0")
+    assert _names(evaluate.cpu_children) == ["MulBackward0", "aten::add"]
 
 
 def test_profiler_shapes():
@@ -690,8 +692,11 @@ def _roots_and_grad(lib):
         a, b = (x * 2).sum(), (x * 3).sum()
         lib.autograd.backward([a, b])  # several roots: a GraphRoot node runs first
         lib.autograd.grad((x * x).sum(), [x])  # x's gradient is captured, its node not run
-    # torch's aten::mul with a Python scalar calls aten::to inside; nodes' children compare
-    return [(e.name, _names(e.cpu_children) if e.name.startswith(ENGINE) else None)
+    # torch's aten::mul with a Python scalar calls aten::to inside; nodes' children compare.
+    # Where torch sums the two gradients of one input in place (aten::add_), retrograd adds
+    # out of place when the first gradient is still referenced (here by the node's outputs)
+    return [(e.name, [n.replace("add_", "add") for n in _names(e.cpu_children)]
+             if e.name.startswith(ENGINE) else None)
             for e in p.function_events
             if e.cpu_parent is None and e.name != "aten::ones_like"]
 
@@ -699,3 +704,16 @@ def _roots_and_grad(lib):
 def test_graph_root_and_captured_nodes_match_torch():
     torch = pytest.importorskip("torch")
     assert _roots_and_grad(retrograd) == _roots_and_grad(torch)
+
+
+def test_in_place_gradient_sum_is_recorded_as_add_():
+    x = retrograd.ones(3, requires_grad=True)
+    with profile(record_shapes=True) as p:
+        y = x * 2
+        (y.exp() + y.sin()).sum().backward()  # y's buffer sums two fresh gradients
+    adds = [e for e in p.function_events if e.name == "aten::add_"]
+    assert len(adds) == 1
+    assert adds[0].cpu_parent.name.startswith(ENGINE)
+    assert adds[0].input_shapes == [[3], [3], []]
+    assert x.grad.tolist() == pytest.approx(
+        ((2 * x.detach()).exp() * 2 + (2 * x.detach()).cos() * 2).tolist())

@@ -192,16 +192,14 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     heap = [(0, 0, start, buffers.pop(start))]
     pop_buffer = buffers.pop
     get_buffer = buffers.get
-    prof = profiling.active  # NOTE [Profiling]: one test per node when None
-    ranges = None
+    # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
+    prof = profiling.active
+    pop = heappop if prof is None else prof.engine_pop(exec_info, buffers)
     while heap:
-        _, _, node, grads = heappop(heap)
+        _, _, node, grads = pop(heap)
         if grads is None:
             grads = pop_buffer(node)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
-        if prof is not None:
-            ranges = prof.begin_node(node, grads, ranges,
-                                     exec_info is None or exec_info.get(node, False))
         if exec_info is not None:
             if captures is not None and node in captures:
                 if has_hooks:
@@ -237,6 +235,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         hooks = node._hooks
         if hooks is not None and hooks.post:
             outputs = _post_hooks(node, outputs, grads)
+        if prof is not None:
+            pop.node_ran()
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
@@ -283,8 +283,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         # drop our references so AccumulateGrad can steal an unshared gradient
         outputs = grads = g = buf = arr = None
     task.current_node = None
-    if ranges is not None:
-        prof.end_node(ranges)
+    if prof is not None:
+        pop.finish()
 
 
 def _accumulate(old: Tensor, g: Tensor) -> Tensor:
@@ -299,7 +299,11 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
             and a.base is None and a.flags.writeable and a.shape == b.shape
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
             and sys.getrefcount(a) <= 3):
-        np.add(a, b, out=a)
+        recorder = profiling.active
+        if recorder is None:
+            np.add(a, b, out=a)
+        else:
+            recorder.accumulate_in_place(a, b)
         return old
     return old + g
 

@@ -4,10 +4,13 @@ NOTE [Profiling]
 While a profiler is active, `active` holds its Recorder. Three things open ranges in it:
 - a dispatch mode (retrograd.autograd.profiler) around every op, named "aten::<op>";
 - record_function, around user code;
-- the engine, around every node it runs: "autograd::engine::evaluate_function: <name>" with
-  "<name>" inside it. The engine reads `active` once per backward call and pays one test of a
-  local per node when no profiler runs; a node's ranges close when the next node starts (or
-  the backward ends), so gradient accumulation into the next nodes' buffers counts within them.
+- the engine, around every node it evaluates: "autograd::engine::evaluate_function: <name>"
+  with "<name>" inside it around the node's function. The engine reads `active` once per
+  backward call: under a profiler it pops nodes with an EnginePop, which opens a node's ranges
+  as it hands the node over; after the node's function (and hooks) the engine tests a local
+  once per node to end "<name>"; "evaluate_function" ends when the next node is popped, so the
+  gradients passed on to the next nodes' buffers (summing them: aten::add_) count within it.
+  With no profiler, the pop is heapq's and the one test of a local is the only cost.
 Each range records its parent (the innermost range open on its thread when it started), so the
 nesting is exact even for ranges with equal timestamps.
 """
@@ -15,7 +18,10 @@ nesting is exact even for ranges with equal timestamps.
 from __future__ import annotations
 
 import threading
+from heapq import heappop
 from time import perf_counter_ns
+
+import numpy as np
 
 from retrograd._autograd.node import MAX_SEQUENCE_NR
 
@@ -111,38 +117,69 @@ class Recorder:
 
     # --- the engine's side (NOTE [Profiling]) ---------------------------------------------------
 
-    def begin_node(self, node, grads: list, previous: tuple | None, runs: bool) -> tuple:
-        """Close the previous node's ranges and open this node's: "evaluate_function", and
-        inside it, if the node runs (not only has its gradient captured), its own name."""
-        if previous is not None:
-            self.end_node(previous)
+    def engine_pop(self, exec_info: dict | None, buffers: dict) -> EnginePop:
+        return EnginePop(self, exec_info, buffers)
+
+    def accumulate_in_place(self, a, b) -> None:
+        """A gradient summed into an input buffer in place: torch's aten::add_."""
+        r = self.begin("aten::add_")
+        if self.record_shapes:
+            r.input_shapes = [list(a.shape), list(b.shape), []]
+        try:
+            np.add(a, b, out=a)
+        finally:
+            self.end(r)
+
+
+class EnginePop:
+    """heappop for one backward call under the profiler: a popped node is about to be
+    evaluated, so the previous node's ranges end and this node's begin:
+    "autograd::engine::evaluate_function: <name>", and inside it, if the node runs (it may only
+    have its gradient captured), "<name>" until node_ran()."""
+
+    __slots__ = ("recorder", "exec_info", "buffers", "outer", "inner")
+
+    def __init__(self, recorder: Recorder, exec_info: dict | None, buffers: dict) -> None:
+        self.recorder = recorder
+        self.exec_info = exec_info
+        self.buffers = buffers
+        self.outer = self.inner = None
+
+    def __call__(self, heap: list) -> tuple:
+        entry = heappop(heap)
+        self.finish()
+        node, grads = entry[2], entry[3]
+        rec = self.recorder
         name = node.name()
         seq = node._seq
         if seq == MAX_SEQUENCE_NR:
             seq, fwd = -1, 0
         else:
-            fwd = self.fwd_threads.get(seq)
+            fwd = rec.fwd_threads.get(seq)
             if fwd is None:
-                fwd = self.thread(threading.get_ident())
-        outer = self.begin("autograd::engine::evaluate_function: " + name)
-        outer.sequence_nr = seq
-        outer.fwd_thread = fwd
-        outer.engine = True
-        if self.record_shapes:
+                fwd = rec.thread(threading.get_ident())
+        outer = self.outer = rec.begin("autograd::engine::evaluate_function: " + name)
+        outer.sequence_nr, outer.fwd_thread, outer.engine = seq, fwd, True
+        if rec.record_shapes:
             outer.input_shapes = []
-        if not runs:
-            return outer, None
-        inner = self.begin(name)
-        inner.sequence_nr = seq
-        inner.fwd_thread = fwd
-        inner.engine = True
+        if self.exec_info is not None and not self.exec_info.get(node, False):
+            return entry
+        inner = self.inner = rec.begin(name)
+        inner.sequence_nr, inner.fwd_thread, inner.engine = seq, fwd, True
         inner.scope = BACKWARD_SCOPE
-        if self.record_shapes:
+        if rec.record_shapes:
+            if grads is None:  # the buffer of a node fed by several edges waits in `buffers`
+                grads = self.buffers.get(node, ())
             inner.input_shapes = [[] if g is None else list(g._data.shape) for g in grads]
-        return outer, inner
+        return entry
 
-    def end_node(self, ranges: tuple) -> None:
-        outer, inner = ranges
-        if inner is not None:
-            self.end(inner)
-        self.end(outer)
+    def node_ran(self) -> None:
+        if self.inner is not None:
+            self.recorder.end(self.inner)
+            self.inner = None
+
+    def finish(self) -> None:
+        self.node_ran()
+        if self.outer is not None:
+            self.recorder.end(self.outer)
+            self.outer = None
