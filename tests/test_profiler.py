@@ -717,3 +717,30 @@ def test_in_place_gradient_sum_is_recorded_as_add_():
     assert adds[0].input_shapes == [[3], [3], []]
     assert x.grad.tolist() == pytest.approx(
         ((2 * x.detach()).exp() * 2 + (2 * x.detach()).cos() * 2).tolist())
+
+
+def _flops_program(lib):
+    prof = __import__(lib.__name__ + ".autograd.profiler", fromlist=["profile"])
+    a, b, c = lib.ones(8, 4), lib.ones(4, 5), lib.ones(5)
+    A, B = lib.ones(3, 8, 4), lib.ones(3, 4, 5)
+    with prof.profile(with_flops=True) as p:
+        a.mm(b)
+        lib.addmm(c, a, b)
+        A.bmm(B)
+        lib.baddbmm(lib.ones(3, 8, 5), A, B)
+        a * a
+        a + a
+        a - a
+    return p
+
+
+def test_flops_match_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _flops_program(retrograd), _flops_program(torch)
+    names = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mul", "aten::add",
+             "aten::sub"}
+    assert [(e.name, e.flops) for e in ours.function_events] == \
+        [(e.name, e.flops) for e in theirs.function_events if e.name in names]
+    table = ours.key_averages().table()
+    assert table.splitlines()[1].split()[-2:] == ["Total", "FLOPs"]
+    assert "960.000" in table  # bmm, in FLOPs (the smallest count, 32, sets the unit)

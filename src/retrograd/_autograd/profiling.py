@@ -34,7 +34,7 @@ class Range:
     """One timed range: what a FunctionEvent is made from."""
 
     __slots__ = ("name", "start_ns", "end_ns", "thread", "ident", "parent", "sequence_nr",
-                 "fwd_thread", "input_shapes", "stack", "memory", "scope", "engine")
+                 "fwd_thread", "input_shapes", "stack", "memory", "flops", "scope", "engine")
 
     def __init__(self, name: str, thread: int, ident: int, parent: Range | None) -> None:
         self.name = name
@@ -47,6 +47,7 @@ class Range:
         self.input_shapes = None
         self.stack = None
         self.memory = 0
+        self.flops = 0
         self.scope = FORWARD_SCOPE
         self.engine = False
 
@@ -55,10 +56,11 @@ class Recorder:
     """Ranges of one profiling run, in the order they started."""
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False) -> None:
+                 with_stack: bool = False, with_flops: bool = False) -> None:
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self.ranges: list = []
         self._open: dict = {}  # thread ident -> stack of open ranges
         self._threads: dict = {}  # thread ident -> small thread number (1, 2, ...)

@@ -89,6 +89,19 @@ def _allocated_bytes(args: tuple, out: Any) -> int:
     return total
 
 
+def _flops(name: str, args: tuple, out: Any) -> int:
+    """Floating point operations as torch's profiler counts them (with_flops): a multiply and
+    an add per term of a matrix product, one per output element of mul and add."""
+    if name in ("mm", "bmm", "addmm", "baddbmm"):
+        a, b = (args[0], args[1]) if name in ("mm", "bmm") else (args[1], args[2])
+        shape_a, shape_b = a._data.shape, b._data.shape
+        batch = shape_a[0] if name in ("bmm", "baddbmm") else 1
+        return 2 * batch * shape_a[-2] * shape_a[-1] * shape_b[-1]
+    if name in ("mul", "add") and isinstance(out, Tensor):
+        return int(out._data.size)
+    return 0
+
+
 def _user_stack() -> list:
     """The Python stack outside retrograd's machinery, innermost first ("file(line): name")."""
     frames = []
@@ -126,6 +139,8 @@ class _ProfilingMode(TorchDispatchMode):
         if seq >= 0:
             r.sequence_nr = seq
             rec.fwd_threads.setdefault(seq, r.thread)
+        if rec.with_flops:
+            r.flops = _flops(op.schema.name, args, out)
         if rec.profile_memory:
             # an allocation counts in every range open around it (their totals include it)
             nbytes = _allocated_bytes(args, out)
@@ -191,7 +206,7 @@ class profile:
             raise RuntimeError(E.PROFILER_ALREADY_ENABLED)
         self.entered = True
         self._recorder = profiling.Recorder(self.record_shapes, self.profile_memory,
-                                            self.with_stack)
+                                            self.with_stack, self.with_flops)
         self._mode = _ProfilingMode(self._recorder)
         self._mode.__enter__()
         profiling.active = self._recorder
@@ -303,6 +318,7 @@ def _to_events(recorder: profiling.Recorder, use_device: str | None, profile_mem
             input_shapes=r.input_shapes if r.input_shapes is not None else [],
             stack=r.stack if r.stack is not None else [], scope=r.scope,
             use_device=use_device, cpu_memory_usage=r.memory, sequence_nr=r.sequence_nr,
+            flops=r.flops,
             trace_name=r.name, is_user_annotation=r.scope == profiling.USER_SCOPE)
         made[id(r)] = evt
         parent = r.parent
