@@ -197,6 +197,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")
+    if name == "DeviceType":
+        from retrograd.autograd import profiler_util
+
+        return profiler_util.DeviceType
     if name in ("kineto_available", "_profiler_enabled"):
         from retrograd.autograd import profiler
 
