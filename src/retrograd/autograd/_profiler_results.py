@@ -10,7 +10,7 @@ from retrograd.autograd.profiler_util import EventList, FunctionEvent
 
 
 def to_events(recorder: profiling.Recorder, use_device: str | None, profile_memory: bool,
-               with_flops: bool) -> EventList:
+              with_flops: bool) -> EventList:
     """FunctionEvents from the recorded ranges, in start order, nested as they ran."""
     origin = recorder.start_ns
     ranges = sorted(recorder.ranges, key=lambda r: r.start_ns)
