@@ -438,6 +438,9 @@ def test_format_helpers():
 
 
 def test_emit_itt_and_nvtx_accept_flags():
+    from retrograd.autograd import profiler_util
+
+    assert (profiler_util.emit_itt, profiler_util.emit_nvtx) == (emit_itt, emit_nvtx)
     a = retrograd.tensor([1.0, 2.0, 3.0])
     for ctx in (emit_itt, emit_nvtx):
         with ctx():

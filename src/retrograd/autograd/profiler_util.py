@@ -427,3 +427,12 @@ class EventList(list):
             total.key = None
         total.key = "Total"
         return total
+
+
+def __getattr__(name: str) -> Any:
+    # emit_itt / emit_nvtx live in retrograd.autograd.profiler (as in torch); reachable here too
+    if name in ("emit_itt", "emit_nvtx"):
+        from retrograd.autograd import profiler
+
+        return getattr(profiler, name)
+    raise AttributeError(f"module 'retrograd.autograd.profiler_util' has no attribute '{name}'")
