@@ -747,3 +747,16 @@ def test_flops_match_torch():
     table = ours.key_averages().table()
     assert table.splitlines()[1].split()[-2:] == ["Total", "FLOPs"]
     assert "960.000" in table  # bmm, in FLOPs (the smallest count, 32, sets the unit)
+
+
+def test_forward_sequence_numbers_are_the_nodes():
+    x = retrograd.ones(3, requires_grad=True)
+    with profile() as p:
+        y = x * 2
+        z = y.exp()
+        w = retrograd.ones(3) + 1  # no node: the next number, not taken
+        v = z.sin()
+    assert [e.sequence_nr for e in p.function_events] == [
+        y.grad_fn._sequence_nr(), z.grad_fn._sequence_nr(), v.grad_fn._sequence_nr(),
+        v.grad_fn._sequence_nr()]
+    assert w.grad_fn is None
