@@ -46,6 +46,14 @@ from math import e, inf, nan, pi  # noqa: E402
 _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
+def __getattr__(name: str):
+    if name == "profiler":  # loaded on first use, as it is rarely needed
+        import importlib
+
+        return importlib.import_module("retrograd.profiler")
+    raise AttributeError(f"module 'retrograd' has no attribute '{name}'")
+
+
 def result_type(tensor1, tensor2):
     return _result_type(tensor1, tensor2)
 

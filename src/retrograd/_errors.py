@@ -101,3 +101,21 @@ AUTOCAST_NOT_CALLABLE = (
     "context manager? For example:\n    with torch.autocast(device_type=...):\n"
     "        output = model(input)"
 )
+
+# profiler
+PROFILER_NOT_REENTRANT = "Profiler context manager is not reentrant"
+PROFILER_ALREADY_ENABLED = "Profiler is already enabled on this thread"
+PROFILER_USE_CUDA_DEPRECATED = (
+    "The attribute `use_cuda` will be deprecated soon, please use ``use_device = 'cuda'`` "
+    "instead."
+)
+PROFILER_DEVICE_UNAVAILABLE = "{} is not available, disabling {} profiling"
+PROFILER_INVALID_DEVICE = "The {} is not a valid device option."
+PROFILER_UNFINISHED = "<unfinished torch.autograd.profile>"
+ITT_NOT_REENTRANT = "ITT annotation context manager is not reentrant"
+NVTX_NOT_REENTRANT = "NVTX annotation context manager is not reentrant"
+PROFILER_SCHEDULE_ARGS = (
+    "Invalid profiler schedule arguments. Got wait={} (need >= 0), warmup={} (need >= 0), "
+    "active={} (need > 0), repeat={} (need >= 0), skip_first={} (need >= 0)."
+)
+PROFILER_NO_WARMUP = "Profiler won't be using warmup, this can skew profiler results"

@@ -24,6 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd._autograd import profiling
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import FROM_TASK, Node
 from retrograd._autograd.state import state
@@ -191,8 +192,11 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     heap = [(0, 0, start, buffers.pop(start))]
     pop_buffer = buffers.pop
     get_buffer = buffers.get
+    # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
+    prof = profiling.active
+    pop = heappop if prof is None else prof.engine_pop(exec_info, buffers)
     while heap:
-        _, _, node, grads = heappop(heap)
+        _, _, node, grads = pop(heap)
         if grads is None:
             grads = pop_buffer(node)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
@@ -231,6 +235,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         hooks = node._hooks
         if hooks is not None and hooks.post:
             outputs = _post_hooks(node, outputs, grads)
+        if prof is not None:
+            pop.node_ran()
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
@@ -277,6 +283,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         # drop our references so AccumulateGrad can steal an unshared gradient
         outputs = grads = g = buf = arr = None
     task.current_node = None
+    if prof is not None:
+        pop.finish()
 
 
 def _accumulate(old: Tensor, g: Tensor) -> Tensor:
@@ -291,7 +299,11 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
             and a.base is None and a.flags.writeable and a.shape == b.shape
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
             and sys.getrefcount(a) <= 3):
-        np.add(a, b, out=a)
+        recorder = profiling.active
+        if recorder is None:
+            np.add(a, b, out=a)
+        else:
+            recorder.accumulate_in_place(a, b)
         return old
     return old + g
 

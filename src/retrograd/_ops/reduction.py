@@ -225,9 +225,14 @@ _sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, 
               function=False, method=False)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
-    if dim is None and not keepdim:
-        return _sum_all(input, dtype=dtype, out=out)
+_NO_DIM = object()  # sum(x) is torch's sum(); sum(x, dim=None) its sum.dim_IntList
+
+
+def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+    if dim is _NO_DIM:
+        if not keepdim:
+            return _sum_all(input, dtype=dtype, out=out)
+        dim = None
     return _sum_dim(input, dim, keepdim, dtype=dtype, out=out)
 
 

@@ -192,10 +192,19 @@ def __getattr__(name: str) -> Any:
         from retrograd.autograd import function
 
         return getattr(function, name)
-    if name in ("graph", "functional", "forward_ad", "anomaly_mode", "function"):
+    if name in ("graph", "functional", "forward_ad", "anomaly_mode", "function", "profiler",
+                "profiler_util"):
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")
+    if name == "DeviceType":
+        from retrograd.autograd import profiler_util
+
+        return profiler_util.DeviceType
+    if name in ("kineto_available", "_profiler_enabled"):
+        from retrograd.autograd import profiler
+
+        return getattr(profiler, name)
     if name in ("detect_anomaly", "set_detect_anomaly"):
         from retrograd.autograd import anomaly_mode
 
