@@ -30,6 +30,8 @@ from retrograd.nn.modules.loss import (
     L1Loss, NLLLoss, KLDivLoss, MSELoss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss,
     CrossEntropyLoss,
 )
+from retrograd.nn.modules.rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell
+from retrograd.nn.modules.rnn import RNNBase, RNN, LSTM, GRU
 from retrograd.nn.modules.transformer import (
     MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
 )
@@ -46,4 +48,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding", "Flatten",
     "Unflatten", "L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
     "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
-    "TransformerEncoderLayer", "TransformerEncoder"]
+    "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
+    "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
