@@ -30,6 +30,9 @@ from retrograd.nn.modules.loss import (
     L1Loss, NLLLoss, KLDivLoss, MSELoss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss,
     CrossEntropyLoss,
 )
+from retrograd.nn.modules.transformer_decoder import (
+    TransformerDecoderLayer, TransformerDecoder, Transformer,
+)
 from retrograd.nn.modules.rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell
 from retrograd.nn.modules.rnn import RNNBase, RNN, LSTM, GRU
 from retrograd.nn.modules.transformer import (
@@ -49,4 +52,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "Unflatten", "L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
     "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
-    "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
+    "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "TransformerDecoderLayer", "TransformerDecoder",
+    "Transformer"]
