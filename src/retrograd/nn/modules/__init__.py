@@ -34,6 +34,7 @@ from retrograd.nn.modules.transformer_decoder import (
     TransformerDecoderLayer, TransformerDecoder, Transformer,
 )
 from retrograd.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from retrograd.nn.modules.fold import Fold, Unfold
 from retrograd.nn.modules.rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell
 from retrograd.nn.modules.rnn import RNNBase, RNN, LSTM, GRU
 from retrograd.nn.modules.transformer import (
@@ -54,4 +55,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
     "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "TransformerDecoderLayer", "TransformerDecoder",
-    "Transformer", "CosineSimilarity", "PairwiseDistance"]
+    "Transformer", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold"]
