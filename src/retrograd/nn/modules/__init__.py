@@ -35,6 +35,7 @@ from retrograd.nn.modules.transformer_decoder import (
 )
 from retrograd.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from retrograd.nn.modules.fold import Fold, Unfold
+from retrograd.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from retrograd.nn.modules.rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell
 from retrograd.nn.modules.rnn import RNNBase, RNN, LSTM, GRU
 from retrograd.nn.modules.transformer import (
@@ -55,4 +56,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
     "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "TransformerDecoderLayer", "TransformerDecoder",
-    "Transformer", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold"]
+    "Transformer", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d"]
