@@ -321,3 +321,50 @@ def test_transformer_gradcheck():
     mask = retrograd.nn.Transformer.generate_square_subsequent_mask(2, dtype=retrograd.float64)
     params = [p for n, p in m.named_parameters() if "decoder.layers.0" in n]
     assert gradcheck(lambda s, t, *ws: m(s, t, tgt_mask=mask), (src, tgt, *params))
+
+
+def _causal_mask(lib, n):
+    return lib.nn.Transformer.generate_square_subsequent_mask(n).double()
+
+
+_KPM = np.array([[False, False, True], [False, False, False]])
+ENCODER_STACK_CALLS = {
+    "causal_hint": (dict(), lambda lib, m, x: m(x, mask=_causal_mask(lib, 3), is_causal=True),
+                    (3, 2, 4)),
+    "causal_detected_with_padding": (
+        dict(batch_first=True),
+        lambda lib, m, x: m(x, mask=_causal_mask(lib, 3),
+                            src_key_padding_mask=lib.from_numpy(_KPM.copy())), (2, 3, 4)),
+    "unbatched_pre_norm": (dict(norm_first=True),
+                           lambda lib, m, x: m(x, mask=_causal_mask(lib, 3)), (3, 4)),
+    "bool_mask_gelu": (dict(activation="gelu"),
+                       lambda lib, m, x: m(x, mask=lib.from_numpy(np.triu(np.ones((3, 3), bool),
+                                                                          1)),
+                                           src_key_padding_mask=lib.from_numpy(_KPM.copy())),
+                       (3, 2, 4)),
+    "lambda_activation": (dict(activation="tanh_lambda"), lambda lib, m, x: m(x), (3, 2, 4)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", list(ENCODER_STACK_CALLS))
+def test_encoder_stack_masks_and_options_match_torch(case):
+    kwargs, call, shape = ENCODER_STACK_CALLS[case]
+
+    def make(lib):
+        kw = dict(kwargs)
+        if kw.get("activation") == "tanh_lambda":
+            kw["activation"] = lambda t: lib.tanh(t)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, **kw)
+
+        class Wrap(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+            def forward(self, x):
+                return call(lib, self.encoder, x)
+
+        return Wrap()
+
+    module_parity(make, [randn(*shape)])
