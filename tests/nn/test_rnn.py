@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import retrograd
-from retrograd.autograd import gradcheck
+from retrograd.autograd import gradcheck, gradgradcheck
 from tests.nn.nn_harness import module_parity, randn
 from tests.parity.harness import both, error_of
 
@@ -113,8 +113,11 @@ def test_cell_gradcheck(cls_name):
     cell = getattr(retrograd.nn, cls_name)(2, 3).double()
     x = retrograd.randn(2, 2, dtype=retrograd.float64, requires_grad=True)
     h = retrograd.randn(2, 3, dtype=retrograd.float64, requires_grad=True)
-    assert gradcheck(lambda x, h, *ws: cell(x, (h, h * 0.5) if cls_name == "LSTMCell" else h),
-                     (x, h, *cell.parameters()))
+    def fn(x, h, *weights):
+        return cell(x, (h, h * 0.5) if cls_name == "LSTMCell" else h)
+
+    assert gradcheck(fn, (x, h, *cell.parameters()))
+    assert gradgradcheck(fn, (x, h))
 
 
 def _cell(cls_name, kwargs, n_state):
