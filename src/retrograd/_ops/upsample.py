@@ -252,6 +252,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     dims = input.dim() - 2
     if mode == "area" and dims in (1, 2):
         return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, out)
+    if mode == "area" and dims == 3:
+        raise NotImplementedError("interpolate: mode 'area' needs adaptive_avg_pool3d, which "
+                                  "retrograd does not have yet")
     entry = _OPS.get((mode, dims))
     if entry is not None:
         fn, align = entry
