@@ -318,3 +318,13 @@ def test_unpad_sequence_leaves_its_input_alone():
     parts = retrograd.nn.utils.rnn.unpad_sequence(padded, retrograd.tensor([2, 4, 1]))
     assert tuple(padded.shape) == (4, 3, 2)
     assert [tuple(p.shape) for p in parts] == [(2, 2), (4, 2), (1, 2)]
+
+
+def test_classes_are_importable_from_torchs_module_paths():
+    from retrograd.nn.modules.rnn import GRUCell, LSTMCell, RNNBase, RNNCell
+    from retrograd.nn.modules.transformer import Transformer, TransformerDecoderLayer
+
+    nn = retrograd.nn
+    assert (RNNCell, LSTMCell, GRUCell, RNNBase) == (nn.RNNCell, nn.LSTMCell, nn.GRUCell,
+                                                     nn.RNNBase)
+    assert (Transformer, TransformerDecoderLayer) == (nn.Transformer, nn.TransformerDecoderLayer)

@@ -23,11 +23,20 @@ from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
 from retrograd.nn.modules.module import Module
-from retrograd.nn.modules.rnn_cell import gru_step, lstm_step, relu_step, tanh_step
+from retrograd.nn.modules.rnn_cell import (  # the cells live beside the layers, as in torch
+    GRUCell,
+    LSTMCell,
+    RNNCell,
+    RNNCellBase,
+    gru_step,
+    lstm_step,
+    relu_step,
+    tanh_step,
+)
 from retrograd.nn.parameter import Parameter
 from retrograd.nn.utils.rnn import PackedSequence
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 F = nn.functional
 _STEPS = {"RNN_TANH": tanh_step, "RNN_RELU": relu_step, "LSTM": lstm_step, "GRU": gru_step}
