@@ -211,11 +211,12 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         finals: list = []
         x = data
+        all_weights = self.all_weights
         for layer in range(self.num_layers):
             outs = []
             for direction in range(directions):
                 idx = layer * directions + direction
-                w = self.all_weights[idx]
+                w = all_weights[idx]
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
                 w_hr = w[-1] if self.proj_size > 0 else None
