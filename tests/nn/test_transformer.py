@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import retrograd
+from retrograd.autograd import gradcheck
 from tests.nn.nn_harness import module_parity, randn
 from tests.parity.harness import both, error_of
 
@@ -184,3 +185,186 @@ def test_encoder_layer_in_train_mode_uses_dropout():
     assert not np.allclose(a.detach().numpy(), b.detach().numpy())
     layer.eval()
     np.testing.assert_array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
+
+
+# --- decoder and the full Transformer ------------------------------------------------------------
+DECODER = {
+    "post_norm": dict(d_model=4, nhead=2, dim_feedforward=6, dropout=0.0),
+    "pre_norm_gelu_batch_first": dict(d_model=4, nhead=2, dim_feedforward=6, dropout=0.0,
+                                      norm_first=True, activation="gelu", batch_first=True),
+    "callable_activation_no_bias": dict(d_model=4, nhead=1, dim_feedforward=3, dropout=0.0,
+                                        bias=False, layer_norm_eps=1e-3),
+}
+
+
+def _with_masks(make_inner, masks, call):
+    """A wrapper that passes NumPy masks (converted per library) as keyword arguments."""
+
+    def make(lib):
+        class Wrap(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = make_inner(lib)
+
+            def forward(self, *xs):
+                kw = {}
+                for name, value in masks.items():
+                    if isinstance(value, np.ndarray):
+                        value = lib.from_numpy(value.copy())
+                        if value.is_floating_point():
+                            value = value.to(xs[0].dtype)
+                    kw[name] = value
+                return call(self.inner, *xs, **kw)
+
+        return Wrap()
+
+    return make
+
+
+def _causal(n):
+    return np.triu(np.full((n, n), -np.inf, np.float32), 1)
+
+
+@pytest.mark.parametrize("case", list(DECODER))
+def test_decoder_layer_matches_torch(case):
+    kwargs = dict(DECODER[case])
+    batch_first = kwargs.get("batch_first", False)
+
+    def make(lib):
+        kw = dict(kwargs)
+        if case == "callable_activation_no_bias":
+            kw["activation"] = lib.nn.functional.silu
+        return lib.nn.TransformerDecoderLayer(**kw)
+
+    tgt, mem = (randn(2, 3, 4), randn(2, 5, 4, seed=1)) if batch_first else (
+        randn(3, 2, 4), randn(5, 2, 4, seed=1))
+    module_parity(make, [tgt, mem])
+    masks = {"tgt_mask": np.triu(np.ones((3, 3), bool), 1),
+             "memory_mask": randn(3, 5, seed=3),
+             "tgt_key_padding_mask": np.array([[False, False, True], [False, False, False]]),
+             "memory_key_padding_mask": np.array([[False] * 4 + [True], [False] * 5])}
+    module_parity(_with_masks(make, masks, lambda m, t, s, **kw: m(t, s, **kw)), [tgt, mem])
+    causal = {"tgt_mask": _causal(3), "tgt_is_causal": True}
+    module_parity(_with_masks(make, causal, lambda m, t, s, **kw: m(t, s, **kw)), [tgt, mem])
+    module_parity(make, [randn(3, 4), randn(5, 4, seed=1)])  # unbatched
+
+
+def test_decoder_stack_matches_torch():
+    def make(lib):
+        layer = lib.nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+        return lib.nn.TransformerDecoder(layer, 2, norm=lib.nn.LayerNorm(4))
+
+    module_parity(make, [randn(2, 3, 4), randn(2, 5, 4, seed=1)])
+    masks = {"tgt_mask": _causal(3)}  # detected as causal
+    module_parity(_with_masks(make, masks, lambda m, t, s, **kw: m(t, s, **kw)),
+                  [randn(2, 3, 4), randn(2, 5, 4, seed=1)])
+
+
+TRANSFORMER = {
+    "default": dict(d_model=4, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                    dim_feedforward=6, dropout=0.0),
+    "pre_norm_batch_first_gelu": dict(d_model=4, nhead=2, num_encoder_layers=1,
+                                      num_decoder_layers=2, dim_feedforward=6, dropout=0.0,
+                                      batch_first=True, norm_first=True, activation="gelu"),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSFORMER))
+def test_transformer_matches_torch(case):
+    kwargs = TRANSFORMER[case]
+    batch_first = kwargs.get("batch_first", False)
+
+    def make(lib):
+        return lib.nn.Transformer(**kwargs)
+
+    src, tgt = (randn(2, 5, 4), randn(2, 3, 4, seed=1)) if batch_first else (
+        randn(5, 2, 4), randn(3, 2, 4, seed=1))
+    module_parity(make, [src, tgt])
+    masks = {"tgt_mask": _causal(3),
+             "src_key_padding_mask": np.array([[False] * 4 + [True], [False] * 5]),
+             "memory_key_padding_mask": np.array([[False] * 4 + [True], [False] * 5])}
+    module_parity(_with_masks(make, masks, lambda m, s, t, **kw: m(s, t, **kw)), [src, tgt])
+
+
+def test_transformer_names_mask_and_errors_match_torch():
+    def prog(lib):
+        nn = lib.nn
+        m = nn.Transformer(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                           dim_feedforward=6)
+        names = [(k, tuple(v.shape)) for k, v in m.state_dict().items()]
+        return [names, repr(m), nn.Transformer.generate_square_subsequent_mask(3),
+                nn.Transformer.generate_square_subsequent_mask(2, dtype=lib.float64),
+                error_of(m, lib.zeros(5, 2, 4), lib.zeros(3, 3, 4)),
+                error_of(m, lib.zeros(5, 2, 4), lib.zeros(3, 2, 5)),
+                error_of(nn.TransformerDecoderLayer, 4, 2, activation="tanh")]
+
+    with pytest.warns(UserWarning):
+        both(prog)
+
+
+def test_transformer_init_is_xavier_on_matrices():
+    retrograd.manual_seed(0)
+    m = retrograd.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                                 dim_feedforward=16)
+    w = m.decoder.layers[0].linear1.weight.detach().numpy()
+    bound = np.sqrt(6.0 / (8 + 16))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+    assert (m.decoder.norm.weight.detach().numpy() == 1).all()
+
+
+def test_transformer_gradcheck():
+    retrograd.manual_seed(0)
+    m = retrograd.nn.Transformer(d_model=2, nhead=1, num_encoder_layers=1, num_decoder_layers=1,
+                                 dim_feedforward=2, dropout=0.0).double()
+    src = retrograd.randn(3, 1, 2, dtype=retrograd.float64, requires_grad=True)
+    tgt = retrograd.randn(2, 1, 2, dtype=retrograd.float64, requires_grad=True)
+    mask = retrograd.nn.Transformer.generate_square_subsequent_mask(2, dtype=retrograd.float64)
+    params = [p for n, p in m.named_parameters() if "decoder.layers.0" in n]
+    assert gradcheck(lambda s, t, *ws: m(s, t, tgt_mask=mask), (src, tgt, *params))
+
+
+def _causal_mask(lib, n):
+    return lib.nn.Transformer.generate_square_subsequent_mask(n).double()
+
+
+_KPM = np.array([[False, False, True], [False, False, False]])
+ENCODER_STACK_CALLS = {
+    "causal_hint": (dict(), lambda lib, m, x: m(x, mask=_causal_mask(lib, 3), is_causal=True),
+                    (3, 2, 4)),
+    "causal_detected_with_padding": (
+        dict(batch_first=True),
+        lambda lib, m, x: m(x, mask=_causal_mask(lib, 3),
+                            src_key_padding_mask=lib.from_numpy(_KPM.copy())), (2, 3, 4)),
+    "unbatched_pre_norm": (dict(norm_first=True),
+                           lambda lib, m, x: m(x, mask=_causal_mask(lib, 3)), (3, 4)),
+    "bool_mask_gelu": (dict(activation="gelu"),
+                       lambda lib, m, x: m(x, mask=lib.from_numpy(np.triu(np.ones((3, 3), bool),
+                                                                          1)),
+                                           src_key_padding_mask=lib.from_numpy(_KPM.copy())),
+                       (3, 2, 4)),
+    "lambda_activation": (dict(activation="tanh_lambda"), lambda lib, m, x: m(x), (3, 2, 4)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", list(ENCODER_STACK_CALLS))
+def test_encoder_stack_masks_and_options_match_torch(case):
+    kwargs, call, shape = ENCODER_STACK_CALLS[case]
+
+    def make(lib):
+        kw = dict(kwargs)
+        if kw.get("activation") == "tanh_lambda":
+            kw["activation"] = lambda t: lib.tanh(t)
+        layer = lib.nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, **kw)
+
+        class Wrap(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+            def forward(self, x):
+                return call(lib, self.encoder, x)
+
+        return Wrap()
+
+    module_parity(make, [randn(*shape)])

@@ -72,3 +72,9 @@ SAMPLES = [
     Sample(F + "sigmoid", (arr(2, 3),)),
     Sample(F + "tanh", (arr(2, 3),)),
 ]
+
+SAMPLES += [
+    Sample(F + "glu", (arr(2, 4),)),
+    Sample(F + "glu", (arr(4, 3, noncontig=True), 0), name="dim0"),
+    Sample(F + "glu", (arr(2, 6, 2),), {"dim": -2}, name="kw_neg_dim"),
+]

@@ -14,6 +14,7 @@ import numpy as np
 
 from retrograd._ops import comparison as C
 from retrograd._ops import pointwise as P
+from retrograd._ops import shape as S
 from retrograd._ops.layout import (
     inplace_forward,
     inplace_of,
@@ -386,13 +387,39 @@ def _f_gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return gelu(input, approximate)
 
 
+# --- glu ----------------------------------------------------------------------------------------
+
+
+def _glu_forward(a, dim):
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = S.wrap_dim(dim, a.ndim)
+    if a.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{a.shape[d]}")
+    first, second = np.split(a, 2, axis=d)
+    return first * P._sigmoid(second)
+
+
+def _glu_backward(grad, self, dim):
+    """d/da (a * s(b)) = s(b); d/db = a * s(b) * (1 - s(b))."""
+    first, second = self.chunk(2, dim)
+    gate = P.sigmoid(second)
+    grad_first = grad * gate
+    return S.cat([grad_first, grad_first * first * (1 - gate)], dim)
+
+
+glu = op("glu(Tensor self, int dim=-1) -> Tensor", _glu_forward, grads={"self": _glu_backward},
+         function=False, method=False)
+
+
 _FUNCTIONAL_NAMES = {
     "relu": _f_relu, "relu_": relu_, "gelu": _f_gelu, "silu": _f_silu,
     "softplus": _f_softplus, "elu": _f_elu, "elu_": _f_elu_, "leaky_relu": _f_leaky_relu,
     "leaky_relu_": _f_leaky_relu_, "hardtanh": _f_hardtanh, "hardtanh_": _f_hardtanh_,
     "relu6": _f_relu6, "selu": selu, "selu_": selu_, "mish": _f_mish,
     "hardsigmoid": _f_hardsigmoid, "hardswish": _f_hardswish, "logsigmoid": log_sigmoid,
-    "sigmoid": P.sigmoid, "tanh": P.tanh,
+    "sigmoid": P.sigmoid, "tanh": P.tanh, "glu": glu,
 }
 for _name, _fn in _FUNCTIONAL_NAMES.items():
     register_functional(_name, _fn)

@@ -30,6 +30,14 @@ from retrograd.nn.modules.loss import (
     L1Loss, NLLLoss, KLDivLoss, MSELoss, BCELoss, BCEWithLogitsLoss, SmoothL1Loss, HuberLoss,
     CrossEntropyLoss,
 )
+from retrograd.nn.modules.transformer_decoder import (
+    TransformerDecoderLayer, TransformerDecoder, Transformer,
+)
+from retrograd.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from retrograd.nn.modules.fold import Fold, Unfold
+from retrograd.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from retrograd.nn.modules.rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell
+from retrograd.nn.modules.rnn import RNNBase, RNN, LSTM, GRU
 from retrograd.nn.modules.transformer import (
     MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
 )
@@ -46,4 +54,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding", "Flatten",
     "Unflatten", "L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
     "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "MultiheadAttention",
-    "TransformerEncoderLayer", "TransformerEncoder"]
+    "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
+    "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "TransformerDecoderLayer", "TransformerDecoder",
+    "Transformer", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d"]

@@ -469,3 +469,13 @@ class TransformerEncoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+def __getattr__(name: str) -> Any:
+    """The decoder classes, reachable here as in torch.nn.modules.transformer (they live in
+    transformer_decoder, which imports this module)."""
+    if name in ("TransformerDecoderLayer", "TransformerDecoder", "Transformer"):
+        from retrograd.nn.modules import transformer_decoder
+
+        return getattr(transformer_decoder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,295 @@
+"""Upsampling (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic, trilinear.
+
+NOTE [Separable resampling]
+Every mode here resamples each spatial dimension independently: output = input multiplied along
+dimension d by an (out_d, in_d) matrix whose rows hold the interpolation weights of one output
+position (one 1 for nearest; two weights for linear; four, at clamped indices, for cubic). The
+forward applies the matrices, the backward applies their transposes (`*_backward` ops), and the
+backward's derivative is the forward again, so double backward needs no extra code. Source
+positions and weights follow torch's CPU kernels: nearest computes in float32, the interpolating
+modes in the input's precision.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from retrograd._ops.conv import adaptive_avg_pool1d, adaptive_avg_pool2d
+from retrograd._ops.registry import op, register_functional
+from retrograd._tensor import Tensor
+
+_CUBIC_A = -0.75
+
+
+def _scale(in_size: int, out_size: int, align_corners: bool, scale, dtype) -> float:
+    """Source positions per output position (torch's area_pixel_compute_scale)."""
+    if align_corners:
+        return dtype.type((in_size - 1) / (out_size - 1)) if out_size > 1 else dtype.type(0)
+    if scale is not None and scale > 0:
+        return dtype.type(1.0) / dtype.type(scale)
+    return dtype.type(in_size) / dtype.type(out_size)
+
+
+def _nearest_matrix(in_size: int, out_size: int, scale, exact: bool, dtype) -> np.ndarray:
+    f32 = np.dtype(np.float32)
+    s = f32.type(1.0) / f32.type(scale) if scale is not None and scale > 0 else (
+        f32.type(in_size) / f32.type(out_size))
+    dst = np.arange(out_size, dtype=np.float32)
+    if exact:
+        dst = dst + np.float32(0.5)
+    src = np.minimum(np.floor(dst * s).astype(np.int64), in_size - 1)
+    m = np.zeros((out_size, in_size), dtype)
+    m[np.arange(out_size), src] = 1
+    return m
+
+
+def _linear_matrix(in_size: int, out_size: int, align_corners: bool, scale,
+                   dtype) -> np.ndarray:
+    s = _scale(in_size, out_size, align_corners, scale, dtype)
+    dst = np.arange(out_size).astype(dtype)
+    real = s * dst if align_corners else np.maximum(s * (dst + dtype.type(0.5)) - dtype.type(0.5),
+                                                    dtype.type(0))
+    index = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
+    lam = np.clip(real - index.astype(dtype), 0, 1).astype(dtype)
+    nxt = index + (index < in_size - 1)
+    m = np.zeros((out_size, in_size), dtype)
+    rows = np.arange(out_size)
+    np.add.at(m, (rows, index), 1 - lam)
+    np.add.at(m, (rows, nxt), lam)
+    return m
+
+
+def _cubic_matrix(in_size: int, out_size: int, align_corners: bool, scale,
+                  dtype) -> np.ndarray:
+    s = _scale(in_size, out_size, align_corners, scale, dtype)
+    dst = np.arange(out_size).astype(dtype)
+    real = s * dst if align_corners else s * (dst + dtype.type(0.5)) - dtype.type(0.5)
+    index = np.floor(real).astype(np.int64)
+    t = (real - index.astype(dtype)).astype(dtype)
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((out_size, in_size), dtype)
+    rows = np.arange(out_size)
+    for k, w in enumerate(weights):
+        np.add.at(m, (rows, np.clip(index - 1 + k, 0, in_size - 1)), w.astype(dtype))
+    return m
+
+
+def _matrices(kind: str, in_sizes, out_sizes, align_corners, scales, dtype) -> list:
+    dtype = np.dtype(dtype)
+    scales = scales if scales is not None else [None] * len(out_sizes)
+    out = []
+    for n_in, n_out, sc in zip(in_sizes, out_sizes, scales):
+        if kind in ("nearest", "nearest_exact"):
+            out.append(_nearest_matrix(n_in, n_out, sc, kind == "nearest_exact", dtype))
+        elif kind == "linear":
+            out.append(_linear_matrix(n_in, n_out, align_corners, sc, dtype))
+        else:
+            out.append(_cubic_matrix(n_in, n_out, align_corners, sc, dtype))
+    return out
+
+
+def _apply(a: np.ndarray, mats: list, transpose: bool) -> np.ndarray:
+    """Multiply the trailing len(mats) dimensions of `a` by mats (or their transposes)."""
+    first = a.ndim - len(mats)
+    for i, m in enumerate(mats):
+        moved = np.moveaxis(a, first + i, -1)
+        a = np.moveaxis(moved @ (m if transpose else m.T), -1, first + i)
+    return np.ascontiguousarray(a)
+
+
+def _check_sizes(a: np.ndarray, output_size, dims: int) -> None:
+    in_sizes = a.shape[2:]
+    if a.ndim != dims + 2:
+        raise RuntimeError(f"It is expected input_size equals to {dims + 2}, but got size "
+                           f"{a.ndim}")
+    if len(output_size) != dims:
+        raise RuntimeError(f"It is expected output_size equals to {dims}, but got size "
+                           f"{len(output_size)}")
+    if min(in_sizes) <= 0 or min(output_size) <= 0:
+        spatial = ", ".join(f"{'DHW'[3 - dims + i]}: {v}" for i, v in enumerate(in_sizes))
+        out = ", ".join(f"{'DHW'[3 - dims + i]}: {v}" for i, v in enumerate(output_size))
+        joint = " and" if dims == 1 else ""  # torch's 1-D message has an "and"
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({spatial}){joint} output ({out})")
+
+
+def _declare(name: str, kind: str, dims: int, align: bool, node: str) -> tuple:
+    """The forward op `name` and its backward `name_backward` (NOTE [Separable resampling])."""
+    ac = " bool align_corners," if align else ""
+
+    def forward(a, output_size, *rest):
+        align_corners, scales = rest if align else (False, rest[0])
+        _check_sizes(a, output_size, dims)
+        return _apply(a, _matrices(kind, a.shape[2:], output_size, align_corners, scales,
+                                   a.dtype), transpose=False)
+
+    def backward(g, output_size, input_size, *rest):
+        align_corners, scales = rest if align else (False, rest[0])
+        return _apply(g, _matrices(kind, input_size[2:], output_size, align_corners, scales,
+                                   g.dtype), transpose=True)
+
+    if align:
+        def fwd_grad(grad, self_shape, output_size, align_corners, scale_factors):
+            return bwd_op(grad, output_size, self_shape, align_corners, scale_factors)
+
+        def bwd_grad(grad, output_size, align_corners, scale_factors):
+            return fwd_op(grad, output_size, align_corners, scale_factors)
+    else:
+        def fwd_grad(grad, self_shape, output_size, scale_factors):
+            return bwd_op(grad, output_size, self_shape, scale_factors)
+
+        def bwd_grad(grad, output_size, scale_factors):
+            return fwd_op(grad, output_size, scale_factors)
+
+    bwd_op = op(f"{name}_backward(Tensor grad_output, SymInt[] output_size, "
+                f"SymInt[] input_size,{ac} float[]? scale_factors=None) -> Tensor", backward,
+                grads={"grad_output": bwd_grad}, node=f"{node}BackwardBackward0",
+                function=False, method=False)
+    fwd_op = op(f"{name}(Tensor self, SymInt[] output_size,{ac} float[]? scale_factors=None) "
+                "-> Tensor", forward, grads={"self": fwd_grad}, node=f"{node}Backward0",
+                function=False, method=False)
+    return fwd_op, bwd_op
+
+
+_OPS = {}  # (mode, spatial dims) -> (op, takes align_corners)
+for _mode, _kind, _dims, _name, _node in (
+        ("nearest", "nearest", 1, "upsample_nearest1d", "UpsampleNearest1D"),
+        ("nearest", "nearest", 2, "upsample_nearest2d", "UpsampleNearest2D"),
+        ("nearest", "nearest", 3, "upsample_nearest3d", "UpsampleNearest3D"),
+        ("nearest-exact", "nearest_exact", 1, "_upsample_nearest_exact1d",
+         "UpsampleNearestExact1D"),
+        ("nearest-exact", "nearest_exact", 2, "_upsample_nearest_exact2d",
+         "UpsampleNearestExact2D"),
+        ("nearest-exact", "nearest_exact", 3, "_upsample_nearest_exact3d",
+         "UpsampleNearestExact3D"),
+        ("linear", "linear", 1, "upsample_linear1d", "UpsampleLinear1D"),
+        ("bilinear", "linear", 2, "upsample_bilinear2d", "UpsampleBilinear2D"),
+        ("trilinear", "linear", 3, "upsample_trilinear3d", "UpsampleTrilinear3D"),
+        ("bicubic", "cubic", 2, "upsample_bicubic2d", "UpsampleBicubic2D")):
+    _align = not _kind.startswith("nearest")
+    _OPS[(_mode, _dims)] = (_declare(_name, _kind, _dims, _align, _node)[0], _align)
+
+
+def _is_integer(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) or (
+        isinstance(x, Tensor) and not x.is_floating_point() and x.dim() == 0)
+
+
+def _sizes(input: Tensor, size, scale_factor, recompute_scale_factor, mode: str):
+    """(output_size, scale_factors) as torch's F.interpolate resolves them."""
+    dim = input.dim() - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{spatial} and output size of {size}. Please provide input "
+                                 "tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, "
+                                "int] or Tuple[int, int, int], but got size with types "
+                                f"{[type(x) for x in size]}")
+            out = [int(x) for x in size]
+        else:
+            out = [int(size)] * dim
+    elif scale_factor is not None:
+        out = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial "
+                                 "dimensions, but got input with spatial dimensions of "
+                                 f"{spatial} and scale_factor of shape {scale_factor}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and out is None:
+        recompute_scale_factor = True
+    if out is None:  # output sizes from the scales; the kernels see the scales unless recomputed
+        out = [math.floor(n * s) for n, s in zip(spatial, scales)]
+        if recompute_scale_factor:
+            scales = None
+    return out, scales
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions of a (N, C, *spatial) input; torch's modes and rules."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    out, scales = _sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if antialias:
+        if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                             "modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    dims = input.dim() - 2
+    if mode == "area" and dims in (1, 2):
+        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, out)
+    if mode == "area" and dims == 3:
+        raise NotImplementedError("interpolate: mode 'area' needs adaptive_avg_pool3d, which "
+                                  "retrograd does not have yet")
+    entry = _OPS.get((mode, dims))
+    if entry is not None:
+        fn, align = entry
+        return fn(input, out, align_corners, scales) if align else fn(input, out, scales)
+    wanted = {"linear": 3, "bilinear": 4, "trilinear": 5}
+    if mode in wanted and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                  f"{wanted[mode]}D input")
+    raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                              f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                              "bicubic | trilinear | lanczos | area | nearest-exact (got "
+                              f"{mode})")
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """The deprecated name of interpolate."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+for _fn in (interpolate, upsample, upsample_nearest, upsample_bilinear):
+    register_functional(_fn.__name__, _fn)
