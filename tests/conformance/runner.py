@@ -103,6 +103,20 @@ def score(entries: dict) -> dict:
     return counts
 
 
+def control_from(tracked: dict) -> dict:
+    """The control run as the tracked list recorded it: every counted test passed on torch."""
+    control = {}
+    for test_id, (status, reason) in tracked.items():
+        if status == "uncounted":
+            why = reason.removeprefix("on torch 2.13: ")
+            kind, _, detail = why.partition(": ")
+            control[test_id] = {"status": kind if kind != "not collected" else "crash",
+                                "reason": detail}
+        else:
+            control[test_id] = {"status": "pass", "reason": ""}
+    return control
+
+
 def classify_all(control: dict, ours: dict) -> dict:
     """The tracked list from a control run and a retrograd run."""
     entries = {}
