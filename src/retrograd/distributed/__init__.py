@@ -31,6 +31,7 @@ __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "get
 SPIN_SECONDS = 2e-4
 MAX_SLEEP = 1e-3
 FAILURE_GRACE = 0.5  # seconds an operation may still finish after a failure notice
+DRAIN_PROBES = 20
 STUCK_GRACE = 1.0  # seconds destroy_process_group waits for sends that timed out
 SIZE_MISMATCH = ("Received data size doesn't match expected size: the message from rank {src} "
                  "(tag {tag}) is larger than the {nbytes}-byte receive buffer. Is there a "
@@ -147,9 +148,14 @@ def _drain(comm: Any) -> None:
     from mpi4py import MPI
 
     status = MPI.Status()
-    while comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG, status):
-        scratch = np.empty(status.Get_count(MPI.BYTE), np.uint8)
-        comm.Recv(scratch, status.Get_source(), status.Get_tag())
+    misses = 0
+    while misses < DRAIN_PROBES:  # a message may need a few rounds of progress to show up
+        if comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG, status):
+            scratch = np.empty(status.Get_count(MPI.BYTE), np.uint8)
+            comm.Recv(scratch, status.Get_source(), status.Get_tag())
+            misses = 0
+        else:
+            misses += 1
 
 
 def _check_abort() -> None:
