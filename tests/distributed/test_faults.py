@@ -49,7 +49,8 @@ def _job_processes(token: str) -> set[int]:
 
 
 def _assert_all_gone(token: str, text: str) -> None:
-    pids = {int(p) for p in re.findall(r"pid \d (\d+)", text)}
+    pids = {int(p) for pair in re.findall(r"pid \d+ (\d+) (\d+)", text) for p in pair}
+    pids.discard(1)
     deadline = time.monotonic() + 3
     while True:
         left = _job_processes(token) | {p for p in pids if _running(p)}

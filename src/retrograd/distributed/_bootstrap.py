@@ -39,7 +39,14 @@ def _record(name: str, content: dict) -> None:
 
 
 def _print_failure(rank: int, exc: BaseException) -> None:
-    lines = "".join(traceback.format_exception(exc)).rstrip("\n").split("\n")
+    tb = exc.__traceback__
+    # start at the user's script: the frames of this module and runpy say nothing to the user
+    while tb is not None and tb.tb_next is not None and (
+            tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+            or tb.tb_frame.f_code.co_filename.startswith("<frozen")):
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    lines = text.rstrip("\n").split("\n")
     sys.stderr.write("".join(f"[rank{rank}]: {line}\n" for line in lines))
     sys.stderr.flush()
 
@@ -71,7 +78,7 @@ def main() -> None:
     size = _env_int("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", default=1)
     local = _env_int("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", default=rank)
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(local), WORLD_SIZE=str(size))
-    _record(f"pid-{rank}.json", {"rank": rank, "pid": os.getpid()})
+    _record(f"pid-{rank}.json", {"rank": rank, "pid": os.getpid(), "ppid": os.getppid()})
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
     code = 0

@@ -22,6 +22,7 @@ class JobWatch:
         self.run_dir = run_dir
         self.nranks = nranks
         self.pids: dict[int, int] = {}
+        self.proxies: set[int] = set()  # the MPI proxies that started the ranks
         self.fds: dict[int, int] = {}  # pidfd -> rank
         self.poller = select.poll() if _HAS_PIDFD else None
         self.ended: set[int] = set()
@@ -60,6 +61,7 @@ class JobWatch:
             if rec is None:
                 continue
             pid = self.pids[r] = int(rec["pid"])
+            self.proxies.add(int(rec.get("ppid", 0)))
             if self.poller is None:
                 continue
             try:
@@ -127,12 +129,15 @@ class JobWatch:
         self._find_new()
         return any(_alive(pid) for pid in self.pids.values())
 
-    def kill_all(self, signum: int) -> None:
-        """Send `signum` to every rank still running (only processes that are still ranks of
-        this job: a pid may have been reused)."""
+    def kill_all(self, signum: int, proxies: bool = False) -> None:
+        """Send `signum` to every rank still running, and to their MPI proxies if asked (only
+        processes that still are what they were: a pid may have been reused)."""
         self._find_new()
-        for pid in self.pids.values():
-            if _alive(pid) and _is_rank(pid):
+        targets = [(pid, b"retrograd.distributed._bootstrap") for pid in self.pids.values()]
+        if proxies:
+            targets += [(pid, b"hydra_pmi_proxy") for pid in self.proxies if pid > 1]
+        for pid, marker in targets:
+            if _alive(pid) and _runs(pid, marker):
                 try:
                     os.kill(pid, signum)
                 except ProcessLookupError:
@@ -161,10 +166,10 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")  # a zombie has ended; its proxy reaps it soon
 
 
-def _is_rank(pid: int) -> bool:
+def _runs(pid: int, marker: bytes) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"retrograd.distributed._bootstrap" in f.read()
+            return marker in f.read()
     except FileNotFoundError:
         return False
     except OSError:

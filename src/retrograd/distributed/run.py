@@ -86,7 +86,7 @@ def _supervise(proc: subprocess.Popen, watch: JobWatch, received: list, script: 
             _killpg(proc, signal.SIGKILL)
             code = _wait(proc, SIGNAL_GRACE)
     watch.wait(0)
-    watch.kill_all(signal.SIGKILL)  # a rank must not outlive its job
+    watch.kill_all(signal.SIGKILL, proxies=True)  # nothing may outlive its job
     _killpg(proc, signal.SIGKILL)
     if code != 0 or watch.root_cause() is not None:
         sys.stderr.write(watch.summary(script))
@@ -101,7 +101,7 @@ def _stop(proc: subprocess.Popen, watch: JobWatch, signum: int) -> int:
     deadline = time.monotonic() + SIGNAL_GRACE
     while time.monotonic() < deadline and (proc.poll() is None or watch.any_alive()):
         time.sleep(POLL)
-    watch.kill_all(signal.SIGKILL)
+    watch.kill_all(signal.SIGKILL, proxies=True)
     _killpg(proc, signal.SIGKILL)
     _wait(proc, SIGNAL_GRACE)
     return 128 + signum

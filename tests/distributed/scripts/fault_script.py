@@ -1,7 +1,8 @@
 """Run by tests/distributed/test_faults.py through the launcher (2 ranks).
 
 argv: a mode (what goes wrong), then a token the test uses to find this job's processes.
-Every rank first prints `pid <rank> <pid>` so the test can check that it is gone afterwards.
+Every rank first prints `pid <rank> <pid> <parent pid>` so the test can check that it and the
+MPI proxy that started it are gone afterwards.
 """
 
 import os
@@ -16,7 +17,7 @@ mode = sys.argv[1]
 dist.init_process_group("mpi", timeout=1 if mode in ("recv_timeout", "send_timeout",
                                                        "send_timeout_caught") else 300)
 r = dist.get_rank()
-print(f"pid {r} {os.getpid()}", flush=True)
+print(f"pid {r} {os.getpid()} {os.getppid()}", flush=True)
 dist.barrier()
 
 
