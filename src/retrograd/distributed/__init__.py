@@ -4,13 +4,15 @@ Tensors travel as their NumPy buffers (mpi4py's buffer interface, preallocated a
 pickled. A rank waiting for a message spins briefly and then polls with short sleeps, so waiting
 ranks do not take the CPU from computing ones when ranks outnumber cores.
 
-Failure: `abort(reason)` tells every other rank (on a reserved tag) that this rank failed; any
-rank that is waiting notices it and raises RankFailure naming the failed rank and its reason,
-so no rank hangs on a message that will never come.
+Failure: `abort(reason)` tells every other rank (on a communicator of its own, see _failure.py)
+that this rank failed; any rank that is waiting notices it and raises RankFailure naming the
+failed rank and its reason, so no rank hangs on a message that will never come. Under
+retrograd.distributed.run an uncaught exception does this by itself (see _bootstrap.py).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from enum import Enum
@@ -19,21 +21,22 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor
+from retrograd.distributed._failure import Notices, RankFailure
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "get_rank",
            "get_world_size", "isend", "irecv", "send", "recv", "P2POp", "batch_isend_irecv",
            "barrier", "all_reduce", "broadcast", "ReduceOp", "Work", "RankFailure", "abort",
            "is_available"]
 
-ABORT_TAG = 32000  # reserved for failure notices
-ABORT_BYTES = 1024
 SPIN_SECONDS = 2e-4
 MAX_SLEEP = 1e-3
 FAILURE_GRACE = 0.5  # seconds an operation may still finish after a failure notice
-
-
-class RankFailure(RuntimeError):
-    """Another rank failed; raised on every rank that was waiting for it."""
+DRAIN_PROBES = 20
+STUCK_GRACE = 1.0  # seconds destroy_process_group waits for sends that timed out
+SIZE_MISMATCH = ("Received data size doesn't match expected size: the message from rank {src} "
+                 "(tag {tag}) is larger than the {nbytes}-byte receive buffer. Is there a "
+                 "distributed collective mismatch in your code?")
+TIMED_OUT = "Timed out waiting {ms}ms for {op} operation to complete ({what})"
 
 
 class ReduceOp(Enum):
@@ -49,11 +52,9 @@ class _Group:
     rank: int = 0
     size: int = 1
     timeout: float = 300.0
-    abort_buf: np.ndarray | None = None
-    abort_req: Any = None
-    failure: str | None = None
-    abort_msg: Any = None
-    abort_sends: Any = None
+    notices: Notices | None = None
+    # sends that timed out: MPI cannot withdraw them, they are freed at destroy
+    stuck: list = []
 
 
 _group = _Group()
@@ -90,10 +91,11 @@ def init_process_group(backend: str = "mpi", init_method: str | None = None,
     if timeout is not None:
         _group.timeout = timeout.total_seconds() if hasattr(timeout, "total_seconds") \
             else float(timeout)
-    _group.failure = None
-    # a standing receive for failure notices from any rank
-    _group.abort_buf = np.zeros(ABORT_BYTES, np.uint8)
-    _group.abort_req = comm.Irecv(_group.abort_buf, source=MPI.ANY_SOURCE, tag=ABORT_TAG)
+    _group.notices = Notices(comm)
+    _group.stuck = []
+    # free the group's requests and communicator before mpi4py finalizes MPI (its exit hook
+    # runs after Python's), even when the script never calls destroy_process_group
+    atexit.register(destroy_process_group)
 
 
 def _require() -> _Group:
@@ -121,81 +123,118 @@ def destroy_process_group(group: Any = None) -> None:
         return
     from mpi4py import MPI
 
-    if g.abort_req is not None and not g.abort_req.Test():
-        g.abort_req.Cancel()
-        g.abort_req.Wait()
-    if g.abort_sends:
-        deadline = time.monotonic() + 2.0
-        while not MPI.Request.Testall(g.abort_sends) and time.monotonic() < deadline:
+    atexit.unregister(destroy_process_group)
+    if MPI.Is_finalized():
+        g.comm = None
+        return
+    _drain(g.comm)
+    if g.stuck:
+        deadline = time.monotonic() + STUCK_GRACE
+        while not MPI.Request.Testall(g.stuck) and time.monotonic() < deadline:
             time.sleep(1e-3)
+        for req in g.stuck:
+            if req != MPI.REQUEST_NULL:
+                req.Free()
+    g.stuck = []
+    if g.notices is not None:
+        g.notices.close()
     g.comm = None
-    g.abort_req = None
-    g.abort_sends = None
+    g.notices = None
+
+
+def _drain(comm: Any) -> None:
+    """Receive and drop the messages that arrived here and that nobody received: MPI cannot
+    finalize with a large message still half delivered."""
+    from mpi4py import MPI
+
+    status = MPI.Status()
+    misses = 0
+    while misses < DRAIN_PROBES:  # a message may need a few rounds of progress to show up
+        if comm.Iprobe(MPI.ANY_SOURCE, MPI.ANY_TAG, status):
+            scratch = np.empty(status.Get_count(MPI.BYTE), np.uint8)
+            comm.Recv(scratch, status.Get_source(), status.Get_tag())
+            misses = 0
+        else:
+            misses += 1
 
 
 def _check_abort() -> None:
-    g = _group
-    if g.failure is not None:
-        raise RankFailure(g.failure)
-    if g.abort_req is not None and g.abort_req.Test():
-        failed = int(g.abort_buf[:4].view(np.int32)[0])
-        reason = bytes(g.abort_buf[4:]).rstrip(b"\0").decode(errors="replace")
-        g.failure = f"rank {failed} failed: {reason} (rank {g.rank} stops)"
-        raise RankFailure(g.failure)
+    if _group.notices is not None:
+        _group.notices.check()
 
 
-def abort(reason: str = "error") -> None:
-    """Tell every other rank that this one failed (they raise RankFailure when waiting)."""
+def abort(reason: str = "error", failed_rank: int | None = None) -> None:
+    """Tell every other rank that this one (or `failed_rank`) failed: they raise RankFailure
+    when waiting. Only the first notice of a process is sent."""
     g = _require()
-    msg = np.zeros(ABORT_BYTES, np.uint8)
-    msg[:4] = np.array([g.rank], np.int32).view(np.uint8)
-    text = reason.encode()[:ABORT_BYTES - 4]
-    msg[4:4 + len(text)] = np.frombuffer(text, np.uint8)
-    g.abort_msg = msg  # keep the buffer alive while the sends are in flight
-    g.abort_sends = [g.comm.Isend(msg, dest=peer, tag=ABORT_TAG)
-                     for peer in range(g.size) if peer != g.rank]
+    assert g.notices is not None
+    g.notices.notify(reason, failed_rank)
 
 
-def _wait_all(requests: list, what: str, timeout: float | None = None,
-              collective: bool = False) -> None:
-    """Wait for MPI requests: spin briefly, then test-and-sleep; notice failures elsewhere."""
+def _wait_all(work: Work, timeout: float | None = None) -> None:
+    """Wait for a Work's MPI requests: spin briefly, then test-and-sleep; notice failures
+    elsewhere."""
     from mpi4py import MPI
 
     g = _group
-    deadline = time.monotonic() + (g.timeout if timeout is None else timeout)
+    requests = work._requests
+    seconds = g.timeout if timeout is None else timeout
+    deadline = time.monotonic() + seconds
     spin_until = time.perf_counter() + SPIN_SECONDS
     sleep = 1e-5
     while True:
-        if MPI.Request.Testall(requests):
+        if _test(work):
             return
         if time.perf_counter() < spin_until:
             continue
         try:
             _check_abort()
             if time.monotonic() > deadline:
-                raise RuntimeError(f"rank {g.rank}: timed out waiting for {what}")
+                raise RuntimeError("[rank " + str(g.rank) + "] " + TIMED_OUT.format(
+                    ms=round(seconds * 1000), op=work._op, what=work._what))
         except RuntimeError:
             # a collective the failed rank had already joined may be finishing as the notice
             # arrives, and cannot be cancelled: give it a moment, and report the failure at the
             # next wait instead
-            grace = time.monotonic() + (FAILURE_GRACE if collective else 0.0)
+            grace = time.monotonic() + (FAILURE_GRACE if work._collective else 0.0)
             while time.monotonic() < grace:
                 if MPI.Request.Testall(requests):
                     return
                 time.sleep(1e-3)
-            _cancel(requests)
+            _withdraw(work)
             raise
         time.sleep(sleep)
         sleep = min(sleep * 2, MAX_SLEEP)
 
 
-def _cancel(requests: list) -> None:
-    """Withdraw requests that will never complete (their peer failed). Only point-to-point
-    requests can be cancelled; collectives are left to the process's exit."""
+def _test(work: Work) -> bool:
+    """Whether the requests are done; a message larger than its receive buffer is torch's size
+    mismatch error, not MPI's."""
     from mpi4py import MPI
 
-    for req in requests:
+    try:
+        return MPI.Request.Testall(work._requests)
+    except MPI.Exception as e:
+        if e.Get_error_class() not in (MPI.ERR_TRUNCATE, MPI.ERR_IN_STATUS):
+            raise
+        raise RuntimeError(SIZE_MISMATCH.format(src=work._peer, tag=work._tag,
+                                                nbytes=work._nbytes)) from None
+
+
+def _withdraw(work: Work) -> None:
+    """Give up on requests that will not complete (their peer failed or is late). Receives
+    are cancelled. Sends are not: cancelling a send is deprecated in MPI and crashes some
+    transports (a large send in flight); it is freed at destroy_process_group. Collectives
+    cannot be withdrawn and are left to the process's exit."""
+    from mpi4py import MPI
+
+    for req in work._requests:
         if req.Test():
+            continue
+        if work._op == "send":
+            _group.stuck.append(req)
+            continue
+        if work._collective:
             continue
         try:
             req.Cancel()
@@ -205,20 +244,26 @@ def _cancel(requests: list) -> None:
 
 
 class Work:
-    """A pending operation: wait() blocks (politely) until it is done."""
+    """A pending operation: wait() blocks (politely) until it is done. `op` names it as torch's
+    messages do (send, recv, barrier, allreduce, broadcast)."""
 
-    def __init__(self, requests: list, what: str, on_done: Any = None,
-                 collective: bool = False) -> None:
+    def __init__(self, requests: list, op: str, what: str, on_done: Any = None,
+                 collective: bool = False, peer: int | None = None, tag: int = 0,
+                 nbytes: int = 0) -> None:
         self._requests = requests
+        self._op = op
         self._what = what
         self._on_done = on_done
         self._done = False
         self._collective = collective
+        self._peer = peer
+        self._tag = tag
+        self._nbytes = nbytes
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
             t = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
-            _wait_all(self._requests, self._what, t, self._collective)
+            _wait_all(self, t)
             self._done = True
             if self._on_done is not None:
                 self._on_done()
@@ -227,9 +272,7 @@ class Work:
     def is_completed(self) -> bool:
         if self._done:
             return True
-        from mpi4py import MPI
-
-        if MPI.Request.Testall(self._requests):
+        if _test(self):
             self.wait()
         return self._done
 
@@ -246,7 +289,7 @@ def _buffer(t: Tensor, writable: bool = False) -> np.ndarray:
 def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     g = _require()
     req = g.comm.Isend(_buffer(tensor), dest=dst, tag=tag)
-    return Work([req], f"send to rank {dst} (tag {tag})")
+    return Work([req], "send", f"to rank {dst}, tag {tag}", peer=dst, tag=tag)
 
 
 def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
@@ -254,9 +297,10 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
 
     g = _require()
     source = MPI.ANY_SOURCE if src is None else src
-    req = g.comm.Irecv(_buffer(tensor, writable=True), source=source, tag=tag)
-    return Work([req], f"receive from rank {src} (tag {tag})",
-                on_done=lambda: _bump(tensor))
+    buf = _buffer(tensor, writable=True)
+    req = g.comm.Irecv(buf, source=source, tag=tag)
+    return Work([req], "recv", f"from rank {'any' if src is None else src}, tag {tag}",
+                on_done=lambda: _bump(tensor), peer=src, tag=tag, nbytes=buf.nbytes)
 
 
 def _bump(t: Tensor) -> None:
@@ -296,7 +340,7 @@ def batch_isend_irecv(p2p_op_list: list) -> list:
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     g = _require()
-    work = Work([g.comm.Ibarrier()], "barrier", collective=True)
+    work = Work([g.comm.Ibarrier()], "barrier", "all ranks", collective=True)
     if async_op:
         return work
     work.wait()
@@ -324,7 +368,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
         np.copyto(buf, result)
         _bump(tensor)
 
-    work = Work([req], "all_reduce", on_done=finish, collective=True)
+    work = Work([req], "allreduce", "all ranks", on_done=finish, collective=True)
     if async_op:
         return work
     work.wait()
@@ -334,7 +378,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
     g = _require()
     req = g.comm.Ibcast(_buffer(tensor, writable=True), root=src)
-    work = Work([req], f"broadcast from rank {src}", on_done=lambda: _bump(tensor),
+    work = Work([req], "broadcast", f"from rank {src}", on_done=lambda: _bump(tensor),
                 collective=True)
     if async_op:
         return work
