@@ -32,7 +32,7 @@ REASON_RULES = [
     (r"missing: torch\._C\.|missing: torch\._C$", "scope",
      "uses torch._C internals that have no meaning in a Python library"),
     (r"to_sparse|sparse_coo|to_dense", "scope", "sparse tensors: retrograd is dense only"),
-    (r"complex|view_as_real|view_as_complex", "scope",
+    (r"complex|view_as_real|view_as_complex|dtype must be retrograd.dtype, not Missing", "scope",
      "complex dtypes: retrograd has real dtypes only"),
 ]
 
