@@ -24,6 +24,15 @@ from retrograd._ops.reduction import return_types
 from retrograd import linalg
 from retrograd import optim
 from retrograd.serialization import save, load
+from retrograd import serialization
+from retrograd._config import (
+    set_default_device, get_default_device, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, set_num_threads,
+    get_num_threads, set_num_interop_threads, get_num_interop_threads,
+    set_float32_matmul_precision, get_float32_matmul_precision,
+)
+from retrograd import accelerator, backends, cuda, mps, onnx
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
