@@ -10,6 +10,9 @@ from retrograd._dtype import (
 )
 from retrograd._dtype import float, int
 from retrograd._device import device
+from retrograd._memory_format import (
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+)
 from retrograd._tensor import Tensor, Size
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns

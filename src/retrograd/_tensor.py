@@ -142,7 +142,14 @@ class Tensor:
         return Storage(self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        return _is_contiguous(self._data)
+        if memory_format is None or memory_format == "contiguous_format":
+            return _is_contiguous(self._data)
+        from retrograd._memory_format import as_format, is_channels_last, is_contiguous_as
+
+        fmt = as_format(memory_format)
+        if not is_channels_last(fmt):  # preserve_format: torch answers for the standard layout
+            return _is_contiguous(self._data)
+        return is_contiguous_as(self._data.shape, self.stride(), fmt)
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or self.dtype.category == D._FLOAT
