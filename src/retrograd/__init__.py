@@ -14,6 +14,11 @@ from retrograd._memory_format import (
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from retrograd._tensor import Tensor, Size
+from retrograd._legacy import (
+    tensortype, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,
+    ShortTensor, IntTensor, LongTensor, BoolTensor,
+)
+from retrograd.storage import UntypedStorage, TypedStorage
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
 from retrograd.autograd.grad_mode import (

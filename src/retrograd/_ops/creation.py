@@ -946,6 +946,15 @@ register_method("new_full", new_full)
 register_method("new_tensor", new_tensor)
 register_method("new_empty_strided", new_empty_strided)
 
+
+def _register_legacy_new() -> None:
+    from retrograd._legacy import new
+
+    register_method("new", new)
+
+
+_register_legacy_new()
+
 for _f in (tensor, as_tensor, asarray, from_numpy, scalar_tensor, zeros, ones, empty, full,
            empty_strided, eye, zeros_like, ones_like, empty_like, full_like, arange, linspace,
            logspace):
