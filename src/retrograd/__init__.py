@@ -27,6 +27,7 @@ from retrograd.autograd.grad_mode import (
 )
 from retrograd import autograd
 from retrograd._ops.random import Generator, default_generator, manual_seed
+from retrograd import testing
 from retrograd import nn
 from retrograd._ops.reduction import return_types
 from retrograd import linalg
