@@ -121,3 +121,32 @@ def test_channels_last_gradient_flows():
     rc = r.to(memory_format=retrograd.channels_last)
     assert rc.grad_fn.name() == \
         t.to(memory_format=torch.channels_last).grad_fn.name()
+
+
+def test_module_to_channels_last_converts_conv_weights_only():
+    strides = []
+    for lib in (torch, retrograd):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.Flatten(),
+                              lib.nn.Linear(4, 2))
+        w = m[0].weight
+        m.to(memory_format=lib.channels_last)
+        assert m[0].weight is w  # the Parameter object survives
+        m.to(lib.float64, memory_format=lib.channels_last)
+        strides.append([tuple(p.shape) + p.stride() for p in m.parameters()])
+        assert m[0].weight.is_contiguous(memory_format=lib.channels_last)
+        assert str(m[0].weight.dtype).endswith("float64")
+    assert strides[1] == strides[0]
+
+
+def test_conv_on_channels_last_input_gives_torchs_values():
+    a = np.random.default_rng(2).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = np.random.default_rng(3).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    outs = []
+    for lib in (torch, retrograd):
+        x = lib.tensor(a).contiguous(memory_format=lib.channels_last).requires_grad_()
+        y = lib.nn.functional.conv2d(x, lib.tensor(w))
+        y.sum().backward()
+        outs.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-5)
