@@ -163,3 +163,17 @@ def test_allowed_class_saves_and_loads():
 def test_unregistered_objects_are_still_refused_by_save():
     with pytest.raises(TypeError, match="retrograd.save: cannot save .*add_safe_globals"):
         retrograd.save(Config(1, "a"), io.BytesIO())
+
+
+def test_memory_placement_methods():
+    for lib in (torch, retrograd):
+        x = lib.zeros(2)
+        assert (x.get_device(), x.is_pinned(), x.is_mps, x.is_cuda) == (-1, False, False, False)
+        assert x.share_memory_() is x
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is "
+                           "available."):
+            x.pin_memory()
+        assert lib.is_storage(x.untyped_storage()) and not lib.is_storage(x)
+        assert lib.typename(x) == f"{lib.__name__}.FloatTensor"
+    # retrograd cannot move NumPy memory into shared memory, and says so
+    assert retrograd.zeros(2).share_memory_().is_shared() is False

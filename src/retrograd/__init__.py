@@ -59,6 +59,16 @@ def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
 
 
+def is_storage(obj) -> "bool":
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+def typename(obj) -> str:
+    from retrograd.nn.modules.module import _typename
+
+    return _typename(obj)
+
+
 def numel(input: Tensor):
     return input.numel()
 

@@ -94,6 +94,14 @@ class Tensor:
         return False
 
     @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_xpu(self) -> bool:
+        return False
+
+    @property
     def layout(self) -> str:
         return "strided"
 

@@ -5,7 +5,7 @@ from retrograd._ops import random
 from retrograd._ops import pointwise, activation, comparison, reduction, shape, indexing
 from retrograd._ops import linalg, conv, nn_norm, loss, nn_misc, copy, creation
 from retrograd._ops import operators
-from retrograd._ops import metadata_inplace
+from retrograd._ops import metadata_inplace, memory_methods
 
 operators.install()
 registry.install_methods()
