@@ -150,3 +150,22 @@ def test_conv_on_channels_last_input_gives_torchs_values():
         outs.append((y.detach().numpy(), x.grad.numpy()))
     np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("where", ["input", "weight", "both", "neither"])
+def test_convolution_output_follows_channels_last(where):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    out = []
+    for lib in (torch, retrograd):
+        x, k = lib.tensor(a), lib.tensor(w)
+        if where in ("input", "both"):
+            x = x.contiguous(memory_format=lib.channels_last)
+        if where in ("weight", "both"):
+            k = k.contiguous(memory_format=lib.channels_last)
+        y = lib.nn.functional.conv2d(x, k, padding=1)
+        yt = lib.nn.functional.conv_transpose2d(x, k.transpose(0, 1).contiguous())
+        out.append((y.stride(), yt.stride() if where != "weight" else None, y.numpy()))
+    assert out[1][:2] == out[0][:2]
+    np.testing.assert_allclose(out[1][2], out[0][2], rtol=1e-4, atol=1e-4)
