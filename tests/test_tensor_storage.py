@@ -291,3 +291,21 @@ def test_data_ptr_follows_offset():
         a = lib.arange(10.0, dtype=lib.float64)
         for v in (a[3:], a[::2][1:], a.view(2, 5)[1, 2:]):
             assert v.data_ptr() - a.data_ptr() == v.storage_offset() * 8
+
+
+def test_data_assignment_replaces_the_storage():
+    def run(lib):
+        x = lib.empty(0).set_(lib.arange(6.0).untyped_storage(), 2, (2,), (1,))
+        before = (x.storage_offset(), x.untyped_storage().nbytes())
+        y = lib.ones(3)
+        x.data = y
+        return before, x.storage_offset(), x.untyped_storage().data_ptr() == \
+            y.untyped_storage().data_ptr(), x.untyped_storage().nbytes()
+
+    t, r = _both(run)
+    assert r == t
+
+
+def test_legacy_constructor_refuses_other_devices():
+    with pytest.raises(RuntimeError, match="retrograd runs on the CPU"):
+        retrograd.FloatTensor(2, device="cuda")

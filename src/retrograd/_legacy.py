@@ -90,9 +90,7 @@ class tensortype(type):
     dtype: D.dtype
 
     def __call__(cls, *args: Any, device: Any = None) -> Tensor:
-        t = Tensor.__new__(Tensor)
-        construct(t, args, cls.dtype)
-        return t
+        return Tensor(*args, dtype=cls.dtype, device=device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, Tensor) and obj._data.dtype == cls.dtype.np

@@ -65,6 +65,10 @@ class Tensor:
         dtype= and requires_grad= are retrograd's additions."""
         from retrograd._legacy import construct
 
+        if device is not None:
+            from retrograd._device import device as check_device
+
+            check_device(device)  # only the CPU exists
         construct(self, args, dtype)
         if requires_grad:
             self.requires_grad = True
@@ -357,6 +361,8 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._data = value._data
+        if self._meta is not None:
+            self._meta.storage = None  # a storage set_ / resize_ gave the old array
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
