@@ -25,6 +25,8 @@ def test_format_objects(name):
     fmt = getattr(retrograd, name)
     assert repr(fmt) == str(fmt) == repr(getattr(torch, name)).replace("torch", "retrograd")
     assert isinstance(fmt, retrograd.memory_format)
+    assert repr(retrograd.memory_format) == repr(torch.memory_format).replace("torch",
+                                                                              "retrograd")
     assert pickle.loads(pickle.dumps(fmt)) is fmt
     assert fmt == getattr(retrograd, name) and fmt != retrograd.contiguous_format or \
         name == "contiguous_format"

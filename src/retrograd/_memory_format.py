@@ -15,6 +15,7 @@ import numpy as np
 
 class memory_format(str):
     __slots__ = ()
+    __module__ = "retrograd"  # shown as retrograd.memory_format, like torch.memory_format
 
     def __repr__(self) -> str:
         return "retrograd." + str.__str__(self)
