@@ -13,7 +13,7 @@ from retrograd._tensor import Tensor, _wrap
 def _clone(a, memory_format=None):
     if memory_format is None or memory_format == "preserve_format":
         out = a.copy(order="K")
-        if out.strides != a.strides and 1 in a.shape:
+        if 1 in a.shape and out.strides != a.strides:
             # NumPy re-derives the strides of size-1 dims; torch keeps them (channels_last)
             from retrograd._ops.creation import empty_like_array
 
