@@ -309,3 +309,18 @@ def test_data_assignment_replaces_the_storage():
 def test_legacy_constructor_refuses_other_devices():
     with pytest.raises(RuntimeError, match="retrograd runs on the CPU"):
         retrograd.FloatTensor(2, device="cuda")
+
+
+def test_as_strided_offsets_count_from_the_storage_after_set():
+    def run(lib):
+        x = lib.empty(0).set_(lib.arange(8.0).untyped_storage(), 2, (3,), (1,))
+        out = [x.storage_offset(), x.as_strided((2,), (1,), x.storage_offset()).tolist(),
+               x.as_strided((2,), (2,), 0).tolist(), x.as_strided((2,), (1,)).tolist()]
+        v = x[1:]
+        out += [v.storage_offset(), v.as_strided((2,), (1,), 5).tolist()]
+        x.as_strided_((2,), (3,), 1)
+        out += [x.tolist(), x.storage_offset()]
+        return out
+
+    t, r = _both(run)
+    assert r == t

@@ -243,3 +243,13 @@ def root_span(t: Tensor) -> np.ndarray | None:
     raw = s._bytes[start:]
     n = raw.size // root.itemsize
     return raw[:n * root.itemsize].view(root.dtype)
+
+
+def root_shift(t: Tensor) -> int:
+    """Where t's root starts in its storage, in elements: 0 unless set_ placed it at an offset
+    (storage offsets are counted from the storage, view geometry from the root)."""
+    s = explicit_storage(t)
+    if s is None:
+        return 0
+    root = _root(t)._data
+    return (root.__array_interface__["data"][0] - s.data_ptr()) // root.itemsize
