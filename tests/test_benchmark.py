@@ -44,9 +44,11 @@ def test_blocked_autorange_collects_blocks_until_min_run_time():
 
 def test_adaptive_autorange_stops_by_max_run_time():
     t = Timer("sum(range(50))")
-    m = t.adaptive_autorange(threshold=0.0, max_run_time=0.05)  # never confident enough
-    assert sum(m.raw_times) >= 0.05 and len(m.times) >= 2
-    assert "measurements," in repr(m) and "runs per measurement" in repr(m)
+    calls = []
+    m = t.adaptive_autorange(threshold=0.0, max_run_time=0.05,  # never confident enough
+                             callback=lambda number, seconds: calls.append(seconds))
+    assert sum(m.raw_times) >= 0.05 and m.raw_times == calls
+    assert sum(m.raw_times[:-1]) < 0.05  # it stopped at the first block past max_run_time
     q1, q3 = np.quantile(m.times, [0.25, 0.75])
     np.testing.assert_allclose(m.iqr, q3 - q1)
 
