@@ -10,7 +10,15 @@ from retrograd._dtype import (
 )
 from retrograd._dtype import float, int
 from retrograd._device import device
+from retrograd._memory_format import (
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+)
 from retrograd._tensor import Tensor, Size
+from retrograd._legacy import (
+    tensortype, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,
+    ShortTensor, IntTensor, LongTensor, BoolTensor,
+)
+from retrograd.storage import UntypedStorage, TypedStorage
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
 from retrograd._ops.dispatch import ops
@@ -20,6 +28,7 @@ from retrograd.autograd.grad_mode import (
 )
 from retrograd import autograd
 from retrograd._ops.random import Generator, default_generator, manual_seed
+from retrograd import testing
 from retrograd import nn
 from retrograd._ops.reduction import return_types
 from retrograd import linalg
@@ -34,6 +43,15 @@ from retrograd.amp.autocast_mode import (
 )
 from retrograd import cuda
 from retrograd.serialization import save, load
+from retrograd import serialization
+from retrograd._config import (
+    set_default_device, get_default_device, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, set_num_threads,
+    get_num_threads, set_num_interop_threads, get_num_interop_threads,
+    set_float32_matmul_precision, get_float32_matmul_precision,
+)
+from retrograd import accelerator, backends, cuda, mps, onnx
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
@@ -60,6 +78,16 @@ def result_type(tensor1, tensor2):
 
 def is_tensor(obj) -> "bool":
     return isinstance(obj, Tensor)
+
+
+def is_storage(obj) -> "bool":
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+def typename(obj) -> str:
+    from retrograd.nn.modules.module import _typename
+
+    return _typename(obj)
 
 
 def numel(input: Tensor):

@@ -40,7 +40,7 @@ class VersionCounter:
 class TensorMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
 
-    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle")
+    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage")
 
     def __init__(self) -> None:
         self.hooks = None  # HookDict of leaf tensor pre-hooks, read lazily by AccumulateGrad
@@ -48,6 +48,7 @@ class TensorMeta:
         self.retains_grad = False
         self.name = None
         self.retain_handle = None
+        self.storage = None  # an UntypedStorage given by set_ / resize_ (retrograd.storage)
 
 
 class Tensor:
@@ -57,12 +58,18 @@ class Tensor:
     # Makes NumPy defer to Tensor's reflected operators (ndarray * Tensor -> Tensor.__rmul__).
     __array_priority__ = 1000
 
-    def __init__(self, data: Any = None, *, dtype: D.dtype | None = None,
+    def __init__(self, *args: Any, dtype: D.dtype | None = None, device: Any = None,
                  requires_grad: bool = False) -> None:
-        from retrograd._ops.creation import to_numpy_array
+        """torch's legacy constructor: Tensor(2, 3) (uninitialised, default dtype),
+        Tensor(sequence), Tensor(size), Tensor(tensor), Tensor(storage); see retrograd._legacy.
+        dtype= and requires_grad= are retrograd's additions."""
+        from retrograd._legacy import construct
 
-        arr = to_numpy_array([] if data is None else data, dtype)
-        _init(self, arr)
+        if device is not None:
+            from retrograd._device import device as check_device
+
+            check_device(device)  # only the CPU exists
+        construct(self, args, dtype)
         if requires_grad:
             self.requires_grad = True
 
@@ -88,6 +95,14 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_xpu(self) -> bool:
         return False
 
     @property
@@ -129,7 +144,7 @@ class Tensor:
         return st[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
-        from retrograd._autograd.views import storage_offset
+        from retrograd.storage import storage_offset
 
         return storage_offset(self)
 
@@ -137,12 +152,24 @@ class Tensor:
         return self._data.__array_interface__["data"][0]
 
     def untyped_storage(self):
-        from retrograd._autograd.views import Storage
+        from retrograd.storage import storage_of
 
-        return Storage(self)
+        return storage_of(self)
+
+    def storage(self):
+        from retrograd.storage import typed_storage
+
+        return typed_storage(self)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        return _is_contiguous(self._data)
+        if memory_format is None or memory_format == "contiguous_format":
+            return _is_contiguous(self._data)
+        from retrograd._memory_format import as_format, is_channels_last, is_contiguous_as
+
+        fmt = as_format(memory_format)
+        if not is_channels_last(fmt):  # preserve_format: torch answers for the standard layout
+            return _is_contiguous(self._data)
+        return is_contiguous_as(self._data.shape, self.stride(), fmt)
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f" or self.dtype.category == D._FLOAT
@@ -156,6 +183,10 @@ class Tensor:
     def type(self, dtype: Any = None, non_blocking: bool = False):
         if dtype is None:
             return "retrograd." + self.dtype._legacy
+        from retrograd._legacy import tensortype
+
+        if isinstance(dtype, tensortype):  # FloatTensor, LongTensor, ...
+            dtype = dtype.dtype
         if isinstance(dtype, str):
             from retrograd._ops.copy import _dtype_arg
 
@@ -330,6 +361,8 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._data = value._data
+        if self._meta is not None:
+            self._meta.storage = None  # a storage set_ / resize_ gave the old array
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

@@ -29,10 +29,18 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _safe_globals as G
 from retrograd._device import device as Device
+from retrograd._safe_globals import (
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 from retrograd._tensor import Size, Tensor, _wrap
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]
 
 _MAGIC = "retrograd-checkpoint"
 _VERSION = 1
@@ -95,9 +103,26 @@ class _Encoder:
             return {"$": "complex", "re": self.encode(obj.real), "im": self.encode(obj.imag)}
         if t in (bytes, bytearray):
             return {"$": "bytes", "v": base64.b64encode(bytes(obj)).decode("ascii")}
+        return self._allowed(obj, depth)
+
+    def _allowed(self, obj: Any, depth: int) -> Any:
+        """Objects the safe-globals allowlist admits: allowed classes / functions by name, and
+        instances of allowed classes as name plus state."""
+        from enum import Enum
+
+        t = type(obj)
+        name = G.name_if_allowed(obj)
+        if name is not None:
+            return {"$": "global", "name": name}
+        name = G.name_if_allowed(t)
+        if name is not None:
+            state = obj.value if isinstance(obj, Enum) else G.object_state(obj)
+            return {"$": "object", "cls": name, "state": self.encode(state, depth + 1)}
         raise TypeError(f"retrograd.save: cannot save an object of type {t.__module__}."
                         f"{t.__qualname__}; supported: tensors, NumPy arrays, numbers, str, "
-                        "bytes, None, dtypes, devices, and dicts/lists/tuples/sets of them")
+                        "bytes, None, dtypes, devices, dicts/lists/tuples/sets of them, and "
+                        "instances of classes allowed with "
+                        "retrograd.serialization.add_safe_globals")
 
     def _add_array(self, key: Any, arr: np.ndarray) -> int:
         seen = self._tensor_ids.get(id(key))
@@ -314,6 +339,21 @@ class _Decoder:
         _expect(isinstance(v, list) and all(type(s) is int for s in v), "bad size")
         return Size(v)
 
+    def _lookup(self, name: Any) -> Any:
+        _expect(isinstance(name, str), "bad global name")
+        obj = G.allowed_by_name().get(name)
+        if obj is None:
+            raise _NotAllowed(G.not_allowed_message(name))
+        return obj
+
+    def global_(self, node: dict, depth: int) -> Any:
+        return self._lookup(node.get("name"))
+
+    def object_(self, node: dict, depth: int) -> Any:
+        cls = self._lookup(node.get("cls"))
+        _expect(isinstance(cls, type), "object of a name that is not a class")
+        return G.rebuild(cls, self.decode(node.get("state"), depth + 1))
+
     def sequence(self, node: dict, depth: int) -> Any:
         values = self.items(node, depth)
         kind = node["$"]
@@ -331,8 +371,13 @@ _TAGS = {
     "list": _Decoder.sequence, "tuple": _Decoder.sequence, "set": _Decoder.sequence,
     "frozenset": _Decoder.sequence, "float": _Decoder.float_special,
     "complex": _Decoder.complex_, "bytes": _Decoder.bytes_, "dtype": _Decoder.dtype,
-    "device": _Decoder.device, "size": _Decoder.size,
+    "device": _Decoder.device, "size": _Decoder.size, "global": _Decoder.global_,
+    "object": _Decoder.object_,
 }
+
+
+class _NotAllowed(Exception):
+    """A checkpoint names a class or function that is not on the safe-globals allowlist."""
 
 
 def _read_source(f: Any) -> tuple[Any, str]:
@@ -387,6 +432,9 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
             return _Decoder(zf).decode(root)
     except FileNotFoundError:
         raise
+    except _NotAllowed as e:
+        raise RuntimeError(f"retrograd.load: {name} holds an object retrograd does not load by "
+                           f"default. {e}") from None
     except (_CorruptFile, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
             ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError,
             OverflowError, MemoryError, struct.error, zlib.error, binascii.Error,

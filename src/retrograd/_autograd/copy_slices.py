@@ -270,7 +270,7 @@ def regenerate_view_grad_fn(t: Tensor) -> None:
                 out = run(op, (out,) + rest)
             fn = out._grad_fn
         else:
-            out = base.as_strided(t._data.shape, t.stride(), V.storage_offset(t))
+            out = base.as_strided(t._data.shape, t.stride(), t.storage_offset())
             fn = out._grad_fn
     finally:
         state.grad_enabled = prev

@@ -137,6 +137,11 @@ def storage_offset(t: Tensor) -> int:
 def root_storage(t: Tensor) -> np.ndarray:
     """A 1-d array over the storage of t's root base (for as_strided)."""
     root = t._view.base._data if t._view is not None else t._data
+    meta = (t._view.base if t._view is not None else t)._meta
+    if meta is not None and meta.storage is not None:  # set_ / resize_ gave it more memory
+        from retrograd.storage import root_span
+
+        return root_span(t)
     span = 1
     for size, st in zip(root.shape, root.strides):
         if size == 0:
@@ -159,22 +164,3 @@ def detach_inplace(t: Tensor) -> Tensor:
     t._requires_grad = False
     t._grad_acc = None
     return t
-
-
-class Storage:
-    """The little of torch's UntypedStorage that tests and users reach for."""
-
-    __slots__ = ("_t",)
-
-    def __init__(self, t: Tensor) -> None:
-        self._t = t
-
-    def data_ptr(self) -> int:
-        root = self._t._view.base if self._t._view is not None else self._t
-        return root._data.__array_interface__["data"][0]
-
-    def nbytes(self) -> int:
-        return root_storage(self._t).nbytes
-
-    def size(self) -> int:
-        return self.nbytes()

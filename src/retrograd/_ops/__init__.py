@@ -7,6 +7,7 @@ from retrograd._ops import linalg, conv, nn_norm, loss, nn_misc, copy, creation,
 from retrograd._ops import sorting, diagonals, scatter_reduce
 from retrograd._ops import windows, im2col, upsample
 from retrograd._ops import operators
+from retrograd._ops import metadata_inplace, memory_methods
 
 operators.install()
 registry.install_methods()

@@ -288,7 +288,23 @@ def _convolution_fwd(x, w, bias, stride, padding, dilation, transposed, output_p
         out = conv_nd_transpose(x, w, tuple(stride), pad, tuple(dilation), groups, size)
     else:
         out = conv_nd(x, w, tuple(stride), pad, tuple(dilation), groups)
-    return _add_bias(out, bias)
+    out = _add_bias(out, bias)
+    if out.ndim in (4, 5) and not (x.flags.c_contiguous and w.flags.c_contiguous):
+        out = _channels_last_like(x, w, out)
+    return out
+
+
+def _channels_last_like(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """torch gives a convolution a channels_last output when its input or weight is laid out
+    channels_last."""
+    from retrograd._memory_format import channels_last, channels_last_3d, copy_as, is_contiguous_as
+
+    fmt = channels_last if out.ndim == 4 else channels_last_3d
+    for a in (x, w):
+        if not a.flags.c_contiguous and a.ndim == out.ndim and is_contiguous_as(
+                a.shape, tuple(s // a.itemsize for s in a.strides), fmt):
+            return copy_as(out, fmt)
+    return out
 
 
 def _conv_input_grad_array(grad, weight, input_shape, stride, padding, dilation, transposed,

@@ -5,29 +5,44 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._memory_format import as_format, copy_as, is_channels_last
 from retrograd._ops.registry import op, register_method
 from retrograd._tensor import Tensor, _wrap
 
 
 def _clone(a, memory_format=None):
+    if memory_format is None or memory_format == "preserve_format":
+        out = a.copy(order="K")
+        if 1 in a.shape and out.strides != a.strides:
+            # NumPy re-derives the strides of size-1 dims; torch keeps them (channels_last)
+            from retrograd._ops.creation import empty_like_array
+
+            out = empty_like_array(a, a.dtype)
+            np.copyto(out, a)
+        return out
     if memory_format == "contiguous_format":
         return np.array(a, copy=True, order="C")
-    return a.copy(order="K")
+    return copy_as(a, as_format(memory_format))
 
 
 clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone,
            grads={"self": lambda grad: grad}, array_grads={"self": lambda grad: grad})
 
 
-def _to_copy_forward(a, dtype):
+def _to_copy_forward(a, dtype, memory_format=None):
     from retrograd._ops.creation import cast_array
 
+    if memory_format is not None:
+        if memory_format == "preserve_format":
+            return _clone(a) if dtype is None else cast_array(a, dtype)
+        return copy_as(a if dtype is None else cast_array(a, dtype), memory_format)
     if dtype is None:
         return a.copy(order="K")
     return cast_array(a, dtype)
 
 
-_to_copy = op("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_forward,
+_to_copy = op("_to_copy(Tensor self, *, ScalarType? dtype=None, "
+              "MemoryFormat? memory_format=None) -> Tensor", _to_copy_forward,
               grads={"self": lambda grad, self_dtype: grad.to(self_dtype)},
               function=False, method=False)
 
@@ -61,9 +76,19 @@ def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blo
         d = _dtype_arg(a)
         if d is not None:
             dtype = d
+    if memory_format is not None:
+        return _to_format(self, dtype, copy, as_format(memory_format))
     if dtype is None or (dtype.np == self._data.dtype and not copy):
         return self.clone() if copy else self
     return _to_copy(self, dtype=dtype)
+
+
+def _to_format(self: Tensor, dtype, copy: bool, fmt) -> Tensor:
+    """to(..., memory_format=): one copy (ToCopyBackward0) unless nothing changes."""
+    same_dtype = dtype is None or dtype.np == self._data.dtype
+    if same_dtype and not copy and (fmt == "preserve_format" or self.is_contiguous(fmt)):
+        return self
+    return _to_copy(self, dtype=None if same_dtype else dtype, memory_format=fmt)
 
 
 register_method("to", to)
@@ -81,6 +106,10 @@ register_method("type_as", type_as)
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
+    if memory_format is not None and is_channels_last(memory_format):
+        if self.is_contiguous(memory_format):
+            return self
+        return clone(self, memory_format=as_format(memory_format))
     if self.is_contiguous():
         return self
     return clone(self, memory_format="contiguous_format")

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._memory_format import as_format, empty_array
 from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Size, Tensor, _wrap
 
@@ -576,6 +577,8 @@ def empty(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout
     shape = parse_size("empty", size, kwargs)
     _check_device(device)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
+    if memory_format is not None:
+        return _result(empty_array(shape, d.np, as_format(memory_format)), out, requires_grad)
     return _result(np.empty(shape, d.np), out, requires_grad)
 
 
@@ -645,9 +648,9 @@ def eye(n, m=None, *, out: Tensor | None = None, dtype: D.dtype | None = None, l
 def _like(input: Tensor, dtype, memory_format) -> np.ndarray:
     arr = input._data
     np_dtype = arr.dtype if dtype is None else as_dtype(dtype).np
-    if memory_format is not None and memory_format not in ("preserve_format",) and \
-            str(memory_format).endswith("contiguous_format"):
-        return np.empty(arr.shape, np_dtype)
+    fmt = as_format(memory_format)
+    if fmt is not None and fmt != "preserve_format":
+        return empty_array(arr.shape, np_dtype, fmt)
     return empty_like_array(arr, np_dtype)
 
 
@@ -942,6 +945,15 @@ register_method("new_empty", _new_factory(empty, "new_empty"))
 register_method("new_full", new_full)
 register_method("new_tensor", new_tensor)
 register_method("new_empty_strided", new_empty_strided)
+
+
+def _register_legacy_new() -> None:
+    from retrograd._legacy import new
+
+    register_method("new", new)
+
+
+_register_legacy_new()
 
 for _f in (tensor, as_tensor, asarray, from_numpy, scalar_tensor, zeros, ones, empty, full,
            empty_strided, eye, zeros_like, ones_like, empty_like, full_like, arange, linspace,

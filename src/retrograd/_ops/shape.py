@@ -351,20 +351,22 @@ _as_strided_rel = op(
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     from retrograd._autograd.views import root_storage
     from retrograd._autograd.views import storage_offset as offset_of
+    from retrograd.storage import root_shift
 
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     own = offset_of(input)
-    target = own if storage_offset is None else storage_offset
+    shift = root_shift(input)  # storage_offset counts from the storage, `own` from the root
+    target = own if storage_offset is None else storage_offset - shift
     needed = target + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
     available = root_storage(input).size
     if needed > available:
         raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {target}, "
-            f"and itemsize {input._data.itemsize} requiring a storage size of "
-            f"{needed * input._data.itemsize} are out of bounds for storage of size "
-            f"{available * input._data.itemsize}")
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{target + shift}, and itemsize {input._data.itemsize} requiring a storage size of "
+            f"{(needed + shift) * input._data.itemsize} are out of bounds for storage of size "
+            f"{(available + shift) * input._data.itemsize}")
     return _as_strided_rel(input, size, stride, target - own)
 
 

@@ -409,9 +409,13 @@ class Module:
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
+        fmt = kwargs.get("memory_format")
 
         def convert(t: Tensor) -> Tensor:
-            return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+            cast = dtype if dtype is not None and t.is_floating_point() else None
+            if fmt is not None and t.dim() in (4, 5):  # torch lays out only conv-like weights
+                return t.to(cast, memory_format=fmt)
+            return t.to(cast) if cast is not None else t
 
         return self._apply(convert)
 

@@ -1,0 +1,37 @@
+"""Tensor methods about where memory lives (pinned, shared, which device), answered for CPU
+memory owned by one process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrograd._ops.registry import register_method
+from retrograd._tensor import Tensor
+
+NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+
+
+def get_device(self: Tensor) -> int:
+    return -1  # torch's answer for CPU tensors
+
+
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    return False
+
+
+def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    raise RuntimeError(NO_ACCELERATOR)  # pinning is for copies to an accelerator
+
+
+def is_shared(self: Tensor) -> bool:
+    return False
+
+
+def share_memory_(self: Tensor) -> Tensor:
+    # NumPy memory cannot be moved into shared memory in place: the tensor stays in this
+    # process's memory, and is_shared() keeps saying so
+    return self
+
+
+for _f in (get_device, is_pinned, pin_memory, is_shared, share_memory_):
+    register_method(_f.__name__, _f)
