@@ -12,8 +12,8 @@ LATER = "forward-mode AD, autograd.functional and vmap: not built yet"
 
 # (test-id pattern, status, reason)
 ID_RULES = [
-    (r"ForwardMode|fw_grad|forward_ad|_jvp|jvp_|TestAutogradFunctional|vmap|batched_grad"
-     r"|is_grads_batched|_functional_|dual", "later", LATER),
+    (r"ForwardMode|fw_grad|fwad|forward_ad|forward_mode|_jvp|jvp_|TestAutogradFunctional|vmap"
+     r"|batched_grad|is_grads_batched|dual", "later", LATER),
     (r"sparse|to_dense|coalesce", "scope", "sparse tensors: retrograd is dense only"),
     (r"complex|Complex|conj|_cdouble|_cfloat|view_as_real|_complex128|_complex64", "scope",
      "complex dtypes: retrograd has real dtypes only"),
@@ -28,7 +28,7 @@ ID_RULES = [
 # (failure pattern, status, reason)
 REASON_RULES = [
     (r"missing: torch\.autograd\.(functional|forward_ad)|missing: torch\._vmap_internals"
-     r"|missing: torch\.func|_make_wrapper_subclass", "later", LATER),
+     r"|missing: torch\.func", "later", LATER),
     (r"missing: torch\._C\.|missing: torch\._C$", "scope",
      "uses torch._C internals that have no meaning in a Python library"),
     (r"to_sparse|sparse_coo|to_dense", "scope", "sparse tensors: retrograd is dense only"),

@@ -105,7 +105,7 @@ _delayed_error = op("_scatter_reduce_delayed_error(Tensor self) -> Tensor", np.c
                     function=False, method=False)
 
 
-def _prod_grads(grad, self, dim, index, src, include_self, result):
+def _prod_grads(grad, self, dim, index, src, include_self, result, delayed_error):
     # cells whose own value is 0 get the product of the others: recompute it with a 1 there
     masked_self = self.masked_fill(C.eq(self, 0), 1)
     g_self = grad * scatter_reduce(masked_self, dim, index, src, "prod",
@@ -120,7 +120,7 @@ def _prod_grads(grad, self, dim, index, src, include_self, result):
     g_src = where(single_zero, gather(grad * without, dim, index),
                   gather(grad * result, dim, index) / src.masked_fill(src_zero, 1))
     if state.grad_enabled and g_src.requires_grad and bool(C.gt(src_num_zeros, 1).any()):
-        g_src = _delayed_error(g_src)
+        g_src = delayed_error(g_src)
     return g_self, g_src
 
 
@@ -135,6 +135,14 @@ def _extreme_grads(grad, self, dim, index, src, result):
 
 def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
                              src_shape):
+    return reduce_backward(grad, self, dim, index, src, reduce, include_self, result, src_shape,
+                           _delayed_error)
+
+
+def reduce_backward(grad, self, dim, index, src, reduce, include_self, result, src_shape,
+                    delayed_error):
+    """Both derivatives of a scatter reduction; `delayed_error` is the op whose derivative raises
+    the double-backward error (index_reduce passes its own, with its message)."""
     # src may be larger than index: only its leading corner takes part
     lead = tuple(slice(0, n) for n in index.shape)
     if src.shape != index.shape:
@@ -142,7 +150,8 @@ def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, 
     if reduce == "sum":
         g_self, g_src = grad, gather(grad, dim, index)
     elif reduce == "prod":
-        g_self, g_src = _prod_grads(grad, self, dim, index, src, include_self, result)
+        g_self, g_src = _prod_grads(grad, self, dim, index, src, include_self, result,
+                                    delayed_error)
     elif reduce == "mean":
         count = grad.new_ones(grad.shape) if include_self else grad.new_zeros(grad.shape)
         count = scatter_add(count, dim, index, src.new_ones(src.shape))
