@@ -41,7 +41,6 @@ from retrograd.amp.autocast_mode import (
     set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype,
     get_autocast_gpu_dtype, set_autocast_gpu_dtype,
 )
-from retrograd import cuda
 from retrograd.serialization import save, load
 from retrograd import serialization
 from retrograd._config import (

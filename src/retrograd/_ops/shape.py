@@ -773,13 +773,13 @@ def _split_dim_sizes(self_shape, split_size, dim) -> list:
     return _split_sizes(self_shape[wrap_dim(dim, len(self_shape))], split_size)
 
 
+_SPLIT_GRADS = {"self": lambda grads, grad, self_shape, split_size, dim: _split_backward(
+    grads, grad, self_shape, dim, _split_dim_sizes(self_shape, split_size, dim))}
+_SPLIT_ARRAY_GRADS = {"self": lambda grads, grad, self_shape, split_size, dim:
+                      _split_backward_array(grads, grad, self_shape, dim,
+                                            _split_dim_sizes(self_shape, split_size, dim))}
 _split = op("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-            _split_forward,
-            grads={"self": lambda grads, grad, self_shape, split_size, dim: _split_backward(
-                grads, grad, self_shape, dim, _split_dim_sizes(self_shape, split_size, dim))},
-            array_grads={"self": lambda grads, grad, self_shape, split_size, dim:
-                         _split_backward_array(grads, grad, self_shape, dim,
-                                               _split_dim_sizes(self_shape, split_size, dim))},
+            _split_forward, grads=_SPLIT_GRADS, array_grads=_SPLIT_ARRAY_GRADS,
             function=False, method=False)
 
 
@@ -801,12 +801,11 @@ def _split_with_sizes_forward(a, split_sizes, dim):
     return _split_pieces(a, sizes, d)
 
 
+_SPLIT_WITH_SIZES_GRADS = {"self": lambda grads, grad, self_shape, split_sizes, dim:
+                           _split_backward(grads, grad, self_shape, dim, split_sizes)}
 _split_with_sizes = op(
     "split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
-    _split_with_sizes_forward,
-    grads={"self": lambda grads, grad, self_shape, split_sizes, dim: _split_backward(
-        grads, grad, self_shape, dim, split_sizes)},
-    function=False, method=False)
+    _split_with_sizes_forward, grads=_SPLIT_WITH_SIZES_GRADS, function=False, method=False)
 
 
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
@@ -824,6 +823,30 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 register("split", split)
 register_method("split", lambda self, split_size, dim=0: split(self, split_size, dim))
+
+
+# torch's unsafe variants: the same pieces (sharing memory with the input), but not tracked as
+# views, so writing one in place is allowed and is the caller's responsibility
+unsafe_split = op("unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+                  _split_forward, grads=_SPLIT_GRADS, array_grads=_SPLIT_ARRAY_GRADS)
+unsafe_split_with_sizes = op(
+    "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+    _split_with_sizes_forward, grads=_SPLIT_WITH_SIZES_GRADS)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = shape[wrap_dim(dim, len(shape))]
+    if n == 0:
+        return tuple(unsafe_split_with_sizes(input, [0] * chunks, dim))
+    return tuple(unsafe_split(input, (n + chunks - 1) // chunks, dim))
+
+
+register("unsafe_chunk", unsafe_chunk, method=True)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
