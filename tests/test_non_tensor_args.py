@@ -46,7 +46,7 @@ def test_unary_ops_refuse_python_numbers_as_torch(name, value):
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum"])
 def test_binary_ops_refuse_non_tensors_as_torch(name, value):
     for args in ((value, "T"), ("T", value)):
-        def call(lib):
+        def call(lib, args=args):
             return getattr(lib, name)(*[lib.ones(2) if a == "T" else a for a in args])
 
         ours = _error(lambda: call(retrograd))
@@ -57,8 +57,8 @@ def test_binary_ops_refuse_non_tensors_as_torch(name, value):
 @pytest.mark.parametrize("value", [object(), "x", None])
 def test_methods_count_positions_as_torch(value):
     for name in ("add", "mul", "sub"):
-        ours = _error(lambda: getattr(retrograd.ones(2), name)(value))
-        theirs = _error(lambda: getattr(torch.ones(2), name)(value))
+        ours = _error(lambda name=name: getattr(retrograd.ones(2), name)(value))
+        theirs = _error(lambda name=name: getattr(torch.ones(2), name)(value))
         assert ours == theirs
 
 
