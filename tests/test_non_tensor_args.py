@@ -43,7 +43,7 @@ def test_unary_ops_refuse_python_numbers_as_torch(name, value):
 
 
 @pytest.mark.parametrize("value", BAD, ids=lambda v: type(v).__name__)
-@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum", "matmul"])
 def test_binary_ops_refuse_non_tensors_as_torch(name, value):
     for args in ((value, "T"), ("T", value)):
         def call(lib, args=args):

@@ -32,6 +32,16 @@ def type_name(value: object) -> str:
     return f"{t.__module__}.{t.__qualname__}"
 
 
+def not_tensor(fname: str, args: dict) -> TypeError:
+    """torch's TypeError for the first of a hand-written function's arguments (name -> value,
+    in order) that is not a Tensor."""
+    for position, (name, value) in enumerate(args.items(), 1):
+        if not isinstance(value, Tensor):
+            return TypeError(f"{fname}(): argument '{name}' (position {position}) must be "
+                             f"Tensor, not {type_name(value)}")
+    return TypeError(f"{fname}(): invalid arguments")
+
+
 def check_tensor_arg(op, i: int, value: object, method: bool = False) -> None:
     """Raise torch's TypeError unless `value` can stand for op's tensor argument i."""
     if isinstance(value, (Tensor, np.ndarray)):
