@@ -82,6 +82,26 @@ def test_entry_is_never_read_past_its_declared_size():
         load(io.BytesIO(bytes(raw)))
 
 
+def test_entry_larger_than_the_archive_is_refused_before_allocating():
+    raw = bytearray(_saved({"w": retrograd.zeros(4)}))
+    name = b"retrograd/data/0.npy"
+    for sig, at, field in ((b"PK\x03\x04", 30, 22), (b"PK\x01\x02", 46, 24)):
+        pos = raw.find(sig)
+        while pos >= 0:
+            if raw[pos + at:pos + at + len(name)] == name:
+                for off in (field - 4, field):  # compressed and uncompressed sizes
+                    struct.pack_into("<L", raw, pos + off, 0xFFFFFFF0)
+            pos = raw.find(sig, pos + 1)
+    tracemalloc.start()
+    try:
+        with pytest.raises(RuntimeError, match="past the end of the archive"):
+            load(io.BytesIO(bytes(raw)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
 # --- shared storage -----------------------------------------------------------------------------
 
 def test_views_share_memory_after_loading():

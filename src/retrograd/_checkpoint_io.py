@@ -104,15 +104,17 @@ def view_of(storage: np.ndarray, dtype: np.dtype, offset: Any, shape: Any, strid
 
 # --- entries ------------------------------------------------------------------------------------
 
-def check_entries(zf: zipfile.ZipFile) -> None:
-    """Refuses compressed or encrypted entries: a small archive could otherwise expand to any
-    size while its headers declare a few bytes."""
+def check_entries(zf: zipfile.ZipFile, archive_size: int) -> None:
+    """Refuses compressed or encrypted entries (a small archive could otherwise expand to any
+    size while its headers declare a few bytes) and entries larger than the archive."""
     for info in zf.infolist():
         expect(info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 1,
                f"entry {info.filename!r} is compressed or encrypted; retrograd checkpoints "
                "hold only uncompressed entries, and compressed ones are never expanded")
         expect(info.compress_size == info.file_size,
                f"entry {info.filename!r} declares two different sizes")
+        expect(info.header_offset + info.compress_size <= archive_size,
+               f"entry {info.filename!r} extends past the end of the archive")
 
 
 def read_exact(fh: BinaryIO, n: int) -> np.ndarray:

@@ -431,14 +431,14 @@ _TAGS = {
 }
 
 
-def _check_format(zf: zipfile.ZipFile) -> None:
+def _check_format(zf: zipfile.ZipFile, size: int) -> None:
     names = zf.namelist()
     if _MANIFEST not in names:
         if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
             raise CorruptFile("it is a PyTorch (pickle) checkpoint; retrograd.load reads only "
                               "files written by retrograd.save, and never unpickles")
         raise CorruptFile("no retrograd manifest in the archive")
-    check_entries(zf)
+    check_entries(zf, size)
 
 
 def _parse_manifest(zf: zipfile.ZipFile) -> dict:
@@ -458,9 +458,9 @@ def _reject_constant(name: str) -> Any:
     raise CorruptFile(f"invalid JSON constant {name}")
 
 
-def _decode(source: BinaryIO) -> Any:
+def _decode(source: BinaryIO, size: int) -> Any:
     with zipfile.ZipFile(source, "r") as zf:
-        _check_format(zf)
+        _check_format(zf, size)
         doc = _parse_manifest(zf)
         dec = _Decoder(zf)
         if doc["version"] == 1:
@@ -489,7 +489,7 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
     try:
         start = stream.tell()
         end = archive_end(stream, start)
-        out = _decode(Window(stream, start, end))
+        out = _decode(Window(stream, start, end), end - start)
         stream.seek(end)
         return out
     except (CorruptFile, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError,
