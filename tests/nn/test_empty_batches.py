@@ -66,3 +66,20 @@ def test_transformer_encoder_layer_empty(shape, batch_first, norm_first, train):
 
     out = module_parity(make, [randn(*shape)], train=train)
     assert tuple(out["out"][0].shape) == shape
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 0), (0, 4, 0)])
+def test_group_norm_empty_groups_are_silent(shape):
+    # no elements per group: empty output and input gradient as torch, without NumPy's
+    # "Mean of empty slice" (torch's weight gradient is nan there; retrograd's sum over no
+    # elements is 0)
+    import torch
+
+    import retrograd
+
+    for lib in (retrograd, torch):
+        m = lib.nn.GroupNorm(2, 4)
+        x = lib.randn(*shape, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        assert tuple(y.shape) == shape and tuple(x.grad.shape) == shape

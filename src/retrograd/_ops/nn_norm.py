@@ -13,6 +13,7 @@ same math:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -36,6 +37,20 @@ def _empty(dtype) -> np.ndarray:
 # --- shared NumPy cores ----------------------------------------------------------------------
 
 
+def _quiet_if_empty(fn):
+    """Statistics over no elements are nan, as torch gives them silently; NumPy warns."""
+
+    def wrapped(x, *args):
+        if x.size:
+            return fn(x, *args)
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(x, *args)
+
+    return wrapped
+
+
+@_quiet_if_empty
 def _normalize(x: np.ndarray, axes: tuple, eps: float):
     """(xhat, mean, rstd, biased var) over `axes` (kept as size-1 dims), computed in opmath."""
     mean = x.mean(axis=axes, keepdims=True)
@@ -54,6 +69,7 @@ def _affine(xhat: np.ndarray, w, b) -> np.ndarray:
     return xhat
 
 
+@_quiet_if_empty
 def _norm_grads(g, x, mean, rstd, w, stat_axes: tuple, param_axes: tuple, mask: tuple):
     """Fused backward: (grad_input, grad_weight, grad_bias), params summed over param_axes."""
     xhat = (x - mean) * rstd
