@@ -235,8 +235,10 @@ def _rewrite(raw, edit_manifest=None, extra=None, drop=None):
 
 
 def _set_root(value):
+    """A version 1 manifest (nested JSON, one typed array per tensor): still read."""
     def edit(doc):
-        doc["root"] = value
+        doc.pop("nodes")
+        doc.update(version=1, root=value)
     return edit
 
 
@@ -351,3 +353,23 @@ def test_scheduler_state_dict_round_trip():
             for s in ss:
                 s.step()
         assert [s.get_last_lr() for s in scheds2] == [s.get_last_lr() for s in scheds]
+
+
+def test_version_1_checkpoints_still_load():
+    # version 1: nested manifest, one typed array per tensor (bfloat16 as raw uint16)
+    doc = {"magic": "retrograd-checkpoint", "version": 1, "root": {"$": "dict", "v": [
+        ["w", {"$": "tensor", "i": 0, "dtype": "bfloat16", "shape": [2],
+               "requires_grad": True}],
+        ["again", {"$": "tensor", "i": 0, "dtype": "bfloat16", "shape": [2],
+                   "requires_grad": True}],
+        ["c", {"$": "complex", "re": 1.5, "im": {"$": "float", "v": "-inf"}}]]}}
+    arr = io.BytesIO()
+    np.save(arr, np.array([0x3F80, 0x4000], dtype=np.uint16))  # bfloat16 1.0, 2.0
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("retrograd/manifest.json", json.dumps(doc))
+        zf.writestr("retrograd/data/0.npy", arr.getvalue())
+    got = load(io.BytesIO(out.getvalue()))
+    assert got["w"].dtype is retrograd.bfloat16 and got["w"].tolist() == [1.0, 2.0]
+    assert got["w"].requires_grad and got["again"] is got["w"]
+    assert got["c"] == complex(1.5, float("-inf"))

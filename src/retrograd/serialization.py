@@ -1,15 +1,20 @@
 """retrograd.save / retrograd.load in a safe format: nothing in a file is ever executed.
 
 A checkpoint is an uncompressed zip archive holding
-  - `retrograd/manifest.json`: the saved object as JSON, with tagged objects
-    ({"$": "tensor", ...}, {"$": "dict", "v": [[key, value], ...]}, ...) for what JSON lacks;
-  - `retrograd/data/<i>.npy`: one array per distinct tensor (or NumPy array/scalar), written
-    with numpy.save(allow_pickle=False). bfloat16 and float8 arrays are stored as raw unsigned
-    integers of their width; the manifest names the dtype.
+  - `retrograd/manifest.json`: {"magic", "version": 2, "nodes": [...], "root": i}. Each node is
+    a JSON scalar or a tagged object ({"$": "tensor", ...}, {"$": "list", "v": [j, k]}, ...)
+    whose children are indices of earlier nodes, so the JSON is flat however deep the object
+    is, and loading is one loop over the nodes (no recursion). An object saved twice in one
+    checkpoint is one node and loads as one object.
+  - `retrograd/data/<i>.npy`: the raw bytes of one storage (a block of memory that tensors
+    live in) as a uint8 array, or one NumPy array/scalar, written with numpy.save(
+    allow_pickle=False). A tensor node names its storage, byte offset, shape and byte strides,
+    so views, tied weights and expanded tensors keep sharing memory after loading, and an
+    expanded tensor costs only its base's bytes.
 Loading decodes only this closed set of types (weights_only=True semantics): no pickle, no
-imports, no callables. A tensor saved twice in one object is loaded as one tensor; views are
-saved as copies of their own data (storage sharing between distinct tensors is not kept).
-A damaged file (truncated, random bytes, edited manifest) raises RuntimeError.
+imports, no callables. Version 1 manifests (nested JSON, one array per tensor) still load.
+A damaged or hostile file (truncated, random bytes, edited manifest, compressed entries)
+raises RuntimeError; an OS error opening the file is raised as it is.
 """
 
 from __future__ import annotations
@@ -30,6 +35,16 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _safe_globals as G
+from retrograd._checkpoint_io import (
+    CorruptFile,
+    Window,
+    archive_end,
+    check_entries,
+    expect,
+    group_storages,
+    read_exact,
+    view_of,
+)
 from retrograd._device import device as Device
 from retrograd._safe_globals import (
     add_safe_globals,
@@ -43,34 +58,72 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
            "safe_globals"]
 
 _MAGIC = "retrograd-checkpoint"
-_VERSION = 1
+_VERSION = 2
 _MANIFEST = "retrograd/manifest.json"
 _DATA = "retrograd/data/{}.npy"
-_MAX_DEPTH = 500  # nesting limit, so a crafted manifest cannot exhaust the stack
+# nesting limit of saved objects (torch's pickler stops near 500); save refuses deeper objects
+# and load deeper manifests, so whatever saves also loads
+_MAX_DEPTH = 1000
 _MAX_NPY_HEADER = 1 << 16
+_MAX_MANIFEST = 1 << 30
 # dtypes NumPy's .npy format cannot describe: stored as raw unsigned integers of their width
 _RAW_VIEW = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
 _MAPPINGS = {dict: "dict", OrderedDict: "odict", Counter: "counter"}
 _MAPPING_TYPES = {v: k for k, v in _MAPPINGS.items()}
+_SEQUENCES = (list, tuple, set, frozenset)
+_TOO_DEEP = "retrograd.save: object nested too deeply (or self-referencing)"
+_BUSY = -1  # memo mark of a container whose children are being encoded
 
 
 class _Encoder:
-    """Turns an object into a JSON-able manifest, collecting the arrays to write."""
+    """Turns an object into the manifest's node list, collecting the arrays to write."""
 
     def __init__(self) -> None:
-        self.arrays: list[np.ndarray] = []
-        self._tensor_ids: dict[int, tuple[int, Any]] = {}  # id(obj) -> (index, obj kept alive)
+        self.nodes: list[Any] = []
+        self.arrays: list[np.ndarray] = []  # NumPy arrays and scalars saved as such
+        self._memo: dict[int, tuple[int, Any]] = {}  # id(obj) -> (node, obj kept alive)
+        self._tensors: list[tuple[dict, np.ndarray]] = []
 
-    def encode(self, obj: Any, depth: int = 0) -> Any:
-        if depth > _MAX_DEPTH:
-            raise ValueError("retrograd.save: object nested too deeply (or self-referencing)")
+    def _add(self, node: Any) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def encode(self, obj: Any) -> int:
+        """The node index of obj, children first (an explicit stack: no recursion)."""
+        memo, results = self._memo, []
+        stack: list[tuple[Any, int, list | None]] = [(obj, 0, None)]
+        while stack:
+            o, depth, kids = stack.pop()
+            if kids is not None:  # children done: their indices are on top of results
+                refs = results[len(results) - len(kids):]
+                del results[len(results) - len(kids):]
+                i = self._add(self._container(o, refs))
+                memo[id(o)] = (i, o)
+                results.append(i)
+                continue
+            if depth > _MAX_DEPTH:
+                raise ValueError(_TOO_DEEP)
+            hit = memo.get(id(o))
+            if hit is not None:
+                if hit[0] == _BUSY:
+                    raise ValueError(_TOO_DEEP)
+                results.append(hit[0])
+                continue
+            kids = _children(o)
+            if kids is None:
+                i = self._add(self._leaf(o))
+                if isinstance(o, (Tensor, np.ndarray, np.generic)):
+                    memo[id(o)] = (i, o)
+                results.append(i)
+                continue
+            memo[id(o)] = (_BUSY, o)
+            stack.append((o, depth, kids))
+            stack.extend((k, depth + 1, None) for k in reversed(kids))
+        return results[0]
+
+    def _leaf(self, obj: Any) -> Any:
         if obj is None or isinstance(obj, (bool, str)):
             return obj
-        t = type(obj)
-        if t is int:
-            return obj
-        if t is float:
-            return obj if math.isfinite(obj) else {"$": "float", "v": repr(obj)}
         if isinstance(obj, Tensor):
             return self._tensor(obj)
         if isinstance(obj, (np.ndarray, np.generic)):
@@ -79,66 +132,46 @@ class _Encoder:
             return {"$": "dtype", "v": obj.name}
         if isinstance(obj, Device):
             return {"$": "device", "v": str(obj)}
-        return self._container(obj, depth)
-
-    def _container(self, obj: Any, depth: int) -> Any:
-        t = type(obj)
-        enc = self.encode
-        if t in _MAPPINGS:
-            out = {"$": _MAPPINGS[t],
-                   "v": [[enc(k, depth + 1), enc(v, depth + 1)] for k, v in obj.items()]}
-            metadata = getattr(obj, "_metadata", None)  # Module.state_dict's version info
-            if metadata is not None and t is OrderedDict:
-                out["meta"] = enc(metadata, depth + 1)
-            return out
-        if t is Size:
+        if type(obj) is Size:
             return {"$": "size", "v": [int(s) for s in obj]}
-        if t in (list, tuple, set, frozenset):
-            return {"$": t.__name__, "v": [enc(v, depth + 1) for v in obj]}
-        if t is int or isinstance(obj, int):  # int subclasses (IntEnum, ...) save as int
+        if isinstance(obj, int):  # int subclasses (IntEnum, ...) save as int
             return int(obj)
         if isinstance(obj, float):
-            return self.encode(float(obj), depth)
+            obj = float(obj)
+            return obj if math.isfinite(obj) else {"$": "float", "v": repr(obj)}
+        t = type(obj)
         if t is complex:
-            return {"$": "complex", "re": self.encode(obj.real), "im": self.encode(obj.imag)}
+            return {"$": "complex", "v": [repr(obj.real), repr(obj.imag)]}
         if t in (bytes, bytearray):
             return {"$": "bytes", "v": base64.b64encode(bytes(obj)).decode("ascii")}
-        return self._allowed(obj, depth)
-
-    def _allowed(self, obj: Any, depth: int) -> Any:
-        """Objects the safe-globals allowlist admits: allowed classes / functions by name, and
-        instances of allowed classes as name plus state."""
-        from enum import Enum
-
-        t = type(obj)
-        name = G.name_if_allowed(obj)
+        name = G.name_if_allowed(obj)  # an allowed class or function, saved by name
         if name is not None:
             return {"$": "global", "name": name}
-        name = G.name_if_allowed(t)
-        if name is not None:
-            state = obj.value if isinstance(obj, Enum) else G.object_state(obj)
-            return {"$": "object", "cls": name, "state": self.encode(state, depth + 1)}
         raise TypeError(f"retrograd.save: cannot save an object of type {t.__module__}."
                         f"{t.__qualname__}; supported: tensors, NumPy arrays, numbers, str, "
                         "bytes, None, dtypes, devices, dicts/lists/tuples/sets of them, and "
                         "instances of classes allowed with "
                         "retrograd.serialization.add_safe_globals")
 
-    def _add_array(self, key: Any, arr: np.ndarray) -> int:
-        seen = self._tensor_ids.get(id(key))
-        if seen is not None:
-            return seen[0]
-        i = len(self.arrays)
-        self.arrays.append(arr)
-        self._tensor_ids[id(key)] = (i, key)
-        return i
+    def _container(self, obj: Any, refs: list[int]) -> dict:
+        t = type(obj)
+        if t not in _MAPPINGS and t not in _SEQUENCES:  # an instance of an allowed class
+            return {"$": "object", "cls": G.name_if_allowed(t), "state": refs[0]}
+        if t in _MAPPINGS:
+            n = 2 * len(obj)
+            out = {"$": _MAPPINGS[t], "v": [refs[i:i + 2] for i in range(0, n, 2)]}
+            if len(refs) > n:  # Module.state_dict's version info
+                out["meta"] = refs[n]
+            return out
+        return {"$": t.__name__, "v": refs}
 
     def _tensor(self, t: Tensor) -> dict:
-        d = t.dtype
-        out = {"$": "tensor", "i": self._add_array(t, t._data), "dtype": d.name,
-               "shape": list(t._data.shape), "requires_grad": bool(t._requires_grad)}
+        arr = t._data
+        out = {"$": "tensor", "dtype": t.dtype.name, "shape": list(arr.shape),
+               "strides": list(arr.strides), "requires_grad": bool(t._requires_grad)}
         if type(t) is not Tensor and _is_parameter(t):
             out["parameter"] = True
+        self._tensors.append((out, arr))
         return out
 
     def _numpy(self, a: np.ndarray | np.generic) -> dict:
@@ -146,8 +179,42 @@ class _Encoder:
         if arr.dtype.hasobject:
             raise TypeError("retrograd.save: cannot save a NumPy array of Python objects")
         kind = "ndarray" if isinstance(a, np.ndarray) else "npscalar"
-        return {"$": kind, "i": self._add_array(a, arr), "dtype": arr.dtype.str,
+        self.arrays.append(arr)
+        return {"$": kind, "i": len(self.arrays) - 1, "dtype": arr.dtype.str,
                 "shape": list(arr.shape)}
+
+    def entries(self) -> list[np.ndarray]:
+        """The arrays to write: NumPy arrays, then one byte buffer per storage (tensor nodes
+        get their storage index and offset here)."""
+        buffers, places = group_storages([arr for _, arr in self._tensors])
+        first = len(self.arrays)
+        for (node, _), (s, offset) in zip(self._tensors, places):
+            node["st"], node["off"] = first + s, offset
+        return self.arrays + buffers
+
+
+def _children(obj: Any) -> list | None:
+    """The objects a container holds, in encoding order; None for anything else."""
+    t = type(obj)
+    if t in _MAPPINGS:
+        kids = [x for kv in obj.items() for x in kv]
+        metadata = getattr(obj, "_metadata", None)
+        if metadata is not None and t is OrderedDict:
+            kids.append(metadata)
+        return kids
+    if t in _SEQUENCES:
+        return list(obj)
+    if isinstance(obj, _LEAVES) or G.name_if_allowed(obj) is not None \
+            or G.name_if_allowed(t) is None:
+        return None
+    # an instance of a class on the safe-globals allowlist: saved as its name and its state
+    from enum import Enum
+
+    return [obj.value if isinstance(obj, Enum) else G.object_state(obj)]
+
+
+_LEAVES = (Tensor, np.ndarray, np.generic, str, bytes, bytearray, int, float, complex,
+           type(None), D.dtype, Device)
 
 
 def _is_parameter(t: Tensor) -> bool:
@@ -176,21 +243,19 @@ def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False
          ) -> None:
     """Saves tensors (and dicts/lists/tuples of tensors, numbers, strings, None, dtypes,
-    NumPy arrays) to a path or a writable binary file object, in retrograd's safe format."""
+    NumPy arrays) to a path or a writable binary file object, in retrograd's safe format.
+    Tensors that share memory are saved once and load sharing it again."""
     enc = _Encoder()
-    try:
-        root = enc.encode(obj)
-    except RecursionError:
-        raise ValueError("retrograd.save: object nested too deeply (or self-referencing)") \
-            from None
-    manifest = json.dumps({"magic": _MAGIC, "version": _VERSION, "root": root},
-                          allow_nan=False, ensure_ascii=True)
+    root = enc.encode(obj)
+    arrays = enc.entries()
+    manifest = json.dumps({"magic": _MAGIC, "version": _VERSION, "nodes": enc.nodes,
+                           "root": root}, allow_nan=False, ensure_ascii=True)
     stream, owned = _open_for_write(f)
     try:
         with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED,
                              allowZip64=True) as zf:
             zf.writestr(_MANIFEST, manifest)
-            for i, arr in enumerate(enc.arrays):
+            for i, arr in enumerate(arrays):
                 with zf.open(_DATA.format(i), "w", force_zip64=True) as out:
                     np.lib.format.write_array(out, _storage_array(arr), allow_pickle=False)
     finally:
@@ -200,169 +265,200 @@ def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
 
 # --- loading ----------------------------------------------------------------------------------
 
-class _CorruptFile(Exception):
-    """Raised inside load for anything malformed; turned into one RuntimeError."""
-
-
-def _expect(cond: bool, what: str) -> None:
-    if not cond:
-        raise _CorruptFile(what)
-
-
 class _Decoder:
     def __init__(self, zf: zipfile.ZipFile) -> None:
         self.zf = zf
         self.names = set(zf.namelist())
-        self.loaded: dict[int, Any] = {}
+        self.loaded: dict[Any, Any] = {}
 
-    def decode(self, node: Any, depth: int = 0) -> Any:
-        _expect(depth <= _MAX_DEPTH, "manifest nested too deeply")
+    # version 2: a flat node list, children before parents
+    def decode_nodes(self, nodes: Any, root: Any) -> Any:
+        expect(isinstance(nodes, list) and type(root) is int and 0 <= root < len(nodes),
+               "bad node list")
+        values: list[Any] = [None] * len(nodes)
+        depths = [0] * len(nodes)
+        for i, node in enumerate(nodes):
+            if node is None or isinstance(node, (bool, int, float, str)):
+                values[i] = node
+                continue
+            deepest = [-1]
+
+            def child(ref: Any, i: int = i, deepest: list = deepest) -> Any:
+                expect(type(ref) is int and 0 <= ref < i, "bad node reference")
+                deepest[0] = max(deepest[0], depths[ref])
+                return values[ref]
+
+            values[i] = self.node(node, child)
+            depths[i] = deepest[0] + 1
+            expect(depths[i] <= _MAX_DEPTH, "manifest nested too deeply")
+        return values[root]
+
+    # version 1: nested JSON
+    def decode_nested(self, node: Any, depth: int = 0) -> Any:
+        expect(depth <= _MAX_DEPTH, "manifest nested too deeply")
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
+        return self.node(node, lambda x: self.decode_nested(x, depth + 1))
+
+    def node(self, node: Any, child: Any) -> Any:
         if isinstance(node, list):  # bare JSON arrays are never written
-            raise _CorruptFile("unexpected JSON array in manifest")
-        _expect(isinstance(node, dict) and isinstance(node.get("$"), str), "bad manifest node")
-        tag = node["$"]
-        handler = _TAGS.get(tag)
-        _expect(handler is not None, f"unknown manifest tag {tag!r}")
-        return handler(self, node, depth)
+            raise CorruptFile("unexpected JSON array in manifest")
+        expect(isinstance(node, dict) and isinstance(node.get("$"), str), "bad manifest node")
+        handler = _TAGS.get(node["$"])
+        expect(handler is not None, f"unknown manifest tag {node['$']!r}")
+        return handler(self, node, child)
 
-    def items(self, node: dict, depth: int) -> list:
-        v = node.get("v")
-        _expect(isinstance(v, list), "container without a value list")
-        return [self.decode(x, depth + 1) for x in v]
-
-    def mapping(self, node: dict, depth: int) -> Any:
+    def mapping(self, node: dict, child: Any) -> Any:
         pairs = node.get("v")
-        _expect(isinstance(pairs, list), "mapping without items")
+        expect(isinstance(pairs, list), "mapping without items")
         out = _MAPPING_TYPES[node["$"]]()
         for pair in pairs:
-            _expect(isinstance(pair, list) and len(pair) == 2, "bad mapping item")
-            key = self.decode(pair[0], depth + 1)
+            expect(isinstance(pair, list) and len(pair) == 2, "bad mapping item")
+            key = child(pair[0])
             try:
-                out[key] = self.decode(pair[1], depth + 1)
+                out[key] = child(pair[1])
             except TypeError as e:  # an unhashable key
-                raise _CorruptFile(f"bad mapping key: {e}") from None
+                raise CorruptFile(f"bad mapping key: {e}") from None
         if "meta" in node:
-            _expect(node["$"] == "odict", "metadata on a mapping that cannot hold it")
-            out._metadata = self.decode(node["meta"], depth + 1)
+            expect(node["$"] == "odict", "metadata on a mapping that cannot hold it")
+            out._metadata = child(node["meta"])
         return out
 
-    def array(self, node: dict) -> np.ndarray:
-        i = node.get("i")
-        _expect(type(i) is int and i >= 0, "bad array index")
-        if i in self.loaded:
-            return self.loaded[i]
-        name = _DATA.format(i)
-        _expect(name in self.names, f"missing array {name}")
-        shape = node.get("shape")
-        _expect(isinstance(shape, list) and all(type(s) is int and s >= 0 for s in shape),
-                "bad shape")
-        info = self.zf.getinfo(name)
-        with self.zf.open(info) as fh:
-            version = np.lib.format.read_magic(fh)
-            _expect(version in ((1, 0), (2, 0), (3, 0)), "bad .npy version")
-            hdr = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                   else np.lib.format.read_array_header_2_0)
-            arr_shape, fortran, dtype = hdr(fh, max_header_size=_MAX_NPY_HEADER)
-            _expect(not dtype.hasobject, "object array in checkpoint")
-            _expect(list(arr_shape) == shape, "array shape differs from the manifest")
-            nbytes = math.prod(arr_shape) * dtype.itemsize
-            _expect(info.file_size - fh.tell() == nbytes, "array data has the wrong size")
-            data = fh.read(nbytes)
-        _expect(len(data) == nbytes, "array data truncated")
-        arr = np.frombuffer(data, dtype=dtype).copy()
-        arr = arr.reshape(arr_shape, order="F" if fortran else "C")
-        self.loaded[i] = arr
-        return arr
-
-    def tensor(self, node: dict, depth: int) -> Tensor:
-        key = ("tensor", node.get("i"))
-        if key in self.loaded:
-            return self.loaded[key]
-        name = node.get("dtype")
-        d = D._NAMED.get(name) if isinstance(name, str) else None
-        _expect(d is not None, f"unknown dtype {name!r}")
-        arr = self.array(node)
-        raw = _RAW_VIEW.get(d.name)
-        if raw is not None:
-            _expect(arr.dtype == np.dtype(raw), "raw array of the wrong width")
-            arr = arr.view(d.np)
-        _expect(arr.dtype == d.np, "array dtype differs from the manifest")
-        t = _wrap(arr)
-        requires_grad = node.get("requires_grad", False)
-        _expect(isinstance(requires_grad, bool), "bad requires_grad")
-        _expect(not requires_grad or d.is_floating_point, "requires_grad on a non-float tensor")
-        if node.get("parameter") is True:
-            from retrograd.nn.parameter import Parameter
-
-            t = Parameter(t, requires_grad=requires_grad)
-        else:
-            t._requires_grad = requires_grad
-        self.loaded[key] = t
-        return t
-
-    def numpy(self, node: dict, depth: int) -> Any:
-        arr = self.array(node)
-        _expect(node.get("dtype") == arr.dtype.str, "array dtype differs from the manifest")
-        if node["$"] == "npscalar":
-            _expect(arr.shape == (), "NumPy scalar with a shape")
-            return arr[()]
-        return arr
-
-    def float_special(self, node: dict, depth: int) -> float:
+    def sequence(self, node: dict, child: Any) -> Any:
         v = node.get("v")
-        _expect(v in ("nan", "inf", "-inf"), "bad float")
-        return float(v)
-
-    def complex_(self, node: dict, depth: int) -> complex:
-        re, im = self.decode(node.get("re"), depth + 1), self.decode(node.get("im"), depth + 1)
-        _expect(isinstance(re, float) and isinstance(im, float), "bad complex")
-        return complex(re, im)
-
-    def bytes_(self, node: dict, depth: int) -> bytes:
-        v = node.get("v")
-        _expect(isinstance(v, str), "bad bytes")
-        return base64.b64decode(v.encode("ascii"), validate=True)
-
-    def dtype(self, node: dict, depth: int) -> D.dtype:
-        d = D._NAMED.get(node.get("v")) if isinstance(node.get("v"), str) else None
-        _expect(d is not None, "unknown dtype")
-        return d
-
-    def device(self, node: dict, depth: int) -> Device:
-        _expect(isinstance(node.get("v"), str), "bad device")
-        return Device(node["v"])
-
-    def size(self, node: dict, depth: int) -> Size:
-        v = node.get("v")
-        _expect(isinstance(v, list) and all(type(s) is int for s in v), "bad size")
-        return Size(v)
-
-    def _lookup(self, name: Any) -> Any:
-        _expect(isinstance(name, str), "bad global name")
-        obj = G.allowed_by_name().get(name)
-        if obj is None:
-            raise _NotAllowed(G.not_allowed_message(name))
-        return obj
-
-    def global_(self, node: dict, depth: int) -> Any:
-        return self._lookup(node.get("name"))
-
-    def object_(self, node: dict, depth: int) -> Any:
-        cls = self._lookup(node.get("cls"))
-        _expect(isinstance(cls, type), "object of a name that is not a class")
-        return G.rebuild(cls, self.decode(node.get("state"), depth + 1))
-
-    def sequence(self, node: dict, depth: int) -> Any:
-        values = self.items(node, depth)
+        expect(isinstance(v, list), "container without a value list")
+        values = [child(x) for x in v]
         kind = node["$"]
         if kind == "list":
             return values
         try:
             return {"tuple": tuple, "set": set, "frozenset": frozenset}[kind](values)
         except TypeError as e:  # unhashable set members
-            raise _CorruptFile(f"bad {kind}: {e}") from None
+            raise CorruptFile(f"bad {kind}: {e}") from None
+
+    def entry(self, i: Any) -> tuple[tuple, bool, np.dtype, np.ndarray]:
+        """Data entry i: (shape, fortran order, dtype, flat uint8 buffer of its bytes)."""
+        expect(type(i) is int and i >= 0, "bad array index")
+        if i in self.loaded:
+            return self.loaded[i]
+        name = _DATA.format(i)
+        expect(name in self.names, f"missing array {name}")
+        info = self.zf.getinfo(name)
+        with self.zf.open(info) as fh:
+            version = np.lib.format.read_magic(fh)
+            expect(version in ((1, 0), (2, 0), (3, 0)), "bad .npy version")
+            hdr = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = hdr(fh, max_header_size=_MAX_NPY_HEADER)
+            expect(not dtype.hasobject, "object array in checkpoint")
+            nbytes = math.prod(shape) * dtype.itemsize
+            expect(info.file_size - fh.tell() == nbytes, "array data has the wrong size")
+            buf = read_exact(fh, nbytes)
+        self.loaded[i] = out = (shape, fortran, dtype, buf)
+        return out
+
+    def array(self, node: dict) -> np.ndarray:
+        """A typed array entry (NumPy nodes, and tensors of version 1 files)."""
+        shape, fortran, dtype, buf = self.entry(node.get("i"))
+        want = node.get("shape")
+        expect(isinstance(want, list) and list(shape) == want, "array shape differs from "
+               "the manifest")
+        return buf.view(dtype).reshape(shape, order="F" if fortran else "C")
+
+    def storage(self, i: Any) -> np.ndarray:
+        shape, _, dtype, buf = self.entry(i)
+        expect(dtype == np.uint8 and len(shape) == 1, "storage is not a byte array")
+        return buf
+
+    def tensor(self, node: dict, child: Any) -> Tensor:
+        name = node.get("dtype")
+        d = D._NAMED.get(name) if isinstance(name, str) else None
+        expect(d is not None, f"unknown dtype {name!r}")
+        if "st" in node:
+            arr = view_of(self.storage(node["st"]), np.dtype(d.np), node.get("off"),
+                          node.get("shape"), node.get("strides"))
+            if any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape)):
+                arr.flags.writeable = False  # elements share memory: in-place writes refused
+        else:  # version 1: its own typed array
+            key = ("tensor", node.get("i"))
+            if key in self.loaded:
+                return self.loaded[key]
+            arr = self.array(node)
+            raw = _RAW_VIEW.get(d.name)
+            if raw is not None:
+                expect(arr.dtype == np.dtype(raw), "raw array of the wrong width")
+                arr = arr.view(d.np)
+        expect(arr.dtype == d.np, "array dtype differs from the manifest")
+        t = _wrap(arr)
+        requires_grad = node.get("requires_grad", False)
+        expect(isinstance(requires_grad, bool), "bad requires_grad")
+        expect(not requires_grad or d.is_floating_point, "requires_grad on a non-float tensor")
+        if node.get("parameter") is True:
+            from retrograd.nn.parameter import Parameter
+
+            t = Parameter(t, requires_grad=requires_grad)
+        else:
+            t._requires_grad = requires_grad
+        if "st" not in node:
+            self.loaded[("tensor", node.get("i"))] = t
+        return t
+
+    def numpy(self, node: dict, child: Any) -> Any:
+        arr = self.array(node)
+        expect(node.get("dtype") == arr.dtype.str, "array dtype differs from the manifest")
+        if node["$"] == "npscalar":
+            expect(arr.shape == (), "NumPy scalar with a shape")
+            return arr[()]
+        return arr
+
+    def float_special(self, node: dict, child: Any) -> float:
+        v = node.get("v")
+        expect(v in ("nan", "inf", "-inf"), "bad float")
+        return float(v)
+
+    def complex_(self, node: dict, child: Any) -> complex:
+        v = node.get("v")
+        if isinstance(v, list):  # version 2: the two parts as repr strings
+            expect(len(v) == 2 and all(isinstance(x, str) and len(x) < 64 for x in v),
+                   "bad complex")
+            return complex(float(v[0]), float(v[1]))
+        re, im = child(node.get("re")), child(node.get("im"))
+        expect(isinstance(re, float) and isinstance(im, float), "bad complex")
+        return complex(re, im)
+
+    def bytes_(self, node: dict, child: Any) -> bytes:
+        v = node.get("v")
+        expect(isinstance(v, str), "bad bytes")
+        return base64.b64decode(v.encode("ascii"), validate=True)
+
+    def dtype(self, node: dict, child: Any) -> D.dtype:
+        d = D._NAMED.get(node.get("v")) if isinstance(node.get("v"), str) else None
+        expect(d is not None, "unknown dtype")
+        return d
+
+    def device(self, node: dict, child: Any) -> Device:
+        expect(isinstance(node.get("v"), str), "bad device")
+        return Device(node["v"])
+
+    def _lookup(self, name: Any) -> Any:
+        expect(isinstance(name, str), "bad global name")
+        obj = G.allowed_by_name().get(name)
+        if obj is None:
+            raise _NotAllowed(G.not_allowed_message(name))
+        return obj
+
+    def global_(self, node: dict, child: Any) -> Any:
+        return self._lookup(node.get("name"))
+
+    def object_(self, node: dict, child: Any) -> Any:
+        cls = self._lookup(node.get("cls"))
+        expect(isinstance(cls, type), "object of a name that is not a class")
+        return G.rebuild(cls, child(node.get("state")))
+
+    def size(self, node: dict, child: Any) -> Size:
+        v = node.get("v")
+        expect(isinstance(v, list) and all(type(s) is int for s in v), "bad size")
+        return Size(v)
 
 
 _TAGS = {
@@ -380,40 +476,41 @@ class _NotAllowed(Exception):
     """A checkpoint names a class or function that is not on the safe-globals allowlist."""
 
 
-def _read_source(f: Any) -> tuple[Any, str]:
-    """A seekable binary source for zipfile, and a name for error messages."""
-    if isinstance(f, (str, os.PathLike)):
-        return os.fspath(f), repr(os.fspath(f))
-    if not hasattr(f, "read"):
-        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'read'")
-    if not (hasattr(f, "seek") and f.seekable()):
-        f = io.BytesIO(f.read())
-    return f, "the given file object"
-
-
-def _check_format(zf: zipfile.ZipFile) -> None:
+def _check_format(zf: zipfile.ZipFile, size: int) -> None:
     names = zf.namelist()
     if _MANIFEST not in names:
         if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
-            raise _CorruptFile("it is a PyTorch (pickle) checkpoint; retrograd.load reads only "
-                               "files written by retrograd.save, and never unpickles")
-        raise _CorruptFile("no retrograd manifest in the archive")
+            raise CorruptFile("it is a PyTorch (pickle) checkpoint; retrograd.load reads only "
+                              "files written by retrograd.save, and never unpickles")
+        raise CorruptFile("no retrograd manifest in the archive")
+    check_entries(zf, size)
 
 
-def _parse_manifest(zf: zipfile.ZipFile) -> Any:
+def _parse_manifest(zf: zipfile.ZipFile) -> dict:
     info = zf.getinfo(_MANIFEST)
-    _expect(info.file_size <= (1 << 30), "manifest too large")
-    text = zf.read(info).decode("utf-8")
-    doc = json.loads(text, parse_constant=_reject_constant)
-    _expect(isinstance(doc, dict) and doc.get("magic") == _MAGIC, "not a retrograd manifest")
-    _expect(doc.get("version") == _VERSION,
-            f"unsupported checkpoint version {doc.get('version')!r}")
-    _expect("root" in doc, "manifest without a root object")
-    return doc["root"]
+    expect(info.file_size <= _MAX_MANIFEST, "manifest too large")
+    with zf.open(info) as fh:
+        raw = fh.read(info.file_size)
+    doc = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    expect(isinstance(doc, dict) and doc.get("magic") == _MAGIC, "not a retrograd manifest")
+    expect(doc.get("version") in (1, _VERSION),
+           f"unsupported checkpoint version {doc.get('version')!r}")
+    expect("root" in doc, "manifest without a root object")
+    return doc
 
 
 def _reject_constant(name: str) -> Any:
-    raise _CorruptFile(f"invalid JSON constant {name}")
+    raise CorruptFile(f"invalid JSON constant {name}")
+
+
+def _decode(source: BinaryIO, size: int) -> Any:
+    with zipfile.ZipFile(source, "r") as zf:
+        _check_format(zf, size)
+        doc = _parse_manifest(zf)
+        dec = _Decoder(zf)
+        if doc["version"] == 1:
+            return dec.decode_nested(doc["root"])
+        return dec.decode_nodes(doc.get("nodes"), doc["root"])
 
 
 def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
@@ -423,21 +520,31 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
 
     map_location is accepted and ignored (everything lives on the CPU); weights_only is
     always in effect: only tensors, arrays, numbers, strings and containers are decoded.
+    A file object is read from its position, and left just after the checkpoint (several
+    checkpoints saved one after another load one by one).
     """
-    source, name = _read_source(f)
+    if isinstance(f, (str, os.PathLike)):
+        name = repr(os.fspath(f))
+        stream, owned = open(f, "rb"), True  # OS errors (no such file, a directory) as such
+    else:
+        if not hasattr(f, "read"):
+            raise AttributeError(f"'{type(f).__name__}' object has no attribute 'read'")
+        name, owned = "the given file object", False
+        stream = f if hasattr(f, "seek") and f.seekable() else io.BytesIO(f.read())
     try:
-        with zipfile.ZipFile(source, "r") as zf:
-            _check_format(zf)
-            root = _parse_manifest(zf)
-            return _Decoder(zf).decode(root)
-    except FileNotFoundError:
-        raise
+        start = stream.tell()
+        end = archive_end(stream, start)
+        out = _decode(Window(stream, start, end), end - start)
+        stream.seek(end)
+        return out
     except _NotAllowed as e:
         raise RuntimeError(f"retrograd.load: {name} holds an object retrograd does not load by "
                            f"default. {e}") from None
-    except (_CorruptFile, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError,
-            ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError,
-            OverflowError, MemoryError, struct.error, zlib.error, binascii.Error,
-            NotImplementedError) as e:
+    except (CorruptFile, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError,
+            KeyError, TypeError, UnicodeDecodeError, RecursionError, OverflowError,
+            MemoryError, struct.error, zlib.error, binascii.Error, NotImplementedError) as e:
         raise RuntimeError(f"retrograd.load: {name} is not a valid retrograd checkpoint "
                            f"({type(e).__name__}: {e})") from e
+    finally:
+        if owned:
+            stream.close()

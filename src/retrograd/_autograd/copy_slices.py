@@ -203,9 +203,11 @@ class CopySlices(CppNode):
 
     def _needed(self) -> tuple:
         """(edges that need a gradient, what the wrapped node must compute): the wrapped node
-        must produce the view's gradient even where its own edge 0 is unused."""
+        must produce the view's gradient even where its own edge 0 is unused, when the base
+        needs one (else its formula may lack the saved values, which are kept for what
+        needed a gradient when the op ran)."""
         needed = tuple(nf is not None for nf, _ in self.next_functions)
-        return needed, (True,) + needed[1:]
+        return needed, needed
 
     @staticmethod
     def _outputs(needed: tuple, base_grad: Tensor, res: tuple) -> tuple:

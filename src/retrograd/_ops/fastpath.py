@@ -33,6 +33,7 @@ from retrograd._autograd.views import (
     ViewInfo,
 )
 from retrograd._ops import dispatch
+from retrograd._ops.arg_check import PLAIN, PLAIN_ONLY, check_tensor_arg
 from retrograd._ops.codegen import wrap_lines
 from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
@@ -180,6 +181,7 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
           "_trace": record_trace, "_VI": ViewInfo, "_Chain": ViewChain, "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
+          "_PLAIN": PLAIN, "_PLAIN_ONLY": PLAIN_ONLY, "_check": check_tensor_arg,
           "__name__": "retrograd._ops.fastpath", **defaults}
     code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")
     exec(code, ns)  # noqa: S102 - generated from our own schema strings
@@ -194,15 +196,22 @@ def _fast_body(opdef, names: list, tup: str) -> list:
     lines = ["    if _modes:", f"        return _dispatch(_op, {tup})"]
     data = list(names)
     flags = []
+    method = names[0] == "self"
     for k, i in enumerate(tensor_pos):
         n = names[i]
         d = f"d{i}"
         data[i] = d
         flags.append(f"q{k}")
+        # not a tensor: numbers and arrays pass; anything else gets torch's TypeError
+        odd = f"{n}.__class__ not in {'_PLAIN' if len(tensor_pos) > 1 else '_PLAIN_ONLY'}"
+        if opdef.schema.args[i].type.endswith("?"):
+            odd = f"{n} is not None and {odd}"
         lines += [f"    if {n}.__class__ is _T or isinstance({n}, _T):",
                   f"        {d} = {n}._data",
                   f"        q{k} = {n}._requires_grad",
                   "    else:",
+                  f"        if {odd}:",
+                  f"            _check(_op, {i}, {n}, {method})",
                   f"        {d} = {n}",
                   f"        q{k} = False"]
     if opdef.promote is not None:

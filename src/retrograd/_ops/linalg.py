@@ -445,9 +445,14 @@ def _broadcast_batch(b1: tuple, b2: tuple) -> tuple:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """torch.matmul, dispatched to dot / mv / mm / a folded mm or mv / a batched product."""
+    try:
+        da, db = input._data.ndim, other._data.ndim
+    except AttributeError:
+        from retrograd._ops.arg_check import not_tensor
+
+        raise not_tensor("matmul", {"input": input, "other": other}) from None
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input, other = dispatch.autocast.cast("lower", input, other)
-    da, db = input._data.ndim, other._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")

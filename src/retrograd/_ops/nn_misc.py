@@ -665,6 +665,8 @@ def _fold_heads(t: Tensor, groups: int) -> Tensor:
 
 def _masked_softmax(s: Tensor, attn_mask, is_causal: bool) -> Tensor:
     """Softmax over the last dim of s + mask; fully masked rows give zeros."""
+    if s._data.size == 0:  # an empty batch or sequence: nothing to normalize
+        return s * 0
     additive = np.zeros((), s._data.dtype)
     if attn_mask is not None:
         additive = additive + attn_mask._data

@@ -13,6 +13,7 @@ same math:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -36,6 +37,20 @@ def _empty(dtype) -> np.ndarray:
 # --- shared NumPy cores ----------------------------------------------------------------------
 
 
+def _quiet_if_empty(fn):
+    """Statistics over no elements are nan, as torch gives them silently; NumPy warns."""
+
+    def wrapped(x, *args):
+        if x.size:
+            return fn(x, *args)
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(x, *args)
+
+    return wrapped
+
+
+@_quiet_if_empty
 def _normalize(x: np.ndarray, axes: tuple, eps: float):
     """(xhat, mean, rstd, biased var) over `axes` (kept as size-1 dims), computed in opmath."""
     mean = x.mean(axis=axes, keepdims=True)
@@ -54,6 +69,7 @@ def _affine(xhat: np.ndarray, w, b) -> np.ndarray:
     return xhat
 
 
+@_quiet_if_empty
 def _norm_grads(g, x, mean, rstd, w, stat_axes: tuple, param_axes: tuple, mask: tuple):
     """Fused backward: (grad_input, grad_weight, grad_bias), params summed over param_axes."""
     xhat = (x - mean) * rstd
@@ -445,7 +461,7 @@ register_functional("instance_norm", _f_instance_norm)
 
 def _group_norm_forward(x, weight, bias, N, C, HxW, group, eps):
     nd = x.ndim
-    xo = np.ascontiguousarray(x, dtype=_opmath(x)).reshape(N, group, -1)
+    xo = np.ascontiguousarray(x, dtype=_opmath(x)).reshape(N, group, C // group * HxW)
     xhat, mean, rstd, _ = _normalize(xo, (2,), eps)
     out = _affine(xhat.reshape(x.shape), _channel_view(weight, nd), _channel_view(bias, nd))
     return (out.astype(x.dtype, copy=False), mean.reshape(N, group).astype(x.dtype),
@@ -457,13 +473,14 @@ def _group_norm_backward_forward(g, x, mean, rstd, weight, N, C, HxW, group, out
     gx = g * _channel_view(weight, nd) if weight is not None else g
     m3, r3 = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
     gi = gw = gb = None
+    grouped = (N, group, C // group * HxW)  # explicit: -1 is ambiguous for an empty batch
     if output_mask[0]:
-        gi, _, _ = _norm_grads(gx.reshape(N, group, -1), x.reshape(N, group, -1), m3, r3, None,
+        gi, _, _ = _norm_grads(gx.reshape(grouped), x.reshape(grouped), m3, r3, None,
                                (2,), (), (True, False, False))
         gi = gi.reshape(x.shape)
     axes = _bn_axes(nd)
     if output_mask[1] and weight is not None:
-        xhat = ((x.reshape(N, group, -1) - m3) * r3).reshape(x.shape)
+        xhat = ((x.reshape(grouped) - m3) * r3).reshape(x.shape)
         gw = (g * xhat).sum(axis=axes)
     if output_mask[2]:
         gb = g.sum(axis=axes)

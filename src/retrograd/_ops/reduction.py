@@ -16,6 +16,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._autograd.state import state
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.registry import _NAMESPACE, op, register, register_functional, register_method
 from retrograd._tensor import Tensor, _wrap
@@ -157,9 +158,10 @@ def _upcast16(forward):
         if acc is None:
             return forward(a, *args)
         out = forward(a.astype(acc), *args)
-        if isinstance(out, tuple):
-            return tuple(np.asarray(o).astype(a.dtype) for o in out)
-        return np.asarray(out).astype(a.dtype)
+        with np.errstate(over="ignore"):  # results past the 16-bit range round to inf
+            if isinstance(out, tuple):
+                return tuple(np.asarray(o).astype(a.dtype) for o in out)
+            return np.asarray(out).astype(a.dtype)
 
     return wrapped
 
@@ -314,7 +316,8 @@ def _prod_forward(a, dim, keepdim, dtype):
     axes = None if dim is None else (_wrap_dim(dim, a.ndim),)
     acc = _float_acc(out_dt)
     if acc is not None:
-        return _reduce(np.prod, a.astype(acc), axes, keepdim).astype(out_dt)
+        with np.errstate(over="ignore"):  # past the 16-bit range is inf, silently
+            return _reduce(np.prod, a.astype(acc), axes, keepdim).astype(out_dt)
     return _reduce(np.prod, a, axes, keepdim, out_dt, dtype=out_dt)
 
 
@@ -339,6 +342,13 @@ def _prod_backward(grad, self, result):
         return grad
     if not _has_zero(self):
         return grad * (result / self)
+    if not state.grad_enabled and self.numel() - np.count_nonzero(self._data) > 1:
+        # first order with two zeros: every product of the others has a zero factor (the
+        # products below could meet an overflow first, 0 * inf, in narrow types); the second
+        # order is not zero, so with create_graph the products are built, as torch
+        from retrograd._ops.creation import zeros_like
+
+        return zeros_like(self)
     return (grad * _prod_of_others(self.reshape(-1), 0)).reshape(self.shape)
 
 
@@ -673,8 +683,11 @@ def _float_sum(a, axes, keepdim: bool) -> np.ndarray:
     return _reduce(np.sum, a, axes, keepdim)
 
 
-def _var_np(name: str, a, dim, correction, keepdim: bool):
-    """Two-pass variance (mean, then squared deviations), dof clamped at 0 as torch."""
+def _var_np(name: str, a, dim, correction, keepdim: bool, sqrt: bool = False):
+    """Two-pass variance (mean, then squared deviations), dof clamped at 0 as torch; its
+    square root when `sqrt`. float32 is computed in float32, and again in float64 (torch
+    accumulates in double) only when that overflowed (squares of values past 1.8e19 do): the
+    floating-point overflow flag tells, at no cost to the common case."""
     if a.dtype.kind not in "fV":
         raise RuntimeError(VAR_DTYPE.format("std and var" if name in ("std", "var") else name))
     axes = _axes(dim, a.ndim)
@@ -682,13 +695,30 @@ def _var_np(name: str, a, dim, correction, keepdim: bool):
     dof = builtins.max(n - (1 if correction is None else correction), 0)
     if dof <= 0:
         warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    if a.dtype != np.float32:
+        out, mean = _var_parts(a, axes, n, dof, keepdim, "ignore")
+    else:
+        try:
+            out, mean = _var_parts(a, axes, n, dof, keepdim, "raise")
+        except FloatingPointError:
+            out, mean = _var_parts(a.astype(np.float64), axes, n, dof, keepdim, "ignore")
+            if sqrt:
+                out = np.sqrt(out)
+            with np.errstate(over="ignore"):  # a variance past float32's range is inf
+                return np.asarray(out, a.dtype), np.asarray(mean, a.dtype)
+    if sqrt:
+        out = np.sqrt(out, out=out) if out.ndim else np.sqrt(out)
+    return np.asarray(out, a.dtype), mean
+
+
+def _var_parts(a, axes, n: int, dof: int, keepdim: bool, over: str):
+    with np.errstate(invalid="ignore", divide="ignore", over=over):
         mean = _float_sum(a, axes, True) / a.dtype.type(n)
         dev = np.asarray(a - mean)  # 0-dim operands give a NumPy scalar
         out = _float_sum(np.multiply(dev, dev, out=dev), axes, keepdim)
         out = np.true_divide(out, a.dtype.type(dof), out=out if out.ndim else None)
         mean = mean if keepdim else mean.reshape(out.shape)
-    return np.asarray(out, a.dtype), mean
+    return out, mean
 
 
 def _var_backward(grad, self, dim, correction, keepdim):
@@ -747,8 +777,7 @@ _var = op(f"var.correction{_SIG} -> Tensor",
 
 @_upcast16
 def _std_forward(a, dim, correction, keepdim):
-    v = _var_np("std", a, dim, correction, keepdim)[0]
-    return np.sqrt(v, out=v) if v.ndim else np.sqrt(v)
+    return _var_np("std", a, dim, correction, keepdim, sqrt=True)[0]
 
 
 _std = op(f"std.correction{_SIG} -> Tensor", _std_forward, node="StdBackward0",
@@ -765,8 +794,7 @@ _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
 
 @_upcast16
 def _std_mean_forward(a, dim, correction, keepdim):
-    v, m = _var_np("std_mean", a, dim, correction, keepdim)
-    return np.sqrt(v), m
+    return _var_np("std_mean", a, dim, correction, keepdim, sqrt=True)
 
 
 _std_mean = op(f"std_mean.correction{_SIG} -> (Tensor, Tensor)", _std_mean_forward,
@@ -949,7 +977,8 @@ def _cumulative_forward(fn):
         out = np.empty(a.shape, out_dt)
         acc = _float_acc(out_dt)
         if acc is not None:
-            out[...] = fn(a, axis=d, dtype=acc)
+            with np.errstate(over="ignore"):  # past the 16-bit range is inf, silently
+                out[...] = fn(a, axis=d, dtype=acc)
         else:
             fn(a, axis=d, dtype=out_dt, out=out)
         return out
@@ -988,9 +1017,19 @@ def _cumprod_backward_zeros(grad, self, d: int):
     from_k = _wrap((ar[None, :] >= ar[:, None]).astype(dt))  # [k, j]: j >= k
     # [k, j] = prod_{k < i <= j} x[i] (1 for j <= k)
     between = (x.unsqueeze(-2) * _wrap(after.astype(dt)) + _wrap((~after).astype(dt))).cumprod(-1)
+    exact = not state.grad_enabled  # first order only: the second order is not zero there
+    if exact:
+        # exact zeros where a zero lies in (k, j]: the products there may have met an overflow
+        # first (0 * inf is nan in narrow types)
+        zero_count = np.cumsum(x._data == 0, axis=-1)
+        passed = zero_count[..., None, :] - zero_count[..., :, None] > 0  # [.., k, j]
+        between = H.masked_zero(between, _wrap(passed.astype(dt)))
     before = H.shift(x, last, 1, 1.0).cumprod(-1)  # prod_{i < k} x[i]
     summed = (g.unsqueeze(-2) * from_k * between).sum(-1)
-    return (before * summed).transpose(d, -1)
+    out = before * summed
+    if exact:  # and where a zero comes before k
+        out = H.masked_zero(out, _wrap((zero_count - (x._data == 0) > 0).astype(dt)))
+    return out.transpose(d, -1)
 
 
 cumsum = op("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",

@@ -39,6 +39,7 @@ from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch
+from retrograd._ops.arg_check import PLAIN, check_tensor_arg
 from retrograd._ops.codegen import wrap_lines
 from retrograd._ops.schema import Schema, parse_schema
 from retrograd._tensor import Tensor, VersionCounter, _wrap
@@ -473,6 +474,8 @@ def run_eager(op: OpDef, args: tuple):
             call[i] = a._data
             if a._requires_grad:
                 any_grad = True
+        elif a.__class__ not in PLAIN or len(op.tensor_idx) == 1:
+            check_tensor_arg(op, i, a)  # torch's TypeError for a non-Tensor
     if op.promote is not None:
         _promote(op, args, call)
     if op.inplace_idx:

@@ -188,7 +188,8 @@ def _mha_forward(mha: MultiheadAttention, query: Tensor, key: Tensor, value: Ten
         out = _attention_fused(q, k, v, attn_mask, dropout_p, is_causal, bsz, heads)
         weights = None
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = F.linear(out, mha.out_proj.weight, mha.out_proj.bias).view(tgt_len, bsz, -1)
+    out = F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
+    out = out.view(tgt_len, bsz, out.shape[-1])
     if not batched:
         out = out.squeeze(1)
         weights = None if weights is None else weights.squeeze(0)
@@ -226,7 +227,7 @@ def _attention_fused(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, 
         if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(0)
         else:
-            attn_mask = attn_mask.view(bsz, heads, -1, src_len)
+            attn_mask = attn_mask.view(bsz, heads, attn_mask.shape[-2], src_len)
     out = F.scaled_dot_product_attention(q.view(bsz, heads, tgt_len, head_dim),
                                          k.view(bsz, heads, src_len, head_dim),
                                          v.view(bsz, heads, src_len, head_dim), attn_mask,
