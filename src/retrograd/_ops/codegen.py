@@ -9,6 +9,7 @@ _state.
 from __future__ import annotations
 
 import linecache
+import sys
 from collections.abc import Callable
 
 from retrograd._autograd.frames import GENERATED_PREFIX
@@ -40,7 +41,9 @@ def compile_function(name: str, lines: list, namespace: dict, label: str,
     fn = namespace[name]
     fn.__retrograd_source__ = source
     fn.__qualname__ = qualname or name
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
+    lines = [sys.intern(line) for line in source.splitlines(True)]
+    linecache.cache[filename] = (len(source), None, lines, filename)
     GENERATED[filename] = fn
     return fn
 

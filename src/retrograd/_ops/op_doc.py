@@ -40,6 +40,7 @@ def document_overloads(ops: dict, tables: tuple) -> None:
                     fn.__doc__ = "\n\n".join(op_doc(o) for o in by_name[name])
                 except (AttributeError, TypeError):  # not a Python function
                     pass
+    forget_sources()
 
 
 def formula_text(fn: Callable) -> str:
@@ -67,7 +68,7 @@ def _lambda_body(code) -> str | None:
             start = (line, col)
         if end is None or (end_line, end_col) > end:
             end = (end_line, end_col)
-    lines = linecache.getlines(code.co_filename)
+    lines = _lines_of(code.co_filename)
     if start is None or end[0] > len(lines):
         return None
     if start[0] == end[0]:
@@ -86,6 +87,31 @@ def _lambda_body(code) -> str | None:
     if _open_count(text):
         return None
     return re.sub(r"\s*\n\s*", " ", text).strip()
+
+
+# source lines of the op modules while their ops are declared (linecache would keep them for
+# the life of the process); forget_sources drops them once every op is declared
+_SOURCES: dict = {}
+
+
+def _lines_of(filename: str) -> list:
+    lines = _SOURCES.get(filename)
+    if lines is None:
+        cached = linecache.cache.get(filename)
+        if cached is not None and len(cached) == 4:
+            lines = cached[2]
+        else:
+            try:
+                with open(filename, encoding="utf-8") as f:
+                    lines = f.read().splitlines(True)
+            except (OSError, UnicodeDecodeError):
+                lines = []
+        _SOURCES[filename] = lines
+    return lines
+
+
+def forget_sources() -> None:
+    _SOURCES.clear()
 
 
 def _open_count(text: str) -> int:
