@@ -8,6 +8,7 @@ import inspect
 import linecache
 import os
 import pickle
+import re
 import subprocess
 import sys
 import textwrap
@@ -55,9 +56,10 @@ def test_failing_formula_shows_the_generated_line():
         text = traceback.format_exc()
     else:
         pytest.fail("the formula did not raise")
-    frame = f'File "{GENERATED_PREFIX} explode ExplodeBackward0.backward mask=(1,)>"'
-    # the frame, then the generated line that called the formula
-    assert f"{frame}, line 21, in backward\n    r0 = f0(g, v0)\n" in text
+    # the frame, then the generated line that called the formula (a repeated run of this
+    # test declares the op again: its functions get filenames ending " #2", ...)
+    frame = re.escape(f'File "{GENERATED_PREFIX} explode ExplodeBackward0.backward mask=(1,)')
+    assert re.search(frame + r'( #\d+)?>", line \d+, in backward\n    r0 = f0\(g, v0\)\n', text)
 
 
 def test_version_error_raised_inside_generated_backward_shows_its_line():
