@@ -83,6 +83,7 @@ def test_getsource_of_entry_point_save_and_backward():
     assert inspect.getsource(plan.backward).startswith("def backward(node, grads, release,")
     assert inspect.getsource(plan.save).startswith("def save(args, outs):")
     assert plan.backward.__qualname__ == "MulBackward0.backward"
+    assert plan.save.__qualname__ == "mul.Tensor.save"
     assert plan.backward.__code__.co_filename == \
         f"{GENERATED_PREFIX} mul.Tensor MulBackward0.backward mask=(1, 0)>"
 

@@ -127,7 +127,7 @@ class SavePlan:
         self.mask = mask
         how = [op._how_to_save(n) for n in names]
         where = f"{op.name} {{}} mask={tuple(int(m) for m in mask)}"
-        self.save = _compile_save(how, where.format("save"))
+        self.save = _compile_save(how, (where.format("save"), f"{op.name}.save"))
         index = {n: i for i, n in enumerate(names)}
         k = len(names)
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
@@ -593,7 +593,7 @@ def _dtype_of(a):
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
 
 
-def _compile_save(how: list, label: str = "save"):
+def _compile_save(how: list, label: tuple = ("save", None)):
     """save(args, outs) -> the values a node keeps, one per (kind, index) in `how`.
 
     With no saved-tensor hooks active (the common case) a tensor is saved by filling a
@@ -629,7 +629,7 @@ def _compile_save(how: list, label: str = "save"):
         else:
             lines.append(f"    s{j} = {parts[j]}")
     lines.append("    return (" + "".join(f"s{j}, " for j in range(len(how))) + ")")
-    return compile_function("save", lines, dict(_SAVE_NS), label)
+    return compile_function("save", lines, dict(_SAVE_NS), *label)
 
 
 def _saved_fields(j: int, is_leaf: str, original: bool, data: str) -> list:
