@@ -3,14 +3,21 @@ trace point at the user's code, past retrograd's modules and its generated op fu
 
 from __future__ import annotations
 
+import os
 from types import FrameType
 
-# the filename of every function retrograd generates (op entry points, save and backward)
-GENERATED_FILENAME = "<retrograd generated op>"
+# every function retrograd generates (op entry points, save and backward functions) has a
+# filename of its own starting with this, e.g. "<retrograd: mul.Tensor entry>"
+GENERATED_PREFIX = "<retrograd:"
+
+# the installed package's directory (the one holding retrograd/__init__.py): a user's file in
+# some other folder named "retrograd" is the user's
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_INTERNAL = (PACKAGE_DIR + os.sep, GENERATED_PREFIX)
 
 
 def is_internal(filename: str) -> bool:
-    return "/retrograd/" in filename or filename == GENERATED_FILENAME
+    return filename.startswith(_INTERNAL)
 
 
 def user_frame(frame: FrameType | None) -> FrameType | None:

@@ -22,7 +22,6 @@ import numpy as np
 
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.frames import GENERATED_FILENAME
 from retrograd._autograd.node import next_sequence_nr
 from retrograd._autograd.state import state
 from retrograd._autograd.views import (
@@ -34,7 +33,7 @@ from retrograd._autograd.views import (
 )
 from retrograd._ops import dispatch
 from retrograd._ops.arg_check import PLAIN, PLAIN_ONLY, check_tensor_arg
-from retrograd._ops.codegen import wrap_lines
+from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
 from retrograd._tensor import Tensor, VersionCounter
@@ -183,10 +182,8 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "_PLAIN": PLAIN, "_PLAIN_ONLY": PLAIN_ONLY, "_check": check_tensor_arg,
           "__name__": "retrograd._ops.fastpath", **defaults}
-    code = compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec")
-    exec(code, ns)  # noqa: S102 - generated from our own schema strings
-    fn = ns[fname]
-    fn.__qualname__ = fname
+    kind = "entry" if first_name == "input" else "method entry"
+    fn = compile_function(fname, lines, ns, f"{opdef.name} {kind}")
     fn.__module__ = "retrograd"
     return fn
 

@@ -33,14 +33,14 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.frames import GENERATED_FILENAME
 from retrograd._autograd.node import FROM_TASK, Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
-from retrograd._ops import dispatch
+from retrograd._ops import dispatch, reference_backward
 from retrograd._ops.arg_check import PLAIN, check_tensor_arg
-from retrograd._ops.codegen import wrap_lines
+from retrograd._ops.codegen import compile_function, wrap_lines
+from retrograd._ops.op_doc import document_overloads, op_doc
 from retrograd._ops.schema import Schema, parse_schema
 from retrograd._tensor import Tensor, VersionCounter, _wrap
 
@@ -127,28 +127,33 @@ class SavePlan:
         self.names = names
         self.mask = mask
         how = [op._how_to_save(n) for n in names]
-        self.save = _compile_save(how)
+        where = f"{op.name} {{}} mask={tuple(int(m) for m in mask)}"
+        self.save = _compile_save(how, (where.format("save"), f"{op.name}.save"))
         index = {n: i for i, n in enumerate(names)}
         k = len(names)
         index.update(grad=k, grads=k + 1, output_mask=k + 2)
         self.calls = tuple((f, tuple(index.get(p, -1) for p in f.params)) for f in op.formulas)
         self.uses_grads = any("grads" in f.params for f in op.formulas)
         kinds = [kind for kind, _ in how]
-        self.backward = _compile_backward(self, kinds, bool(op.list_idx), self.calls)
+        backward = f"{op.node_name}.backward"
+        self.backward = _compile_backward(self, kinds, bool(op.list_idx), self.calls,
+                                          label=(where.format(backward), backward))
         # NOTE [Array formulas]: the engine runs this one when backward builds no graph
         self.backward_array = None
         if op.array_formulas is not None and not op.list_idx:
             calls = tuple((f, tuple(index.get(p, -1) for p in f.params))
                           for f in op.array_formulas)
-            self.backward_array = _compile_backward(self, kinds, False, calls, True,
-                                                    self.backward)
+            self.backward_array = _compile_backward(
+                self, kinds, False, calls, True, self.backward,
+                (where.format(backward + "_array"), backward + "_array"))
 
 
 def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple,
-                      arrays: bool = False, fallback=None):
+                      arrays: bool = False, fallback=None, label: tuple = ("backward", None)):
     """backward(node, grads, release, needed) -> per-edge gradients: the engine's hot path for
     op nodes (NOTE [Fast backward]); with `arrays`, the variant that runs the array formulas
-    (NOTE [Array formulas]) and hands to `fallback` under a dispatch mode.
+    (NOTE [Array formulas]) and hands to `fallback` under a dispatch mode. `label`: the
+    filename label and qualified name it gets (NOTE [Visible generated code]).
 
     NOTE [Fast backward]
     One function per op and requires-grad mask does what FormulaNode.apply plus
@@ -159,6 +164,9 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     is retained, the saved values are freed after the formulas ran. `needed` is None (every
     connected input), FROM_TASK (ask the running graph task, for `inputs=`), or per-edge flags.
     """
+    if reference_backward.ENABLED:  # NOTE [Reference backward]
+        return reference_backward.reference_backward(plan, has_lists, calls, arrays, fallback,
+                                                     label[1])
     k = len(kinds)
     lines = ["def backward(node, grads, release, needed):"]
     if arrays:
@@ -229,8 +237,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
         lines.append(f"    return _flatten(node._mask, {result})")
     else:
         lines.append(f"    return {result}")
-    exec(compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec"), ns)  # noqa: S102
-    return ns["backward"]
+    return compile_function("backward", lines, ns, *label)
 
 
 def _unpack_lines(j: int, arrays: bool, may_be_list: bool) -> list:
@@ -589,7 +596,7 @@ def _dtype_of(a):
     return a.dtype if isinstance(a, Tensor) else D.result_type(a)
 
 
-def _compile_save(how: list):
+def _compile_save(how: list, label: tuple = ("save", None)):
     """save(args, outs) -> the values a node keeps, one per (kind, index) in `how`.
 
     With no saved-tensor hooks active (the common case) a tensor is saved by filling a
@@ -625,9 +632,7 @@ def _compile_save(how: list):
         else:
             lines.append(f"    s{j} = {parts[j]}")
     lines.append("    return (" + "".join(f"s{j}, " for j in range(len(how))) + ")")
-    ns = dict(_SAVE_NS)
-    exec(compile("\n".join(lines) + "\n", GENERATED_FILENAME, "exec"), ns)  # noqa: S102
-    return ns["save"]
+    return compile_function("save", lines, dict(_SAVE_NS), *label)
 
 
 def _saved_fields(j: int, is_leaf: str, original: bool, data: str) -> list:
@@ -732,11 +737,18 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
     if opdef.name in OPS:
         raise ValueError(f"op {opdef.name} declared twice")
     OPS[opdef.name] = opdef
+    doc = op_doc(opdef)
     fn = _make_function(opdef, first_name="input")
+    fn.__doc__ = doc
     if function:
-        _NAMESPACE[function if isinstance(function, str) else s.name] = fn
+        fn.__name__ = fn.__qualname__ = function if isinstance(function, str) else s.name
+        _NAMESPACE[fn.__name__] = fn
     if method and s.args and s.args[0].name == "self":
-        _METHODS[method if isinstance(method, str) else s.name] = _make_function(opdef, "self")
+        m = _make_function(opdef, "self")
+        m.__doc__ = doc
+        m.__name__ = method if isinstance(method, str) else s.name
+        m.__qualname__ = "Tensor." + m.__name__
+        _METHODS[m.__name__] = m
     fn.opdef = opdef
     return fn
 
@@ -772,3 +784,4 @@ def register_method(name: str, fn: Callable) -> Callable:
 def install_methods() -> None:
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
+    document_overloads(OPS, (_NAMESPACE, _METHODS))

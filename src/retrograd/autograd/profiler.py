@@ -19,7 +19,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd import profiling
-from retrograd._autograd.frames import GENERATED_FILENAME
+from retrograd._autograd.frames import GENERATED_PREFIX
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 from retrograd.autograd._profiler_results import to_events, write_chrome_trace
@@ -36,10 +36,11 @@ __all__ = ["profile", "record_function", "emit_itt", "emit_nvtx", "EventList",
            "FunctionEvent", "FunctionEventAvg", "_format_time", "_format_memory"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# frames from these parts of retrograd are machinery, not the user's code (with_stack)
+# frames from these parts of retrograd and from its generated functions are machinery, not the
+# user's code (with_stack)
 _INTERNAL = tuple(os.path.join(_PACKAGE, p) for p in (
     "_ops", "_autograd", "_tensor.py", os.path.join("autograd", "profiler"),
-    os.path.join("utils", "_python_dispatch.py")))
+    os.path.join("utils", "_python_dispatch.py"))) + (GENERATED_PREFIX,)
 
 
 def kineto_available() -> bool:
@@ -108,7 +109,7 @@ def _user_stack() -> list:
     f = sys._getframe(2)
     while f is not None:
         filename = f.f_code.co_filename
-        if filename != GENERATED_FILENAME and not filename.startswith(_INTERNAL):
+        if not filename.startswith(_INTERNAL):
             frames.append(f"{filename}({f.f_lineno}): {f.f_code.co_name}")
         f = f.f_back
     return frames

@@ -3,10 +3,10 @@ was called from, and put both logs in the error when the recomputation does not 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 
+from retrograd._autograd.frames import is_internal
 from retrograd._tensor import Tensor
 from retrograd.utils._python_dispatch import TorchDispatchMode
 
@@ -73,9 +73,6 @@ Operations executed during recomputation:
 _SHORT_DTYPES = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
                  "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
                  "bool": "b8", "complex64": "c64", "complex128": "c128"}
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 def _describe(t: Tensor) -> str:
     name = str(t.dtype).rpartition(".")[2]
     return f"{_SHORT_DTYPES.get(name, name)}[{', '.join(str(s) for s in t.shape)}]"
@@ -126,7 +123,7 @@ def _user_frames() -> list:
     f = sys._getframe(2)
     while f is not None:
         path = f.f_code.co_filename
-        if not os.path.abspath(path).startswith(_PACKAGE_DIR):
+        if not is_internal(path):  # retrograd's modules and generated op code
             frames.append(f"{path}:{f.f_lineno}:{f.f_code.co_name}")
         f = f.f_back
     return frames
