@@ -15,9 +15,12 @@ from retrograd.autograd.grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
+from retrograd.autograd.variable import Variable
 
 CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter "
@@ -207,5 +210,6 @@ def __getattr__(name: str) -> Any:
 from retrograd.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "backward", "grad", "no_grad",
-           "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable",
+           "set_multithreading_enabled", "is_multithreading_enabled",
            "inference_mode", "is_inference_mode_enabled"]
