@@ -81,11 +81,13 @@ def make_cases(lib):
         "nondet_ok": lambda x: NonDet.apply(x, 0.0), "not_scaled": NotScaled.apply,
         "no_diff_outputs": lambda x: lib.tensor([float(x)]), "no_outputs": lambda x: (),
         "exp": lambda x: x.exp(),
+        # outputs sharing memory with the perturbed input
+        "alias": lambda x: (x.view(-1), x[1:]),
     }
 
 
 CASES = ["hooked", "undefined_unsafe", "shape", "dtype", "nondet", "nondet_ok", "not_scaled",
-         "no_diff_outputs", "no_outputs", "exp"]
+         "no_diff_outputs", "no_outputs", "exp", "alias"]
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])

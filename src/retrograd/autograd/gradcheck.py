@@ -135,10 +135,11 @@ def _numerical_jacobians(func: Callable, inputs: tuple, target: Tensor, outputs:
         minus_values = [np.array(m._data, dtype=np.float64) for m in minus]
         arr[index] = orig + eps
         plus = _tensor_outputs(func(*inputs))
+        plus_values = [np.array(p._data, dtype=np.float64) for p in plus]
         arr[index] = orig
-        for jac, m, mv, p in zip(jacs, minus, minus_values, plus):
+        for jac, m, mv, p, pv in zip(jacs, minus, minus_values, plus, plus_values):
             _same_meta(m, p, eps, index if with_index else None)
-            jac[k] = ((np.array(p._data, dtype=np.float64) - mv) / (2 * eps)).reshape(-1)
+            jac[k] = ((pv - mv) / (2 * eps)).reshape(-1)
     return jacs
 
 
