@@ -238,6 +238,14 @@ class Tensor:
     def grad(self) -> None:
         self._grad = None
 
+    def __delattr__(self, name: str) -> None:
+        from retrograd._autograd.assign_checks import NO_DELETE
+
+        msg = NO_DELETE.get(name)
+        if msg is not None:
+            raise RuntimeError(msg)
+        object.__delattr__(self, name)
+
     @property
     def retains_grad(self) -> bool:
         return self._meta is not None and self._meta.retains_grad

@@ -72,3 +72,21 @@ def test_numpy_of_tensor_requiring_grad():
             x.detach().numpy().tolist()
 
     both(prog)
+
+
+def test_attribute_deletion():
+    def prog(lib):
+        x = lib.randn(2, 2, requires_grad=True)
+        x.grad = lib.ones(2, 2)
+        del x.grad
+        out = [x.grad]
+        for name in ("data", "requires_grad", "_grad_fn"):
+            out.append(error_of(delattr, x, name))
+        out.append(error_of(setattr, x, "data", None))
+        p = lib.nn.Parameter(lib.ones(2))
+        p.note = 1
+        del p.note
+        out.append(hasattr(p, "note"))
+        return out
+
+    both(prog)

@@ -1,4 +1,5 @@
-"""Checks for assigning `t.grad = g` and `t.data = d`, with torch's messages."""
+"""Checks for assigning `t.grad = g` and `t.data = d` and for deleting Tensor attributes, with
+torch's messages."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ GRAD_SELF = "can't assign Variable as its own grad"
 DATA_NOT_FLOAT = (
     "data set to a tensor that requires gradients must be floating point or complex dtype"
 )
+
+
+# attributes torch refuses to delete, with its messages
+NO_DELETE = {
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+    "requires_grad": "requires_grad must be a bool",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
 
 
 def check_grad(t: Any, value: Any) -> None:
