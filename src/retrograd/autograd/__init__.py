@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from retrograd import _errors as E
@@ -164,9 +165,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if allow_unused is None:
         allow_unused = materialize_grads
     outs = _as_tuple(outputs)
+    names = None
+    if type(inputs) is dict:
+        names = tuple(inputs)
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     ins = _as_tuple(inputs)
     if not ins:
         raise RuntimeError(E.OUTPUTS_INPUTS_EMPTY)
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if len(gouts) != len(outs):
         raise RuntimeError(E.LEN_MISMATCH.format(len(outs), len(gouts)))
@@ -176,16 +188,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     grads = _make_grads(outs, gouts)
     result = _run_logged(outs, roots, grads, retain_graph, create_graph,
                          [_input_edge(t) for t in ins], False)
+    if materialize_grads and any(g is None and not isinstance(t, Tensor)
+                                 for t, g in zip(ins, result)):
+        raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                           "GradientEdge")
     final = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
             if materialize_grads:
                 from retrograd._ops.creation import zeros_like
 
-                g = zeros_like(t) if isinstance(t, Tensor) else None
+                # as in torch: a zero that takes part in further differentiation
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(E.UNUSED_INPUT.format(i))
         final.append(g)
+    if names is not None:
+        return dict(zip(names, final))
     return tuple(final)
 
 
