@@ -26,6 +26,7 @@ from retrograd.autograd.grad_mode import (
     no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
     is_inference_mode_enabled,
 )
+from retrograd._warn_always import set_warn_always, is_warn_always_enabled
 from retrograd import autograd
 from retrograd._ops.random import Generator, default_generator, manual_seed
 from retrograd import testing
@@ -87,6 +88,13 @@ def typename(obj) -> str:
     from retrograd.nn.modules.module import _typename
 
     return _typename(obj)
+
+
+def is_inference(input: Tensor) -> "bool":
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
 
 
 def numel(input: Tensor):

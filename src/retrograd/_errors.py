@@ -28,9 +28,8 @@ BACKWARD_TWICE = (
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward."
 )
-OUTPUTS_INPUTS_EMPTY = "grad requires non-empty inputs."
-BACKWARD_EMPTY_INPUTS = "'inputs' argument to backward() cannot be empty."
-GRAD_OUTPUTS_LEN = "grad requires non-empty inputs."
+OUTPUTS_INPUTS_EMPTY = "`inputs` argument to `grad()` cannot be empty."
+BACKWARD_EMPTY_INPUTS = "`inputs` argument to `backward()` cannot be empty."
 LEN_MISMATCH = "got {} tensors and {} gradients"
 
 # tensors

@@ -260,18 +260,22 @@ class Tensor:
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                                f"type {type(value).__name__}")
-            if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+            from retrograd._autograd.assign_checks import check_grad
+
+            check_grad(self, value)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
         self._grad = None
+
+    def __delattr__(self, name: str) -> None:
+        from retrograd._autograd.assign_checks import NO_DELETE
+
+        msg = NO_DELETE.get(name)
+        if msg is not None:
+            raise RuntimeError(msg)
+        object.__delattr__(self, name)
 
     @property
     def retains_grad(self) -> bool:
@@ -360,13 +364,19 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor) or (self._requires_grad and
+                                              not value.is_floating_point()):
+            from retrograd._autograd.assign_checks import check_data
+
+            check_data(self, value)
         self._data = value._data
         if self._meta is not None:
             self._meta.storage = None  # a storage set_ / resize_ gave the old array
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
+        # torch allows it under no_grad: nothing done to the array can be recorded there
+        if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
         return self._data
 

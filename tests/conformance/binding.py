@@ -110,6 +110,11 @@ class ModuleProxy(types.ModuleType):
 
     def __setattr__(self, attr: str, value) -> None:
         real = object.__getattribute__(self, "_real")
+        if isinstance(value, ModuleProxy) and real is not None and \
+                not isinstance(vars(real).get(attr), (types.ModuleType, type(None))):
+            # importing a submodule whose name the package rebinds (torch.autograd.gradcheck
+            # is a function there) must not replace the package's attribute, as in torch
+            return
         if real is not None and attr not in ("__spec__", "__loader__", "__package__"):
             setattr(real, attr, value)
         else:

@@ -83,6 +83,9 @@ class Node:
         return add_hook(self._get_hooks().tensor_pre, (output_nr, fn))
 
     def __call__(self, *grad_outputs: Any) -> Any:
+        n = len(self._output_meta)
+        if len(grad_outputs) != n:
+            raise TypeError(f"expected {n} arguments, got {len(grad_outputs)} instead")
         out = self.apply(list(grad_outputs))
         return out[0] if len(out) == 1 else tuple(out)
 

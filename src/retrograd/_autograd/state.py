@@ -12,6 +12,8 @@ import threading
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    # torch.autograd.set_multithreading_enabled (retrograd's engine is single-threaded)
+    multithreading = True
     # innermost pair last; see retrograd.autograd.graph.saved_tensors_hooks
     saved_hooks: tuple = ()
     saved_hooks_disabled_msg: str | None = None

@@ -132,7 +132,14 @@ def _copy_forward(self_arr, src):
 
 copy_ = op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
            lambda a, src, non_blocking: _copy_forward(a, src), node="CopyBackwards",
-           grads={"src": lambda grad, src_dtype: grad.to(src_dtype)}, function=False)
+           grads={"self": lambda grad: _zeros_like(grad),
+                  "src": lambda grad, src_dtype: grad.to(src_dtype)}, function=False)
+
+
+def _zeros_like(grad: Tensor) -> Tensor:
+    from retrograd._ops.creation import zeros_like
+
+    return zeros_like(grad)
 
 
 def copy_into_new(src: Tensor, empty: np.ndarray) -> Tensor:

@@ -180,18 +180,26 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
         if j not in may_hold:
             lines.append(f"    v{j} = s{j}")
     if arrays:
+        # no gradient arrived at all: every input's gradient is undefined too (as PyTorch's
+        # generated nodes do), so nothing is computed and no zeros reach the leaves
         lines += ["    G = grads[0]",
+                  "    n = None",
                   "    if G is None:",
-                  "        G = _zeros(node._output_meta[0])",
-                  "    g = G._data"]
+                  "        if _undefined(grads):",
+                  "            n = _NONE",
+                  "        else:",
+                  "            G = _zeros(node._output_meta[0])",
+                  "    g = None if G is None else G._data"]
     else:
         lines += ["    g = grads[0]",
+                  "    n = None",
                   "    if g is None:",
-                  "        g = _zeros(node._output_meta[0])"]
-    lines += ["    if needed is None:",
-              "        n = _MASK",
-              "    else:",
-              "        n = _needed(node, needed)"]
+                  "        if _undefined(grads):",
+                  "            n = _NONE",
+                  "        else:",
+                  "            g = _zeros(node._output_meta[0])"]
+    lines += ["    if n is None:",
+              "        n = _MASK if needed is None else _needed(node, needed)"]
     names = [f"v{j}" for j in range(k)] + ["g", "_gs", "n"]
     if plan.uses_grads:
         lines.append("    _gs = tuple([None if x is None else x._data for x in grads])" if arrays
@@ -200,6 +208,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     for i in range(n_inputs):
         lines.append(f"    r{i} = None")
     ns = {"_SV": SavedVariable, "_zeros": _zeros_for, "_MASK": plan.mask,
+          "_NONE": (False,) * len(plan.mask), "_undefined": _all_undefined,
           "_needed": _needed_for, "_flatten": _flatten_grads, "_release": _release_saved,
           "_modes": dispatch.mode_stack, "_fallback": fallback, "_arr": _array_of,
           "_nd": np.ndarray, "_asarray": np.asarray, "_new": object.__new__, "_T": Tensor,
@@ -276,6 +285,13 @@ def _unpack_lines(j: int, arrays: bool, may_be_list: bool) -> list:
 
 def _array_of(t):
     return None if t is None else t._data
+
+
+def _all_undefined(grads: list) -> bool:
+    for g in grads:
+        if g is not None:
+            return False
+    return True
 
 
 def _zeros_for(meta: tuple):

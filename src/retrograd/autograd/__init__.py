@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from retrograd import _errors as E
@@ -15,9 +16,12 @@ from retrograd.autograd.grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
+from retrograd.autograd.variable import Variable
 
 CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter "
@@ -161,9 +165,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if allow_unused is None:
         allow_unused = materialize_grads
     outs = _as_tuple(outputs)
+    names = None
+    if type(inputs) is dict:
+        names = tuple(inputs)
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     ins = _as_tuple(inputs)
     if not ins:
         raise RuntimeError(E.OUTPUTS_INPUTS_EMPTY)
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if len(gouts) != len(outs):
         raise RuntimeError(E.LEN_MISMATCH.format(len(outs), len(gouts)))
@@ -173,16 +188,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     grads = _make_grads(outs, gouts)
     result = _run_logged(outs, roots, grads, retain_graph, create_graph,
                          [_input_edge(t) for t in ins], False)
+    if materialize_grads and any(g is None and not isinstance(t, Tensor)
+                                 for t, g in zip(ins, result)):
+        raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                           "GradientEdge")
     final = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
             if materialize_grads:
                 from retrograd._ops.creation import zeros_like
 
-                g = zeros_like(t) if isinstance(t, Tensor) else None
+                # as in torch: a zero that takes part in further differentiation
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(E.UNUSED_INPUT.format(i))
         final.append(g)
+    if names is not None:
+        return dict(zip(names, final))
     return tuple(final)
 
 
@@ -216,5 +238,6 @@ def __getattr__(name: str) -> Any:
 from retrograd.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "backward", "grad", "no_grad",
-           "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable",
+           "set_multithreading_enabled", "is_multithreading_enabled",
            "inference_mode", "is_inference_mode_enabled"]

@@ -7,7 +7,9 @@ a `<Name>Backward` node, made once per Function subclass, that can hold any attr
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -15,13 +17,14 @@ from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.engine import zeros_for
-from retrograd._autograd.node import Error, Node, next_sequence_nr
+from retrograd._autograd.node import Error, Node
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._ops.inplace import LEAF_INPLACE, bump_version
 from retrograd._tensor import Tensor, _wrap
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction",
+           "InplaceFunction"]
 
 ONCE_DIFFERENTIABLE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
@@ -35,6 +38,38 @@ NO_FORWARD = (
 )
 INCORRECT_COUNT = "function {} returned an incorrect number of gradients (expected {}, got {})"
 SAVE_NOT_TENSOR = "save_for_backward can only save variables, but argument {} is of type {}"
+LEGACY_FUNCTION = (
+    "Legacy autograd function with non-static forward method is deprecated. Please use "
+    "new-style autograd function with static forward method. (Example: "
+    "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+)
+BACKWARD_AND_VJP = (
+    "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
+    "only implement one of them."
+)
+NO_VMAP = (
+    "To use autograd.Function with vmap, you must either override the vmap staticmethod or "
+    "set generate_vmap_rule=True."
+)
+SAVED_VARIABLES_DEPRECATED = "'saved_variables' is deprecated; use 'saved_tensors'"
+BAD_GRAD_TYPE = "expected Variable or None (got {})"
+DIRTY_NOT_RETURNED = (
+    "Some elements marked as dirty during the forward method were not returned as output. The "
+    "inputs that are modified inplace must all be outputs of the Function."
+)
+DIRTY_NOT_INPUT = (
+    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+    "mutated should be passed to ctx.mark_dirty()."
+)
+DIRTY_VIEW_MULTI_OUTPUT = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one "
+    "doing the inplace that returns a single Tensor and a second one that does the other "
+    "operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
+    "this change."
+)
 GRAD_OUTPUT_MUTATED = (
     "{}.backward modified its grad_output in place. The engine may hand the same gradient "
     "tensor to other nodes, so this can silently corrupt other gradients; clone grad_output "
@@ -76,6 +111,7 @@ class FunctionCtx:
 
     @property
     def saved_variables(self) -> tuple:
+        warnings.warn(SAVED_VARIABLES_DEPRECATED, DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
     @property
@@ -97,14 +133,15 @@ class BackwardCFunction(Node, FunctionCtx):
     def name(self) -> str:
         return type(self).__name__
 
-    def apply(self, grad_outputs: list) -> tuple:
-        cls = self._forward_cls
+    def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
+        # `needed` is what CopySlices passes when this node is the history of a dirty view;
+        # a custom backward computes every gradient anyway
+        user_fn = _user_backward(self._forward_cls)
         if self._materialize:
-            grad_outputs = [zeros_for(m) if g is None else g
-                            for g, m in zip(grad_outputs, self._output_meta)]
+            grad_outputs = _materialize(self, grad_outputs)
         versions = [g._version_counter.version if isinstance(g, Tensor) and
                     g._version_counter is not None else None for g in grad_outputs]
-        result = cls.backward(self, *grad_outputs)
+        result = user_fn(self, *grad_outputs)
         _warn_if_mutated(self, grad_outputs, versions)
         if not isinstance(result, tuple):
             result = (result,)
@@ -117,10 +154,13 @@ class BackwardCFunction(Node, FunctionCtx):
         for pos, (nf, _) in zip(positions, self.next_functions):
             g = result[pos]
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"expected Tensor or None as gradient {pos} of {self.name()}, "
-                                f"got {type(g).__name__}")
+                raise RuntimeError(BAD_GRAD_TYPE.format(type(g).__name__))
             out.append(g if nf is not None else None)
         return tuple(out)
+
+    def __call__(self, *grad_outputs: Any) -> Any:
+        # as in torch, a custom Function's node is run by the engine only
+        raise TypeError(f"'{type(self).__name__}' object is not callable")
 
     def release_variables(self) -> None:
         saved = self.__dict__.get("_saved_vars")
@@ -129,6 +169,23 @@ class BackwardCFunction(Node, FunctionCtx):
                 s.release()
         self._saved_vars = None
         self._released = True
+
+
+def _user_backward(cls: type) -> Callable:
+    """The Function's backward, or its vjp (an alias that may be defined instead)."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError(BACKWARD_AND_VJP)
+    return vjp if vjp is not Function.vjp else backward
+
+
+def _materialize(node: BackwardCFunction, grads: list) -> list:
+    """Zeros for missing gradients of Tensor outputs; non-Tensor outputs get None, and so do
+    non-differentiable ones when ctx._materialize_non_diff_grads is False."""
+    keep_none = () if node.__dict__.get("_materialize_non_diff_grads", True) else \
+        node.__dict__.get("_non_diff_nrs", ())
+    return [zeros_for(m) if g is None and m[1] is not None and nr not in keep_none else g
+            for nr, (g, m) in enumerate(zip(grads, node._output_meta))]
 
 
 def _warn_if_mutated(node: Node, grads: list, versions: list) -> None:
@@ -179,9 +236,26 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
+    @staticmethod
+    def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        raise NotImplementedError(NO_VMAP)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(LEGACY_FUNCTION)
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if _uses_setup_context(cls):
+            args, kwargs = _bind_defaults(cls.forward, args, kwargs)
         return _apply(cls, args, kwargs)
+
+
+class InplaceFunction(Function):
+    """Kept for old code: a Function that records whether it should work in place."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
 
 _NO_SETUP = object()
@@ -189,6 +263,21 @@ _NO_SETUP = object()
 
 def _uses_setup_context(cls: type) -> bool:
     return cls.setup_context is not Function.setup_context
+
+
+_signatures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _bind_defaults(forward: Callable, args: tuple, kwargs: dict) -> tuple:
+    """(args, kwargs) as forward sees them, defaults filled in: setup_context's `inputs` then
+    holds every argument forward has, as in torch."""
+    key = getattr(forward, "__func__", forward)
+    sig = _signatures.get(key)
+    if sig is None:
+        sig = _signatures[key] = inspect.signature(forward)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
@@ -216,16 +305,20 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
                   requires: bool) -> Any:
     is_tuple = isinstance(output, tuple)
     outs = output if is_tuple else (output,)
-    dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
+    dirty_list = node.__dict__.get("_dirty", ())
+    dirty = {id(t) for t in dirty_list}
     non_diff = {id(t) for t in node.__dict__.get("_non_differentiable", ())}
     inputs_by_id = {id(args[i]): args[i] for i in tensor_pos}
+    if dirty:
+        _check_dirty(dirty_list, inputs_by_id, outs)
     if requires:
         node.next_functions = tuple(
             gradient_edge(args[i]) if args[i]._requires_grad else (None, 0) for i in tensor_pos)
-    for t in node.__dict__.get("_dirty", ()):
+    for t in dirty_list:
         bump_version(t, type(node).__name__)
     results = []
     meta = []
+    non_diff_nrs = []
     for nr, o in enumerate(outs):
         if not isinstance(o, Tensor):
             results.append(o)
@@ -238,16 +331,29 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
             view._view = V.ViewInfo(base, V.IN_CUSTOM_FUNCTION, (), o._version_counter.version
                                     if o._version_counter else 0)
             o = view
+        if id(outs[nr]) in non_diff:
+            non_diff_nrs.append(nr)
         if requires and o._data.dtype.kind in "fV" and id(outs[nr]) not in non_diff:
-            if id(o) in dirty:
-                _check_dirty_leaf(o)
-            o._grad_fn = node
-            o._output_nr = nr
-            o._requires_grad = True
+            if id(o) in dirty and o._view is not None and \
+                    o._view.creation_meta != V.NO_GRAD_MODE:
+                _rebase_dirty_view(node, o, outs)
+            else:
+                if id(o) in dirty:
+                    _check_dirty_leaf(o)
+                elif o._view is not None and o._view.creation_meta != V.IN_CUSTOM_FUNCTION:
+                    # a view made inside forward: in-place on it would bypass the custom
+                    # backward, so it is marked as torch marks it
+                    _mark_custom_view(o, outs)
+                o._grad_fn = node
+                o._output_nr = nr
+                o._requires_grad = True
         elif id(o) in non_diff:
             o._requires_grad = False
         results.append(o)
         meta.append((o._data.shape, o._data.dtype))
+    if non_diff_nrs:
+        node._non_diff_nrs = frozenset(non_diff_nrs)
+    # non-Tensor outputs get (shape (), dtype None): they never receive a gradient
     node._output_meta = tuple(meta) if len(meta) == len(outs) else tuple(
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs)
     if requires:
@@ -259,6 +365,45 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
     else:
         node.__dict__.pop("_to_save", None)
     return tuple(results) if is_tuple else results[0]
+
+
+def _mark_custom_view(view: Tensor, outs: tuple) -> None:
+    info = view._view
+    multi = sum(isinstance(o, Tensor) for o in outs) > 1
+    info.creation_meta = V.MULTI_OUTPUT_NODE if multi else V.IN_CUSTOM_FUNCTION
+    vc = view._version_counter
+    info.version = vc.version if vc is not None else 0
+
+
+def _check_dirty(dirty: tuple, inputs_by_id: dict, outs: tuple) -> None:
+    out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
+    for t in dirty:
+        if id(t) not in inputs_by_id:
+            warnings.warn(DIRTY_NOT_INPUT, UserWarning, stacklevel=5)
+    if any(id(t) not in out_ids for t in dirty):
+        raise RuntimeError(DIRTY_NOT_RETURNED)
+
+
+def _rebase_dirty_view(node: BackwardCFunction, view: Tensor, outs: tuple) -> None:
+    """A dirty input that is a view: the Function's node becomes the history of the view's
+    base through CopySlices, exactly as for a built-in in-place op on a view (NOTE [In-place
+    on a view]); edge 0 of the node stands for the view's old value, as in torch."""
+    from retrograd._autograd.copy_slices import CopySlices, check_view_inplace
+
+    if sum(isinstance(o, Tensor) for o in outs) > 1:
+        raise RuntimeError(DIRTY_VIEW_MULTI_OUTPUT)
+    check_view_inplace(view)
+    info = view._view
+    base = info.base
+    node._output_meta = ((view._data.shape, view._data.dtype),)
+    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
+    base._grad_fn = CopySlices(base, view, info.replay, node, base_edge)
+    base._output_nr = 0
+    base._requires_grad = True
+    # the view's own grad_fn is regenerated from the base's new history when next read
+    view._requires_grad = True
+    view._grad_fn = None
+    info.version = -1
 
 
 def _check_dirty_leaf(t: Tensor) -> None:
@@ -276,33 +421,45 @@ def _save(node: BackwardCFunction, outputs: list) -> None:
 
 
 def once_differentiable(fn: Callable) -> Callable:
-    """The backward runs without building a graph; differentiating it again raises."""
+    """The backward runs without building a graph; differentiating it again raises.
+
+    When grad mode is on (create_graph) and some argument requires grad, each output is
+    replaced by a detached copy made a leaf that requires grad, and all of them are joined
+    under one `Error` node: the graph torch builds, so node names and edges match, and
+    backward through it raises."""
 
     @functools.wraps(fn)
-    def wrapper(ctx: Any, *args: Any) -> Any:
+    def wrapper(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         prev = state.grad_enabled
         state.grad_enabled = False
         try:
-            outputs = fn(ctx, *args)
+            outputs = fn(ctx, *args, **kwargs)
         finally:
             state.grad_enabled = prev
         if not prev:
             return outputs
-        requires = any(isinstance(a, Tensor) and a._requires_grad for a in args)
-        if not requires:
+        if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
         tup = outputs if isinstance(outputs, tuple) else (outputs,)
-        edges = tuple(gradient_edge(a) if isinstance(a, Tensor) and a._requires_grad
-                      else (None, 0) for a in args)
-        err = Error(ONCE_DIFFERENTIABLE, edges)
-        err._seq = next_sequence_nr()
-        wrapped = []
+        leaves = []
         for o in tup:
             if isinstance(o, Tensor):
                 o = o.detach()
-                o._grad_fn = err
-                o._requires_grad = True
-                err._output_meta = err._output_meta + ((o._data.shape, o._data.dtype),)
+                o.requires_grad = True
+            leaves.append(o)
+        edges = tuple(gradient_edge(o) if isinstance(o, Tensor) else (None, 0) for o in leaves)
+        meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None)
+                     for o in leaves)
+        err = Error(ONCE_DIFFERENTIABLE, edges, meta)
+        wrapped = []
+        for nr, o in enumerate(leaves):
+            if isinstance(o, Tensor):
+                alias = _wrap(o._data)
+                alias._version_counter = o._version_counter
+                alias._grad_fn = err
+                alias._output_nr = nr
+                alias._requires_grad = True
+                o = alias
             wrapped.append(o)
         return tuple(wrapped) if isinstance(outputs, tuple) else wrapped[0]
 
