@@ -58,3 +58,47 @@ class NodeHooks:
         self.retains_grad = {}  # output_nr -> fn
         self.pre = HookDict()  # id -> fn(grad_outputs)
         self.post = HookDict()  # id -> fn(grad_inputs, grad_outputs)
+
+
+# --- checking what a hook returned -----------------------------------------------------------
+# Only called once a hook has returned something other than None, so a graph without hooks (or
+# with hooks that only observe) pays nothing for it.
+
+NONE_REPLACED = "can't replace a None gradient with a non-None value"
+POST_ACC_RETURNED = "Tensor post accumulate grad hooks should return None."
+
+
+def hook_name(fn) -> str:
+    return getattr(fn, "__name__", "<unknown>")
+
+
+def check_tensor_result(fn, original, result):
+    """A hook given one gradient `original` returned `result` (not None): it must be a tensor of
+    the same dtype and shape, and may not fill a slot that had no gradient."""
+    from retrograd._tensor import Tensor
+
+    if original is None:
+        raise RuntimeError(NONE_REPLACED)
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    a, b = original._data, result._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the type of value (was "
+                           f"{original.type()} got {result.type()})")
+    if a.shape != b.shape:
+        raise RuntimeError(f"hook '{hook_name(fn)}' has changed the size of value")
+    return result
+
+
+def check_tuple_result(fn, originals, result) -> list:
+    """A node pre- or post-hook returned `result` (not None) in place of `originals`."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(originals):
+        raise RuntimeError(f"hook '{hook_name(fn)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(originals)})")
+    out = list(result)
+    for i, value in enumerate(out):
+        if value is not None:
+            check_tensor_result(fn, originals[i], value)
+    return out

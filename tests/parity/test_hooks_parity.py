@@ -1,0 +1,331 @@
+"""Hooks against torch: what a hook may return, the errors when it returns something else, how
+often and in which order hooks run, and post-accumulate-grad hooks."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.parity.harness import both, error_of
+
+# --- a hook's result must match the gradient it was given --------------------------------------
+
+
+def _leaf(lib):
+    return lib.ones(2, requires_grad=True)
+
+
+def _on_leaf(lib, hook):
+    a = _leaf(lib)
+    a.register_hook(hook)
+    return a, a.exp().sum()
+
+
+def _on_nonleaf(lib, hook):
+    a = _leaf(lib)
+    b = a.exp()
+    b.register_hook(hook)
+    return a, b.sum()
+
+
+def _on_retained(lib, hook):
+    a = _leaf(lib)
+    b = a.exp()
+    b.retain_grad()
+    b.register_hook(hook)
+    return a, b.sum()
+
+
+def _node_pre(lib, hook):
+    a = _leaf(lib)
+    b = a.exp()
+    b.grad_fn.register_prehook(hook)
+    return a, b.sum()
+
+
+def _node_post(lib, hook):
+    a = _leaf(lib)
+    b = a.exp()
+    b.grad_fn.register_hook(lambda gi, go: hook(gi))
+    return a, b.sum()
+
+
+def _acc_pre(lib, hook):
+    a = _leaf(lib)
+    b = a.exp()
+    b.grad_fn.next_functions[0][0].register_prehook(hook)
+    return a, b.sum()
+
+
+def _ones(lib, *shape):
+    return lib.ones(*shape)
+
+
+def bigger(g):
+    return g.expand(3, 2)
+
+
+def smaller(g):
+    return g[:1]
+
+
+def wider(g):
+    return g.double()
+
+
+def as_list(g):
+    return [g]
+
+
+def as_float(g):
+    return 1.0
+
+
+def as_str(g):
+    return "grad"
+
+
+class CallableHook:
+    def __call__(self, g):
+        return g.expand(3, 2)
+
+
+TENSOR_HOOK_RESULTS = {
+    "bigger": bigger, "smaller": smaller, "wider": wider, "list": as_list, "float": as_float,
+    "str": as_str, "nameless": CallableHook(),
+}
+
+
+@pytest.mark.parametrize("where", ["leaf", "nonleaf", "retained"])
+@pytest.mark.parametrize("result", sorted(TENSOR_HOOK_RESULTS))
+def test_tensor_hook_result_is_checked_and_nothing_is_written(where, result):
+    setup = {"leaf": _on_leaf, "nonleaf": _on_nonleaf, "retained": _on_retained}[where]
+
+    def prog(lib):
+        a, loss = setup(lib, TENSOR_HOOK_RESULTS[result])
+        return error_of(loss.backward), a.grad
+
+    both(prog)
+
+
+def test_tensor_hook_result_is_checked_under_grad():
+    def prog(lib):
+        a = _leaf(lib)
+        b = a.exp()
+        b.register_hook(bigger)
+        a.register_hook(smaller)
+        return (error_of(lib.autograd.grad, b.sum(), b, retain_graph=True),
+                error_of(lib.autograd.grad, a.exp().sum(), a))
+
+    both(prog)
+
+
+def test_the_hook_that_changed_the_value_is_named():
+    def prog(lib):
+        def first(g):
+            return g * 2
+
+        def second(g):
+            return lib.ones(3)
+
+        a, loss = _on_nonleaf(lib, first)
+        a.exp().register_hook(second)
+        b = a.exp()
+        b.register_hook(first)
+        b.register_hook(second)
+        return error_of(b.sum().backward), a.grad
+
+    both(prog)
+
+
+def test_tensor_hook_on_a_slot_without_gradient_cannot_fill_it():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        x, y = (a * 1).split(1)
+        seen = []
+
+        def hook(g):
+            seen.append(g is None)
+            return lib.ones(1)
+
+        y.register_hook(hook)
+        return error_of(x.sum().backward), seen, a.grad
+
+    both(prog)
+
+
+def pre_bigger(gs):
+    return (gs[0].expand(3, 2),)
+
+
+def pre_wider(gs):
+    return (gs[0].double(),)
+
+
+def pre_two(gs):
+    return (gs[0], gs[0])
+
+
+def pre_list(gs):
+    return [gs[0]]
+
+
+def pre_tensor(gs):
+    return gs[0]
+
+
+def pre_float_in_tuple(gs):
+    return (1.0,)
+
+
+def pre_scaled(gs):
+    return (gs[0] * 3,)
+
+
+NODE_HOOK_RESULTS = {
+    "bigger": pre_bigger, "wider": pre_wider, "two": pre_two, "list": pre_list,
+    "tensor": pre_tensor, "float_in_tuple": pre_float_in_tuple, "scaled": pre_scaled,
+}
+
+
+@pytest.mark.parametrize("where", ["pre", "post", "acc_pre"])
+@pytest.mark.parametrize("result", sorted(NODE_HOOK_RESULTS))
+def test_node_hook_result_is_checked(where, result):
+    setup = {"pre": _node_pre, "post": _node_post, "acc_pre": _acc_pre}[where]
+
+    def prog(lib):
+        a, loss = setup(lib, NODE_HOOK_RESULTS[result])
+        return error_of(loss.backward), a.grad
+
+    both(prog)
+
+
+def test_post_hook_cannot_fill_a_slot_without_gradient():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        c = lib.ones(2)
+        seen = []
+
+        def post(gi, go):
+            seen.append([g is None for g in gi])
+            return (gi[0], lib.ones(2))
+
+        b = a * c
+        b.grad_fn.register_hook(post)
+        return error_of(b.sum().backward), seen, a.grad
+
+    both(prog)
+
+
+def test_accumulate_grad_post_hook_must_return_nothing():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a.exp()
+        b.grad_fn.next_functions[0][0].register_hook(lambda gi, go: (lib.ones(2),))
+        return error_of(b.sum().backward), a.grad
+
+    both(prog)
+
+
+# --- post-accumulate-grad hooks ------------------------------------------------------------------
+
+POST_ACC_RESULTS = {
+    "grad": lambda lib, t: t.grad,
+    "itself": lambda lib, t: t,
+    "detached": lambda lib, t: t.detach(),
+    "other_shape": lambda lib, t: lib.ones(3),
+    "other_dtype": lambda lib, t: t.double(),
+    "str": lambda lib, t: "x",
+    "int": lambda lib, t: 1,
+}
+
+
+@pytest.mark.parametrize("result", sorted(POST_ACC_RESULTS))
+def test_post_accumulate_grad_hook_must_return_none(result):
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        a.register_post_accumulate_grad_hook(lambda t: POST_ACC_RESULTS[result](lib, t))
+        return error_of(a.sum().backward), a.grad
+
+    both(prog)
+
+
+def test_accumulate_grad_post_hook_sees_the_gradient():
+    def prog(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+
+        def post(gi, go):
+            seen.append((len(gi), [g.clone() for g in go]))
+
+        b = a.clone()
+        acc = b.grad_fn.next_functions[0][0]
+        acc.register_hook(post)
+        a.register_hook(lambda g: g * 2)
+        b.sum().backward()
+        return seen, a.grad
+
+    both(prog)
+
+
+def test_hook_order_around_accumulate_grad():
+    def prog(lib):
+        t = lib.ones(3, requires_grad=True)
+        acc = t.view_as(t).grad_fn.next_functions[0][0]
+        t.register_hook(lambda g: g.sub(2.0))
+        acc.register_prehook(lambda go: (go[0].div(5.0),))
+
+        def post_acc(x):
+            x.grad.add_(0.5)
+
+        t.register_post_accumulate_grad_hook(post_acc)
+
+        def post(gi, go):
+            t.grad = go[0].mul(10)
+
+        acc.register_hook(post)
+        t.sum().backward()
+        return t.grad
+
+    both(prog)
+
+
+# --- how often hooks run -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", ["grad_b", "grad_ab", "backward"])
+def test_hook_counts_when_an_input_is_also_on_the_path(call):
+    def prog(lib):
+        a = lib.tensor(1.0, requires_grad=True)
+        b = a * 2
+        c = b * 2
+        log = []
+        a.register_hook(lambda g: log.append("a"))
+        b.register_hook(lambda g: log.append("b") or g * 10)
+        acc = b.grad_fn.next_functions[0][0]
+        acc.register_hook(lambda gi, go: log.append("acc post"))
+        acc.register_prehook(lambda go: log.append("acc pre"))
+        b.grad_fn.register_hook(lambda gi, go: log.append("b post"))
+        b.grad_fn.register_prehook(lambda go: log.append("b pre"))
+        b.retain_grad()
+        if call == "grad_b":
+            out = lib.autograd.grad(c, inputs=(b,), retain_graph=True)
+        elif call == "grad_ab":
+            out = lib.autograd.grad(c, inputs=(a, b), retain_graph=True)
+        else:
+            out = c.backward(retain_graph=True)
+        return out, log, b.grad, a.grad
+
+    both(prog)
+
+
+def test_post_accumulate_hooks_of_leaves_fed_by_one_cat_run_in_a_fixed_order():
+    def prog(lib):
+        leaves = [lib.ones(2, requires_grad=True) for _ in range(3)]
+        order = []
+        for i, leaf in enumerate(leaves):
+            leaf.register_post_accumulate_grad_hook(lambda t, i=i: order.append(i))
+        for _ in range(5):
+            lib.cat(leaves).sum().backward()
+        return order
+
+    both(prog)
