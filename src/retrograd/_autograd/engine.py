@@ -109,6 +109,9 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
                     task.exec_info[node] = False
 
     prev_task, prev_grad = state.graph_task, state.grad_enabled
+    # saved-tensor hooks entered or exited by a hook during backward do not outlive it (as in
+    # PyTorch, which restores its thread-local state after each node)
+    prev_saved_hooks = state.saved_hooks
     state.graph_task = task
     state.grad_enabled = create_graph
     try:
@@ -118,6 +121,7 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
     finally:
         state.graph_task = prev_task
         state.grad_enabled = prev_grad
+        state.saved_hooks = prev_saved_hooks
     return task.captured
 
 
