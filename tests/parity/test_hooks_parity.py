@@ -421,3 +421,52 @@ def test_saved_tensor_detached_in_place(how):
         return error_of(d.sum().backward), a.grad
 
     both(prog)
+
+
+# --- threads -------------------------------------------------------------------------------------
+
+
+def _hooks_meet_across_threads(lib, shared_leaf: bool):
+    """Two threads run backward; each leaf's post-accumulate hook waits for the other thread's
+    hook. Returns the errors the threads saw (a timeout means a lock was held around a hook)."""
+    import threading
+
+    barrier = threading.Barrier(2, timeout=10)
+    leaves = [lib.ones(2, requires_grad=True)]
+    leaves.append(leaves[0] if shared_leaf else lib.ones(2, requires_grad=True))
+    met = []
+
+    def hook(t):
+        barrier.wait()
+        met.append(True)
+
+    for leaf in set(leaves):
+        leaf.register_post_accumulate_grad_hook(hook)
+    errors = []
+
+    def work(leaf):
+        try:
+            (leaf * 3).sum().backward()
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            errors.append(type(e).__name__)
+
+    threads = [threading.Thread(target=work, args=(leaf,)) for leaf in leaves]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(30)
+    return errors, len(met), [leaf.grad for leaf in leaves]
+
+
+def test_post_accumulate_hooks_of_two_threads_can_wait_for_each_other():
+    both(_hooks_meet_across_threads, False)
+
+
+def test_post_accumulate_hooks_on_one_leaf_can_wait_for_each_other():
+    """retrograd holds no lock while a hook runs, so two threads accumulating into one leaf can
+    meet inside its hook (PyTorch runs this hook under the leaf's lock)."""
+    import retrograd
+
+    errors, met, grads = _hooks_meet_across_threads(retrograd, True)
+    assert errors == [] and met == 2
+    assert grads[0].tolist() == [6.0, 6.0]
