@@ -470,3 +470,18 @@ def test_post_accumulate_hooks_on_one_leaf_can_wait_for_each_other():
     errors, met, grads = _hooks_meet_across_threads(retrograd, True)
     assert errors == [] and met == 2
     assert grads[0].tolist() == [6.0, 6.0]
+
+
+def test_tensor_hooks_follow_an_output_written_in_place():
+    def prog(lib):
+        b = lib.arange(9.0).reshape(3, 3).requires_grad_()
+        out1, out2 = lib.var_mean(b, dim=0)
+        log = []
+        out1.register_hook(lambda g: log.append(("out1 old", g.clone())))
+        out2.register_hook(lambda g: log.append(("out2", g.clone())))
+        out1.mul_(2)
+        out1.register_hook(lambda g: log.append(("out1 new", g.clone())))
+        (out1 + out2 * 3).sum().backward()
+        return log, b.grad
+
+    both(prog)
