@@ -18,6 +18,7 @@ from retrograd.autograd.grad_mode import (
     is_inference_mode_enabled,
 )
 from retrograd import autograd
+from retrograd import _C
 from retrograd._ops.random import Generator, default_generator, manual_seed
 from retrograd import nn
 from retrograd._ops.reduction import return_types

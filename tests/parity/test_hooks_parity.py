@@ -485,3 +485,100 @@ def test_tensor_hooks_follow_an_output_written_in_place():
         return log, b.grad
 
     both(prog)
+
+
+# --- what a hook can ask about the running backward --------------------------------------------
+
+
+def test_graph_task_id_and_current_node():
+    def prog(lib):
+        seen = []
+
+        def hook(g):
+            seen.append((lib._C._current_graph_task_id(),
+                         lib._C._current_autograd_node().name()))
+
+        t = lib.tensor(1.0, requires_grad=True).clone()
+        t.register_hook(hook)
+        for _ in range(3):
+            t.backward(retain_graph=True)
+        base = seen[0][0]
+        return ([(i - base, name) for i, name in seen], lib._C._current_graph_task_id(),
+                lib._C._current_autograd_node())
+
+    both(prog)
+
+
+def test_will_engine_execute_node_errors():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        acc = a.clone().grad_fn.next_functions[0][0]
+        b = a * 2
+        seen = []
+
+        def hook(g):
+            seen.append(error_of(lib._C._will_engine_execute_node, acc))
+            seen.append(error_of(lib._C._will_engine_execute_node, b))
+            seen.append(error_of(lib._C._will_engine_execute_node, b.grad_fn))
+
+        b.register_hook(hook)
+        lib.autograd.grad(b.sum(), a, retain_graph=True)
+        b.sum().backward()
+        return seen, error_of(lib._C._will_engine_execute_node, b.grad_fn)
+
+    both(prog)
+
+
+def test_post_hook_registered_while_its_node_runs():
+    def prog(lib):
+        a = lib.arange(9.0).reshape(3, 3).requires_grad_()
+        seen = []
+
+        def unpack(x):
+            def post(gi, go):
+                seen.append(len(go))
+                return tuple(g / 2.0 for g in gi)
+
+            lib._C._current_autograd_node().register_hook(post)
+            return x
+
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: x, unpack):
+            a.exp().sum().backward()
+        return seen, a.grad
+
+    both(prog)
+
+
+def test_saved_tensor_hooks_cannot_be_disabled_while_active():
+    def prog(lib):
+        graph = lib.autograd.graph
+        with graph.saved_tensors_hooks(lambda x: x, lambda x: x):
+            err = error_of(graph.disable_saved_tensors_hooks("no hooks here").__enter__)
+        with graph.disable_saved_tensors_hooks("outer"):
+            inside = lib._C._autograd._saved_tensors_hooks_is_enabled()
+        return err, inside, lib._C._autograd._saved_tensors_hooks_is_enabled()
+
+    both(prog)
+
+
+def test_custom_function_may_read_an_input_detached_in_place():
+    def prog(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * x
+
+        a = lib.ones(2, requires_grad=True)
+        b = a * 3
+        c = Scale.apply(b)
+        d = b.sin()
+        b.detach_()
+        return error_of(c.sum().backward), a.grad, error_of(d.sum().backward)
+
+    both(prog)

@@ -226,6 +226,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 grads = None
                 continue
             grads = _pre_hooks(node, grads)
+            had_post = node._hooks is not None and bool(node._hooks.post)
         plan = node._plan
         if plan is not None and not anomaly.enabled:
             if create_graph or plan.backward_array is None:
@@ -243,6 +244,10 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 node.release_variables()
         hooks = node._hooks
         if hooks is not None and hooks.post:
+            if not (has_hooks and had_post):
+                # post hooks registered while the node ran (from an unpack hook, say) get no
+                # gradients: the node was handed them, as in PyTorch
+                grads = []
             outputs = _post_hooks(node, outputs, grads)
         nexts = node.next_functions
         if len(outputs) != len(nexts):

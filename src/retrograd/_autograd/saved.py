@@ -135,9 +135,7 @@ class SavedVariable:
             if self._original:
                 grad_fn = data._grad_fn
                 if not self._is_leaf and grad_fn is None:
-                    # a view whose grad_fn is rebuilt lazily still requires grad; a tensor
-                    # detached in place does not
-                    if saved_for is None or not data._requires_grad:
+                    if saved_for is None or _detached_for_backward(data, saved_for):
                         raise RuntimeError(DETACHED_INPLACE)
                     grad_fn = saved_for
                 vc = data._version_counter
@@ -216,6 +214,15 @@ class SavedVariable:
 
     def __repr__(self) -> str:
         return f"<retrograd.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+def _detached_for_backward(data: Tensor, saved_for: Any) -> bool:
+    """An op node's backward reads its saved input, which was detached in place since. PyTorch
+    refuses this (its op nodes unpack inputs without naming themselves), while a custom
+    Function's saved_tensors, or a node's _saved_* attributes read outside backward, still give
+    the tensor back. A view whose grad_fn is rebuilt lazily still requires grad."""
+    return (not data._requires_grad and getattr(saved_for, "_plan", None) is not None
+            and state.graph_task is not None)
 
 
 def _check_unpacked_shape(saved: tuple, got: tuple) -> None:
