@@ -185,9 +185,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
 
     Heap entries are (-sequence_nr, n, node, input buffer or None), n counting pushes: nodes
     with equal sequence numbers (AccumulateGrad) run in the order they became ready, the same
-    on every run. A node fed by a single edge
-    gets its buffer straight in its heap entry; buffers of nodes that wait for several
-    gradients live in `buffers` until the last one arrives."""
+    on every run. A node fed by a single edge gets its buffer straight in its heap entry;
+    buffers of nodes that wait for several gradients live in `buffers` until the last one
+    arrives. Hooks: NOTE [Hook order] in retrograd._autograd.hooks."""
     exec_info = task.exec_info
     captures = task.captures
     release = not task.keep_graph

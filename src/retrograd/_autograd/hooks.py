@@ -1,4 +1,20 @@
-"""Removable hook handles and the per-node hook tables."""
+"""Removable hook handles, the per-node hook tables, and the checks on what hooks return.
+
+NOTE [Hook order]
+When backward reaches a node: its tensor hooks (per output slot; a leaf's are read from the
+tensor), then retains_grad, then the node's pre-hooks, the node itself, then its post-hooks.
+For a leaf the node is AccumulateGrad: .grad is written (under the leaf's own lock, released
+before any hook runs), then the leaf's post-accumulate-grad hooks run, then the node's
+post-hooks, which see the gradient in their grad_outputs argument. Post-hooks registered while
+their node runs (from an unpack hook, say) get an empty grad_outputs, as in PyTorch.
+With autograd.grad(inputs=...), an input whose node does not run gets its tensor hooks applied
+to the captured gradient; an input whose node also runs is captured before its hooks, which then
+run once, with the node.
+
+What a hook returns replaces the value it was given, and is checked at once (as PyTorch does):
+a tensor of the same dtype and shape, for a slot that had a gradient; node hooks return a tuple
+of the right length. Nothing is checked when a hook returns None.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +64,7 @@ class NodeHooks:
 
     Kept out of Node itself so that a node without hooks (nearly all) pays one None slot.
     Order of execution in backward: tensor_pre (per output slot), retains_grad, pre, the node,
-    post; see retrograd.autograd.graph's NOTE [Hook order].
+    post; see NOTE [Hook order] above.
     """
 
     __slots__ = ("tensor_pre", "retains_grad", "pre", "post")
