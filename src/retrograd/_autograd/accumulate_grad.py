@@ -17,11 +17,13 @@ kept a reference to (the reference count sees it).
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 import weakref
 
 import numpy as np
 
+from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
 from retrograd._autograd.node import MAX_SEQUENCE_NR, CppNode
 from retrograd._autograd.state import state
 from retrograd._autograd.views import GRADLESS_VIEWS
@@ -35,9 +37,8 @@ _warned_layout = False
 
 
 class AccumulateGrad(CppNode):
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_lock")
     _lazy_tensor_hooks = True
-    _serialized = True
 
     def __init__(self, variable: Tensor) -> None:
         # Node's fields, set here: one is made per leaf and backward
@@ -46,18 +47,33 @@ class AccumulateGrad(CppNode):
         self._output_meta = ((variable._data.shape, variable._data.dtype),)
         self._hooks = self._metadata = self._anomaly = None
         self.variable = variable
+        # threads running backward through one leaf take turns writing its .grad; a lock per
+        # leaf, held only while .grad is written (never while a hook runs), so a hook may wait
+        # for another thread's backward
+        self._lock = threading.Lock()
 
     def apply(self, grad_outputs: list) -> tuple:
         var = self.variable
         new_grad = grad_outputs[0]
-        grad_outputs[0] = None  # drop our reference so an unshared gradient can be stolen
+        hooks = self._hooks
+        if hooks is None or not hooks.post:
+            # drop our reference so an unshared gradient can be stolen
+            grad_outputs[0] = None
+            shared = 0
+        else:
+            shared = 1  # post hooks see it in grad_outputs; it may still be stolen (PyTorch)
         if new_grad is None or not var._requires_grad:
             return ()
-        accumulate_grad(var, new_grad)
+        with self._lock:
+            accumulate_grad(var, new_grad, shared)
+        new_grad = None
         meta = var._meta
         if meta is not None and meta.post_acc_hooks:
             for hook in tuple(meta.post_acc_hooks.values()):
-                hook(var)
+                out = hook(var)
+                if out is not None and out is not var:
+                    check_tensor_result(hook, var, out)
+                    raise RuntimeError(POST_ACC_RETURNED)
         return ()
 
     def tensor_pre_hooks(self) -> tuple:
@@ -73,10 +89,12 @@ class AccumulateGrad(CppNode):
 _STEAL_REFS = 3
 
 
-def accumulate_grad(var: Tensor, new_grad: Tensor) -> None:
+def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
+    """Add new_grad into var.grad; `shared` counts known extra references to new_grad that do
+    not prevent stealing it."""
     grad = var._grad
     if grad is None:
-        if not state.grad_enabled and _stealable(new_grad, var):
+        if not state.grad_enabled and _stealable(new_grad, var, shared):
             out = _wrap(new_grad._data)
         else:
             out = clone_obey_contract(new_grad, var)
@@ -92,12 +110,13 @@ def accumulate_grad(var: Tensor, new_grad: Tensor) -> None:
         var._grad = result
 
 
-def _stealable(new_grad: Tensor, var: Tensor) -> bool:
+def _stealable(new_grad: Tensor, var: Tensor, shared: int) -> bool:
     arr = new_grad._data
     # references to arr: new_grad's slot, our local and getrefcount's argument; one more means
     # another tensor wraps the same array (array formulas may hand one array to two inputs)
     return (new_grad._grad_fn is None and arr.flags.writeable and arr.dtype == var._data.dtype
-            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 and sys.getrefcount(arr) <= 3
+            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 + shared
+            and sys.getrefcount(arr) <= 3
             and _exclusive(new_grad) and obeys_layout_contract(arr, var._data))
 
 
@@ -174,6 +193,9 @@ def _check_layout(grad: Tensor, var: Tensor) -> None:
                                         list(var.stride())), UserWarning, stacklevel=2)
 
 
+_make_lock = threading.Lock()
+
+
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The leaf's AccumulateGrad node: made on demand, held weakly, so reused while alive."""
     ref = t._grad_acc
@@ -181,8 +203,12 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
         node = ref()
         if node is not None:
             return node
-    node = AccumulateGrad(t)
-    t._grad_acc = weakref.ref(node)
+    with _make_lock:  # two threads must not give one leaf two nodes (two .grad locks)
+        ref = t._grad_acc
+        node = None if ref is None else ref()
+        if node is None:
+            node = AccumulateGrad(t)
+            t._grad_acc = weakref.ref(node)
     return node
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import threading
 from heapq import heappop, heappush
 
 import numpy as np
@@ -26,12 +25,12 @@ import numpy as np
 from retrograd import _errors as E
 from retrograd._autograd import profiling
 from retrograd._autograd.anomaly import anomaly
+from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, Node
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 
 _task_ids = itertools.count()
-_accumulate_lock = threading.RLock()
 
 
 class GraphTask:
@@ -111,6 +110,9 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
                     task.exec_info[node] = False
 
     prev_task, prev_grad = state.graph_task, state.grad_enabled
+    # saved-tensor hooks entered or exited by a hook during backward do not outlive it (as in
+    # PyTorch, which restores its thread-local state after each node)
+    prev_saved_hooks = state.saved_hooks
     state.graph_task = task
     state.grad_enabled = create_graph
     try:
@@ -120,6 +122,7 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
     finally:
         state.graph_task = prev_task
         state.grad_enabled = prev_grad
+        state.saved_hooks = prev_saved_hooks
     return task.captured
 
 
@@ -181,15 +184,18 @@ def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool
 def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     """Run ready nodes, newest first, until none is left (NOTE [Engine order]).
 
-    Heap entries are (-sequence_nr, id, node, input buffer or None). A node fed by a single edge
-    gets its buffer straight in its heap entry; buffers of nodes that wait for several
-    gradients live in `buffers` until the last one arrives."""
+    Heap entries are (-sequence_nr, n, node, input buffer or None), n counting pushes: nodes
+    with equal sequence numbers (AccumulateGrad) run in the order they became ready, the same
+    on every run. A node fed by a single edge gets its buffer straight in its heap entry;
+    buffers of nodes that wait for several gradients live in `buffers` until the last one
+    arrives. Hooks: NOTE [Hook order] in retrograd._autograd.hooks."""
     exec_info = task.exec_info
     captures = task.captures
     release = not task.keep_graph
     create_graph = task.create_graph
     needed = None if exec_info is None else FROM_TASK
     heap = [(0, 0, start, buffers.pop(start))]
+    tick = itertools.count(1).__next__
     pop_buffer = buffers.pop
     get_buffer = buffers.get
     # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
@@ -202,23 +208,29 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
         if exec_info is not None:
             if captures is not None and node in captures:
-                if has_hooks:
+                # a node that also runs captures its gradients before any hook (its tensor
+                # hooks run once, below); one that does not run captures them after its
+                # tensor hooks, as PyTorch does
+                runs = exec_info.get(node, False)
+                if has_hooks and not runs:
                     grads = _tensor_pre_hooks(node, grads)
-                    has_hooks = node._hooks is not None and bool(node._hooks.pre)
                 for nr, idx in captures[node]:
                     task.captured[idx] = grads[nr]
-            if not exec_info.get(node, False):
+                if not runs:
+                    continue
+            elif not exec_info.get(node, False):
                 continue
         task.current_node = node
         if has_hooks:
             if node._lazy_tensor_hooks and node._hooks is None and not anomaly.enabled \
                     and not node.tensor_pre_hooks():
-                # a leaf's AccumulateGrad with no hooks: nothing flows on from it
-                with _accumulate_lock:
-                    node.apply(grads)
+                # a leaf's AccumulateGrad with no hooks: nothing flows on from it (it takes
+                # its leaf's lock itself)
+                node.apply(grads)
                 grads = None
                 continue
             grads = _pre_hooks(node, grads)
+            had_post = node._hooks is not None and bool(node._hooks.post)
         plan = node._plan
         if plan is not None and not anomaly.enabled:
             if create_graph or plan.backward_array is None:
@@ -226,14 +238,20 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
             else:
                 outputs = plan.backward_array(node, grads, release, needed)
         else:
-            if node._serialized or anomaly.enabled:
-                outputs = _call_guarded(node, grads)
+            if anomaly.enabled:
+                from retrograd._autograd.anomaly_report import call_with_anomaly
+
+                outputs = call_with_anomaly(node, grads)
             else:
                 outputs = node.apply(grads)
             if release:
                 node.release_variables()
         hooks = node._hooks
         if hooks is not None and hooks.post:
+            if not (has_hooks and had_post):
+                # post hooks registered while the node ran (from an unpack hook, say) get no
+                # gradients: the node was handed them, as in PyTorch
+                grads = []
             outputs = _post_hooks(node, outputs, grads)
         if prof is not None:
             pop.node_ran()
@@ -266,7 +284,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     else:
                         buf = [None] * max(n_out, nr + 1)
                         buf[nr] = g
-                    heappush(heap, (-nf._seq, id(nf), nf, buf))
+                    heappush(heap, (-nf._seq, tick(), nf, buf))
                     continue
                 buf = buffers[nf] = [None] * len(nf._output_meta)
             if g is not None:
@@ -279,7 +297,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     buf[nr] = _accumulate(old, g)
                     old = None
             if d == 0:
-                heappush(heap, (-nf._seq, id(nf), nf, None))
+                heappush(heap, (-nf._seq, tick(), nf, None))
         # drop our references so AccumulateGrad can steal an unshared gradient
         outputs = grads = g = buf = arr = None
     task.current_node = None
@@ -306,19 +324,6 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
             recorder.accumulate_in_place(a, b)
         return old
     return old + g
-
-
-def _call_guarded(node: Node, grads: list) -> tuple:
-    """Run a node that needs a lock (AccumulateGrad: threads share leaves) or anomaly mode."""
-    if anomaly.enabled:
-        from retrograd._autograd.anomaly_report import call_with_anomaly
-
-        if node._serialized:
-            with _accumulate_lock:
-                return call_with_anomaly(node, grads)
-        return call_with_anomaly(node, grads)
-    with _accumulate_lock:
-        return node.apply(grads)
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
@@ -358,13 +363,13 @@ def _tensor_pre_hooks(node: Node, grads: list) -> list:
         for hook in node.tensor_pre_hooks():
             out = hook(grads[0])
             if out is not None:
-                grads[0] = out
+                grads[0] = check_tensor_result(hook, grads[0], out)
     hooks = node._hooks
     if hooks is not None:
         for nr, fn in tuple(hooks.tensor_pre.values()):
             out = fn(grads[nr])
             if out is not None:
-                grads[nr] = out
+                grads[nr] = check_tensor_result(fn, grads[nr], out)
         for nr, fn in tuple(hooks.retains_grad.items()):
             fn(grads[nr])
     return grads
@@ -374,10 +379,15 @@ def _pre_hooks(node: Node, grads: list) -> list:
     grads = _tensor_pre_hooks(node, grads)
     hooks = node._hooks
     if hooks is not None and hooks.pre:
-        for fn in tuple(hooks.pre.values()):
-            out = fn(tuple(grads))
-            if out is not None:
-                grads = list(out)
+        grads = _node_pre_hooks(hooks, grads)
+    return grads
+
+
+def _node_pre_hooks(hooks, grads: list) -> list:
+    for fn in tuple(hooks.pre.values()):
+        out = fn(tuple(grads))
+        if out is not None:
+            grads = check_tuple_result(fn, grads, out)
     return grads
 
 
@@ -385,7 +395,7 @@ def _post_hooks(node: Node, outputs: tuple, grads: list) -> tuple:
     for fn in tuple(node._hooks.post.values()):
         out = fn(tuple(outputs), tuple(grads))
         if out is not None:
-            outputs = tuple(out)
+            outputs = tuple(check_tuple_result(fn, outputs, out))
     return outputs
 
 

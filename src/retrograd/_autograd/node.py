@@ -30,8 +30,6 @@ class Node:
                  "__weakref__")
     # AccumulateGrad reads its tensor pre-hooks from the leaf at run time
     _lazy_tensor_hooks = False
-    # AccumulateGrad runs under a lock: concurrent backward calls may share leaves
-    _serialized = False
     # op nodes carry a SavePlan whose generated backward the engine calls directly
     # (NOTE [Fast backward] in retrograd._ops.registry); other nodes run apply()
     _plan = None

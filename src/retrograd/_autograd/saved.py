@@ -62,7 +62,7 @@ HINT_ANOMALY_ON = (
 
 class SavedVariable:
     __slots__ = ("_data", "_original", "_version", "_vc", "_output_nr", "_is_leaf",
-                 "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none")
+                 "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none", "_shape")
 
     def __init__(self, tensor: Tensor | None, is_output: bool) -> None:
         self._hooks = None
@@ -121,6 +121,7 @@ class SavedVariable:
         if tensor._version_counter.version != version:
             raise RuntimeError(PACK_MODIFIED)
         self._hooks = (packed, unpack)
+        self._shape = tensor._data.shape
         self._data = None
 
     def unpack(self, saved_for: Any = None) -> Tensor | None:
@@ -134,7 +135,7 @@ class SavedVariable:
             if self._original:
                 grad_fn = data._grad_fn
                 if not self._is_leaf and grad_fn is None:
-                    if saved_for is None:
+                    if saved_for is None or _detached_for_backward(data, saved_for):
                         raise RuntimeError(DETACHED_INPLACE)
                     grad_fn = saved_for
                 vc = data._version_counter
@@ -152,6 +153,8 @@ class SavedVariable:
             if not isinstance(value, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(value).__name__}")
+            if value._data.shape != self._shape:
+                _check_unpacked_shape(self._shape, value._data.shape)
             if grad_fn is None and not self._requires_grad and not value._requires_grad:
                 return value
             arr = value._data
@@ -211,6 +214,26 @@ class SavedVariable:
 
     def __repr__(self) -> str:
         return f"<retrograd.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+def _detached_for_backward(data: Tensor, saved_for: Any) -> bool:
+    """An op node's backward reads its saved input, which was detached in place since. PyTorch
+    refuses this (its op nodes unpack inputs without naming themselves), while a custom
+    Function's saved_tensors, or a node's _saved_* attributes read outside backward, still give
+    the tensor back. A view whose grad_fn is rebuilt lazily still requires grad."""
+    return (not data._requires_grad and getattr(saved_for, "_plan", None) is not None
+            and state.graph_task is not None)
+
+
+def _check_unpacked_shape(saved: tuple, got: tuple) -> None:
+    """An unpack hook gave back a tensor of another shape. One that does not broadcast with the
+    saved shape would fail inside the formula; raise the error PyTorch's formula raises there
+    (the gradient, of the saved shape, is its first operand)."""
+    from retrograd._ops.layout import broadcast_error
+
+    err = broadcast_error(saved, got)
+    if err is not None:
+        raise err
 
 
 def _legacy_of(arr) -> str:

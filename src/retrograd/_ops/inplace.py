@@ -81,15 +81,37 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
     dst = call[idx]
     if not dst.flags.writeable and internal_overlap(dst):
         raise RuntimeError(INTERNAL_OVERLAP)
+    # a saved-tensor pack hook may raise while the node is built, after the write: keep what
+    # is needed to undo it (only when such hooks are active)
+    undo = _undo_record(self_t, dst, before) if build and state.saved_hooks else None
     op.forward(*call)
     bump_version(self_t, op.schema.name)
     if build:
         from retrograd._autograd.copy_slices import rebase_history
 
         saved_args = args if snap is None else args[:idx] + (snap,) + args[idx + 1:]
-        rebase_history(op, self_t, saved_args, idx)
+        if undo is None:
+            rebase_history(op, self_t, saved_args, idx)
+        else:
+            try:
+                rebase_history(op, self_t, saved_args, idx)
+            except BaseException:
+                _undo(self_t, dst, undo)
+                raise
         _record_pre_write_versions(self_t, before)
     return self_t
+
+
+def _undo_record(t: Tensor, dst: np.ndarray, version: int) -> tuple:
+    return (np.array(dst, copy=True), version, t._grad_fn, t._output_nr, t._requires_grad)
+
+
+def _undo(t: Tensor, dst: np.ndarray, record: tuple) -> None:
+    """Put t back as it was before a write whose history could not be recorded."""
+    data, version, t._grad_fn, t._output_nr, t._requires_grad = record
+    np.copyto(dst, data)
+    if t._version_counter is not None:
+        t._version_counter.version = version
 
 
 def _record_pre_write_versions(self_t: Tensor, before: int) -> None:

@@ -787,8 +787,10 @@ _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
                _upcast16(lambda a, dim, correction, keepdim:
                          _var_np("var_mean", a, dim, correction, keepdim)),
                node="VarMeanBackward0",
-               grads={"self": lambda grads, self, result0, dim, correction, keepdim:
-                      _var_mean_backward(grads, self, result0, dim, correction, keepdim, False)},
+               # only std_mean needs its result (PyTorch saves none for var_mean either, so
+               # writing the outputs in place keeps the graph usable)
+               grads={"self": lambda grads, self, dim, correction, keepdim:
+                      _var_mean_backward(grads, self, None, dim, correction, keepdim, False)},
                function=False, method=False)
 
 

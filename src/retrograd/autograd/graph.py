@@ -102,7 +102,9 @@ class save_on_cpu(saved_tensors_hooks):
 @contextlib.contextmanager
 def disable_saved_tensors_hooks(error_message: str):
     """Inside, using saved-tensor hooks raises RuntimeError(error_message); nesting restores the
-    enclosing message on exit."""
+    enclosing message on exit. Entering while saved-tensor hooks are active raises it."""
+    if state.saved_hooks:
+        raise RuntimeError(error_message)
     prev = state.saved_hooks_disabled_msg
     state.saved_hooks_disabled_msg = error_message
     try:

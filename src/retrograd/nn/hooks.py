@@ -107,15 +107,18 @@ class BackwardHook:
         return new_outs[0] if single else new_outs
 
     # --- backward -------------------------------------------------------------------------------
-    def _on_output_grads(self, _grad_inputs: tuple, grad_outputs: tuple) -> tuple:
+    def _on_output_grads(self, grad_inputs: tuple, grad_outputs: tuple) -> tuple:
         # the node's incoming gradients (None where an output got none) are the module's
-        # grad_output; what this returns replaces what the identity node passes on
+        # grad_output; what this returns replaces what the identity node passes on, except
+        # where it passes nothing on (an input that needs no gradient): a node hook may not
+        # fill such a slot
         self.grad_outputs = _spread(self.output_positions, grad_outputs, self.n_outputs)
         self._run_pre_hooks()
         grad_outputs = self.grad_outputs
         if self.input_positions is None:
             self._fire_without_inputs()
-        return tuple(grad_outputs[i] for i in self.output_positions)
+        return tuple(None if old is None else grad_outputs[i]
+                     for i, old in zip(self.output_positions, grad_inputs))
 
     def _run_pre_hooks(self) -> None:
         expected = len(self.grad_outputs)
@@ -161,4 +164,5 @@ class BackwardHook:
                                    f"got {len(out)}, but expected {len(res)}")
             res = out
         self.grad_outputs = None
-        return tuple(res[i] for i in self.input_positions)
+        return tuple(None if old is None else res[i]
+                     for i, old in zip(self.input_positions, grad_inputs))

@@ -1,0 +1,39 @@
+"""The few private `torch._C` functions that user code reaches for when it works with the
+autograd graph (hooks that ask which backward is running, and whether a node runs in it)."""
+
+from __future__ import annotations
+
+from retrograd._C import _autograd
+from retrograd._autograd.accumulate_grad import AccumulateGrad
+from retrograd._autograd.node import Node
+from retrograd._autograd.state import state
+
+__all__ = ["_autograd", "_current_autograd_node", "_current_graph_task_id",
+           "_will_engine_execute_node"]
+
+
+def _current_graph_task_id() -> int:
+    """An id of the running backward call (-1 outside backward)."""
+    task = state.graph_task
+    return -1 if task is None else task.id
+
+
+def _current_autograd_node() -> Node | None:
+    """The node backward is running now (None outside backward)."""
+    task = state.graph_task
+    return None if task is None else task.current_node
+
+
+def _will_engine_execute_node(node: Node) -> bool:
+    """Whether the running backward will execute `node`."""
+    if not isinstance(node, Node):
+        raise RuntimeError("_will_engine_execute_node expects an grad_fn, but got "
+                           f"{type(node).__name__}")
+    task = state.graph_task
+    if task is None:
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward "
+                           "pass")
+    if task.captures is not None and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not supported.")
+    return task.will_execute(node)
