@@ -43,12 +43,20 @@ def add_hook(table: HookDict, fn) -> RemovableHandle:
     return handle
 
 
+# NOTE [Hook order]
+# In backward a node's hooks run in this order: the tensor hooks of its outputs
+# (Tensor.register_hook, per output slot, in registration order), the retains_grad hook that
+# fills a non-leaf's .grad, the node's pre-hooks (Node.register_prehook), the node itself, then
+# its post-hooks (Node.register_hook), which see both its grad_inputs and grad_outputs.
+# Post-accumulate-grad hooks of a leaf run once its .grad has been updated.
+
+
 class NodeHooks:
     """Hooks on one node, created the first time any hook is registered on it.
 
     Kept out of Node itself so that a node without hooks (nearly all) pays one None slot.
     Order of execution in backward: tensor_pre (per output slot), retains_grad, pre, the node,
-    post; see retrograd.autograd.graph's NOTE [Hook order].
+    post (NOTE [Hook order]).
     """
 
     __slots__ = ("tensor_pre", "retains_grad", "pre", "post")
