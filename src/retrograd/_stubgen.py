@@ -150,7 +150,7 @@ def _params(fn: Callable, method: bool) -> list:
 
 
 def _param_text(p: inspect.Parameter, ann: str | None) -> str:
-    prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+    prefix = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
     text = prefix + p.name + (f": {ann}" if ann else "")
     return text + (" = ..." if p.default is not p.empty else "")
 
@@ -255,7 +255,7 @@ def _stub_function(f: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef
             arg.annotation = _ann(arg.annotation)
     a.defaults = [ast.Constant(...) for _ in a.defaults]
     a.kw_defaults = [None if d is None else ast.Constant(...) for d in a.kw_defaults]
-    decorators = [d for d in f.decorator_list
+    decorators: list[ast.expr] = [d for d in f.decorator_list
                   if (isinstance(d, ast.Name) and d.id in KEPT_DECORATORS)
                   or (isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter"))]
     return ast.FunctionDef(name=f.name, args=a, body=[ast.Expr(ast.Constant(...))],
@@ -264,7 +264,8 @@ def _stub_function(f: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef
 
 def _assign_stub(node: ast.stmt) -> list:
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [ast.AnnAssign(target=node.target, annotation=_ann(node.annotation), simple=1)]
+        return [ast.AnnAssign(target=node.target, annotation=_Aliases().visit(node.annotation),
+                              simple=1)]
     out = []
     if isinstance(node, ast.Assign):
         kind = "Any"
@@ -375,7 +376,8 @@ def _tensor_stub() -> str:
     body = _stub_body(tree.body)
     cls = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
     own = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)} | {
-        n.target.id for n in cls.body if isinstance(n, ast.AnnAssign)}
+        n.target.id for n in cls.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
     lines = []
     for name in sorted(set(Tensor.__dict__) - own):
         value = Tensor.__dict__[name]
@@ -397,7 +399,8 @@ def _tensor_stub() -> str:
         elif not type(value).__name__.endswith("descriptor"):
             lines.append(f"{name}: Any")
     attached = ast.parse("\n".join(lines)).body
-    cls.body = [n for n in cls.body if not (isinstance(n, ast.Expr) and n.value.value is ...)]
+    cls.body = [n for n in cls.body if not (isinstance(n, ast.Expr)
+                                            and isinstance(n.value, ast.Constant))]
     cls.body.extend(attached)
     imports = [n for n in body if isinstance(n, ast.Import | ast.ImportFrom)]
     rest = [n for n in body if not isinstance(n, ast.Import | ast.ImportFrom)]
