@@ -44,6 +44,8 @@ from retrograd._ops.random import Generator as _Generator
 """
 BUILTIN_ALIASES = {"int": "_int", "float": "_float", "bool": "_bool", "str": "_str"}
 NUMBER = "_int | _float | _bool"
+# tensor arguments that also take a Python number (besides those of promoting or in-place ops)
+NUMBER_ARGS = {"other", "exponent", "min", "max", "end", "weight", "value"}
 
 # schema type -> annotation
 SCHEMA_TYPES = {
@@ -120,7 +122,8 @@ def _op_signature(name: str, fn: Callable, od: Any, method: bool) -> str:
             ann = "Tensor | None" if p.name == "out" else "Any"
         else:
             ann = _schema_type(a.type)
-            if (od.promote or od.inplace_idx) and a.is_tensor and a.name != first:
+            if a.is_tensor and a.name != first and (od.promote or od.inplace_idx
+                                                     or a.name in NUMBER_ARGS):
                 ann = f"Tensor | {NUMBER}" + (" | None" if a.type.endswith("?") else "")
         params.append("self" if method and p is items[0][0] else _param_text(p, ann))
     return f"def {name}({', '.join(params)}) -> {_returns(od.schema)}: ..."

@@ -856,7 +856,7 @@ class Tensor:
     def is_shared(self) -> _bool:
         ...
 
-    def isclose(self, other: Tensor, rtol: _float=..., atol: _float=..., equal_nan: _bool=...) -> Tensor:
+    def isclose(self, other: Tensor | _int | _float | _bool, rtol: _float=..., atol: _float=..., equal_nan: _bool=...) -> Tensor:
         ...
 
     def isfinite(self) -> Tensor:
@@ -934,7 +934,7 @@ class Tensor:
     def log_softmax(self, dim: _int, dtype: Any=...) -> Tensor:
         ...
 
-    def logical_and(self, other: Tensor) -> Tensor:
+    def logical_and(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def logical_and_(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -946,13 +946,13 @@ class Tensor:
     def logical_not_(self) -> Tensor:
         ...
 
-    def logical_or(self, other: Tensor) -> Tensor:
+    def logical_or(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def logical_or_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def logical_xor(self, other: Tensor) -> Tensor:
+    def logical_xor(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def logical_xor_(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1255,7 +1255,7 @@ class Tensor:
     def std(self, dim: Any=..., unbiased: Any=..., keepdim: Any=..., *, correction: Any=...) -> Any:
         ...
 
-    def sub(self, other: Tensor, *, alpha: _int | _float | _bool=...) -> Tensor:
+    def sub(self, other: Tensor | _int | _float | _bool, *, alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
     def sub_(self, other: Tensor | _int | _float | _bool, *, alpha: _int | _float | _bool=...) -> Tensor:
@@ -1357,7 +1357,7 @@ class Tensor:
     def var(self, dim: Any=..., unbiased: Any=..., keepdim: Any=..., *, correction: Any=...) -> Any:
         ...
 
-    def vdot(self, other: Tensor) -> Tensor:
+    def vdot(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def view(self, *shape: Any) -> Any:
