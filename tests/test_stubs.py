@@ -57,3 +57,19 @@ def test_sample_user_code_type_checks():
         [sys.executable, "-m", "mypy", "tests/typing_sample"],
         cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_op_found_without_the_generated_globals():
+    # the schema lookup by name and parameters agrees with the op a method's code runs
+    from retrograd._ops.registry import _METHODS
+
+    checked = 0
+    for fn in _METHODS.values():
+        op = getattr(fn, "__globals__", {}).get("_op")
+        if op is None:
+            continue
+        bare = type(fn)(fn.__code__, {}, fn.__name__, fn.__defaults__, fn.__closure__)
+        bare.__module__, bare.__kwdefaults__ = fn.__module__, fn.__kwdefaults__
+        assert _stubgen._opdef_of(bare) is op, fn.__name__
+        checked += 1
+    assert checked > 100

@@ -100,12 +100,26 @@ def _returns(schema: Any) -> str:
 
 
 def _opdef_of(fn: Callable) -> Any:
-    from retrograd._ops.registry import OpDef
+    """The op a generated function runs: its `opdef`, the `_op` its code reads, or else the
+    declared op of that name whose arguments are the function's parameters."""
+    from retrograd._ops.registry import OPS, OpDef
 
     od = getattr(fn, "opdef", None)
     if od is None:
         od = getattr(fn, "__globals__", {}).get("_op")
-    return od if isinstance(od, OpDef) else None
+    if isinstance(od, OpDef):
+        return od
+    if getattr(fn, "__module__", None) != "retrograd":  # generated functions only
+        return None
+    try:
+        params = [p for p in inspect.signature(fn).parameters if p != "out"]
+    except (TypeError, ValueError):
+        return None
+    for od in OPS.values():
+        names = [a.name for a in od.schema.args]
+        if od.schema.name == fn.__name__ and names[1:] == params[1:]:
+            return od
+    return None
 
 
 def _op_signature(name: str, fn: Callable, od: Any, method: bool) -> str:
