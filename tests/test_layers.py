@@ -31,7 +31,7 @@ LAYERS = [
     ]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
-        "retrograd",  # the package namespace gathers everything
+        "retrograd",  # the package namespace gathers everything (this module only)
     ]),
 ]
 
@@ -103,7 +103,8 @@ def _layer(name: str) -> tuple:
     best = None
     for i, (_, prefixes) in enumerate(LAYERS):
         for p in prefixes:
-            if (name == p or name.startswith(p + ".")) and (best is None or len(p) > len(best[1])):
+            inside = name == p or (name.startswith(p + ".") and p != "retrograd")
+            if inside and (best is None or len(p) > len(best[1])):
                 best = (i, p)
     assert best is not None, f"{name} is in no layer: add it to LAYERS"
     return best
