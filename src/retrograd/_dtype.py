@@ -28,8 +28,8 @@ class dtype:
 
     __slots__ = ("name", "np", "category", "itemsize", "is_signed", "abbr", "_legacy", "_rank")
 
-    def __init__(self, name: str, np_dtype, category: int, legacy: str, rank: int,
-                 abbr: str) -> None:
+    def __init__(self, name: str, np_dtype, category: _builtins.int, legacy: str,
+                 rank: _builtins.int, abbr: str) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category
@@ -40,11 +40,11 @@ class dtype:
         self._rank = rank
 
     @property
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> _builtins.bool:
         return self.category == _FLOAT
 
     @property
-    def is_complex(self) -> bool:
+    def is_complex(self) -> _builtins.bool:
         return False
 
     def to_real(self) -> dtype:
@@ -160,7 +160,7 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return a if a._rank > b._rank else b
 
 
-def scalar_category(value) -> int:
+def scalar_category(value) -> _builtins.int:
     t = type(value)
     if t is builtins_bool or isinstance(value, (np.bool_,)):
         return _BOOL
@@ -209,7 +209,7 @@ def _combine_categories(higher, lower):
     return higher if higher is not None else lower
 
 
-def can_cast(from_: dtype, to: dtype) -> bool:
+def can_cast(from_: dtype, to: dtype) -> _builtins.bool:
     """torch.can_cast: same-kind casting (no float -> int, no int -> bool)."""
     return from_.category <= to.category
 
@@ -288,13 +288,14 @@ def limits(d: dtype) -> tuple:
         return _LIMITS[d]
     except KeyError:
         pass
+    lim: tuple
     if d is bool:
         lim = (0, 1)
     elif d.category == _INT:
-        info = np.iinfo(d.np)
-        lim = (builtins_int(info.min), builtins_int(info.max))
+        ii = np.iinfo(d.np)
+        lim = (builtins_int(ii.min), builtins_int(ii.max))
     else:
-        info = ml_dtypes.finfo(d.np)
-        lim = (builtins_float(info.min), builtins_float(info.max))
+        fi = ml_dtypes.finfo(d.np)
+        lim = (builtins_float(fi.min), builtins_float(fi.max))
     _LIMITS[d] = lim
     return lim

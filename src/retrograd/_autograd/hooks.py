@@ -71,7 +71,7 @@ class NodeHooks:
 
     def __init__(self) -> None:
         self.tensor_pre = HookDict()  # id -> (output_nr, fn)
-        self.retains_grad = {}  # output_nr -> fn
+        self.retains_grad: dict = {}  # output_nr -> fn
         self.pre = HookDict()  # id -> fn(grad_outputs)
         self.post = HookDict()  # id -> fn(grad_inputs, grad_outputs)
 

@@ -874,7 +874,7 @@ register_functional("soft_margin_loss", _f_soft_margin_loss)
 def _f_multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None,
                                    size_average=None, reduce=None,
                                    reduction: str = "mean") -> Tensor:
-    from retrograd.nn.functional import logsigmoid
+    from retrograd._ops.activation import log_sigmoid as logsigmoid
 
     reduction = legacy_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))

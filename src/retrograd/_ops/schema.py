@@ -72,7 +72,9 @@ class Schema:
 
 
 def _split_top(s: str) -> list:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in s:
         if ch in "[(":
             depth += 1

@@ -126,7 +126,18 @@ def _run_logged(outputs, roots, grads, retain_graph, create_graph, input_edges, 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, grad_variables=None, inputs=None) -> None:
-    """Accumulate gradients of `tensors` into the .grad of the leaves (or of `inputs`)."""
+    """Accumulate gradients of `tensors` into the .grad of the leaves (or of `inputs`).
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> torch.autograd.backward((x * x).sum())
+    >>> x.grad.tolist()
+    [2.0, 4.0]
+    >>> y = x * 3  # a non-scalar output needs its gradient
+    >>> torch.autograd.backward(y, grad_tensors=torch.ones(2), inputs=[x])
+    >>> x.grad.tolist()
+    [5.0, 7.0]
+    """
     if grad_variables is not None:
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
@@ -156,7 +167,18 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """Gradients of `outputs` with respect to `inputs`, returned (nothing is accumulated)."""
+    """Gradients of `outputs` with respect to `inputs`, returned (nothing is accumulated).
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> g.tolist()
+    [3.0, 12.0]
+    >>> torch.autograd.grad(g.sum(), x)[0].tolist()  # second derivative: 6x
+    [6.0, 12.0]
+    >>> x.grad is None
+    True
+    """
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported")
     if materialize_grads and allow_unused is False:

@@ -207,7 +207,26 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """Subclass with static `forward` (and optionally `setup_context`) and `backward`;
-    call with `MyFunction.apply(*args)`."""
+    call with `MyFunction.apply(*args)`.
+
+    >>> import retrograd as torch
+    >>> class Cube(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return grad * 3 * x ** 2
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = Cube.apply(x)
+    >>> y.grad_fn.name()
+    'CubeBackward'
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 12.0]
+    """
 
     generate_vmap_rule = False
 

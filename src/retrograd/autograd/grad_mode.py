@@ -105,6 +105,21 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
 
 
 class no_grad(_NoParamDecoratorContextManager):
+    """Inside, ops record no graph (results do not require grad); also a decorator.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> @torch.no_grad()
+    ... def double(t):
+    ...     return t * 2
+    >>> double(x).requires_grad
+    False
+    """
+
     def __init__(self) -> None:
         self.prev = False
 
@@ -117,6 +132,17 @@ class no_grad(_NoParamDecoratorContextManager):
 
 
 class enable_grad(_NoParamDecoratorContextManager):
+    """Inside, ops record graph again, even within no_grad; also a decorator.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.no_grad():
+    ...     with torch.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
+
     def __enter__(self) -> None:
         self.prev = state.grad_enabled
         state.grad_enabled = True
@@ -135,7 +161,20 @@ class set_grad_enabled(_DecoratorContextManager):
     """Sets grad mode at construction (so it works as a plain call too), restores on exit.
 
     Used as a decorator, the construction's change is undone: only the decorated function
-    runs in the mode."""
+    runs in the mode.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.set_grad_enabled(False):
+    ...     (x * 2).requires_grad
+    False
+    >>> _ = torch.set_grad_enabled(False)  # a plain call switches it until switched back
+    >>> torch.is_grad_enabled()
+    False
+    >>> _ = torch.set_grad_enabled(True)
+    >>> (x * 2).requires_grad
+    True
+    """
 
     def __init__(self, mode: bool) -> None:
         _check_bool(mode, "set_grad_enabled", "enabled")
@@ -161,7 +200,15 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """No graph is recorded; tensors made inside are inference tensors (no version counter)."""
+    """No graph is recorded; tensors made inside are inference tensors (no version counter).
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with torch.inference_mode():
+    ...     y = x * 2
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
+    """
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = mode

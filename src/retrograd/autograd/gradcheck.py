@@ -328,7 +328,22 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
               check_forward_ad: bool = False, check_backward_ad: bool = True,
               fast_mode: bool = False, masked: bool | None = None) -> bool:
     """True if the analytical Jacobian of func matches finite differences for every
-    (output, differentiable input) pair; raises GradcheckError otherwise (or returns False)."""
+    (output, differentiable input) pair; raises GradcheckError otherwise (or returns False).
+
+    >>> import retrograd as torch
+    >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradcheck(torch.sin, (x,))
+    True
+    >>> class WrongSquare(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, t):
+    ...         return t * t
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad  # should be 2 * t * grad
+    >>> torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False)
+    False
+    """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError(
             "Expected at least one of check_forward_ad or check_backward_ad to be True")
@@ -355,7 +370,13 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False,
                   masked: bool = False) -> bool:
-    """gradcheck of the function (inputs, grad_outputs) -> gradients of func w.r.t. inputs."""
+    """gradcheck of the function (inputs, grad_outputs) -> gradients of func w.r.t. inputs.
+
+    >>> import retrograd as torch
+    >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradgradcheck(lambda t: (t ** 3).sum(), (x,))
+    True
+    """
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError(
             "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")

@@ -50,7 +50,17 @@ def _grad_fn_or_grad_acc(t: Tensor) -> Node | None:
 
 
 def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
-    """Tell autograd a tensor was modified in place behind its back (e.g. through data_ptr)."""
+    """Tell autograd a tensor was modified in place behind its back (e.g. through data_ptr).
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2)
+    >>> x._version
+    0
+    >>> x.numpy()[0] = 5.0  # a write autograd cannot see
+    >>> torch.autograd.graph.increment_version(x)
+    >>> x._version
+    1
+    """
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
         vc = t._version_counter
@@ -65,7 +75,22 @@ class saved_tensors_hooks:
     """Context manager: pack_hook(tensor) runs when an op saves a tensor for backward, and
     unpack_hook(packed) when backward needs it back. The innermost pair applies (PyTorch's
     rule); with compose=True the pair is combined with the enclosing one instead (see NOTE
-    [Composed hooks] in retrograd._autograd.saved_hooks)."""
+    [Composed hooks] in retrograd._autograd.saved_hooks).
+
+    >>> import retrograd as torch
+    >>> packed = []
+    >>> def pack(t):
+    ...     packed.append(t.shape)
+    ...     return t.clone()
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> packed  # mul saved both of its inputs
+    [retrograd.Size([3]), retrograd.Size([3])]
+    >>> y.backward()
+    >>> x.grad.tolist()
+    [2.0, 2.0, 2.0]
+    """
 
     def __init__(self, pack_hook, unpack_hook, compose: bool = False) -> None:
         self.pack_hook = pack_hook
@@ -86,7 +111,16 @@ class saved_tensors_hooks:
 
 class save_on_cpu(saved_tensors_hooks):
     """Saved tensors are kept on the CPU and moved back to their device for backward. retrograd
-    computes on the CPU, so, as the seed says for CPU tensors, no copy is made."""
+    computes on the CPU, so, as the seed says for CPU tensors, no copy is made.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.save_on_cpu():
+    ...     y = (x.exp() * x).sum()
+    >>> y.backward()
+    >>> [round(g, 4) for g in x.grad.tolist()]  # (1 + x) e^x
+    [5.4366, 22.1672]
+    """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         def pack_to_cpu(tensor: Tensor):
@@ -154,7 +188,19 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *,
                              mode: str = "all") -> RemovableHandle:
     """"all": fn(grads) once the gradients of every tensor this backward reaches are computed
     (None for the others); "any": fn(grad) with the first gradient computed in a backward.
-    State is kept per backward call (graph task), so concurrent backward calls don't mix."""
+    State is kept per backward call (graph task), so concurrent backward calls don't mix.
+
+    >>> import retrograd as torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = torch.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> handle = torch.autograd.graph.register_multi_grad_hook(
+    ...     (a, b), lambda grads: seen.append([g is not None for g in grads]))
+    >>> (a * 2).sum().backward()  # b is not reached: its grad is None
+    >>> seen
+    [[True, False]]
+    >>> handle.remove()
+    """
     supported = ("all", "any")
     if mode not in supported:
         raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
@@ -300,7 +346,18 @@ def allow_mutation_on_saved_tensors(allow_nesting: bool = True):
     backward sees the values they had when saved. Run forward and backward inside it.
 
     retrograd allows nesting (the inner context joins the outer one); pass
-    allow_nesting=False for PyTorch's error."""
+    allow_nesting=False for PyTorch's error.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     y = x.clone()
+    ...     z = (y * y).sum()  # saves y
+    ...     _ = y.add_(10.0)   # would make backward fail outside the context
+    ...     z.backward()
+    >>> x.grad.tolist()  # computed with the saved values, 2 * [1, 2]
+    [2.0, 4.0]
+    """
     global _mutation_depth
     if _mutation_depth > 0:
         if not allow_nesting:
