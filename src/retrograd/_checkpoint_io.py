@@ -120,7 +120,7 @@ def check_entries(zf: zipfile.ZipFile, archive_size: int) -> None:
 def read_exact(fh: BinaryIO, n: int) -> np.ndarray:
     """n bytes of an open entry into a fresh writable buffer, a chunk at a time."""
     out = np.empty(n, np.uint8)
-    view = memoryview(out)
+    view = memoryview(out.data)
     got = 0
     while got < n:
         chunk = fh.read(min(_CHUNK, n - got))

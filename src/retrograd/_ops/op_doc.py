@@ -59,7 +59,8 @@ def _lambda_body(code) -> str | None:
     """The source span the lambda's instructions cover (Python records each instruction's
     columns), widened over brackets the span leaves open; None if its brackets do not match.
     Much cheaper than tokenizing or parsing the source, which matters at import time."""
-    start = end = None
+    start: tuple | None = None
+    end: tuple | None = None
     for line, end_line, col, end_col in code.co_positions():
         # entries without columns, or (0, 0), are the lambda's own set-up and return
         if line is None or col is None or not (col or end_col):
@@ -69,7 +70,7 @@ def _lambda_body(code) -> str | None:
         if end is None or (end_line, end_col) > end:
             end = (end_line, end_col)
     lines = _lines_of(code.co_filename)
-    if start is None or end[0] > len(lines):
+    if start is None or end is None or end[0] > len(lines):
         return None
     if start[0] == end[0]:
         text = lines[start[0] - 1][start[1]:end[1]]
