@@ -37,6 +37,7 @@ from retrograd.serialization import save, load
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+from retrograd import _C, _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)

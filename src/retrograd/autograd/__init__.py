@@ -196,6 +196,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")
+    if name == "SavedTensor":
+        from retrograd._autograd.saved import SavedTensor
+
+        return SavedTensor
     if name in ("detect_anomaly", "set_detect_anomaly"):
         from retrograd.autograd import anomaly_mode
 

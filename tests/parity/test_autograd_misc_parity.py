@@ -1,0 +1,152 @@
+"""Small corners of the autograd API compared with torch: the node and saved-tensor types under
+torch's internal names, set_logs, anomaly mode's reports, writes into expanded tensors."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import warnings
+
+from tests.parity.harness import both, error_of
+
+
+def test_node_and_saved_tensor_types():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * a
+        acc = b.grad_fn.next_functions[0][0]
+        return (isinstance(acc, lib._C._functions.AccumulateGrad),
+                isinstance(b.grad_fn, lib._C._functions.MulBackward0),
+                isinstance(b.grad_fn._raw_saved_self, lib._C._autograd.SavedTensor),
+                lib.autograd.SavedTensor is lib._C._autograd.SavedTensor,
+                error_of(lib.autograd.SavedTensor))
+
+    both(prog)
+
+
+def test_set_logs_autograd_debug_names_each_node_run():
+    def prog(lib):
+        records = []
+
+        class Capture(logging.Handler):
+            def emit(self, record):
+                records.append(record.getMessage())
+
+        logger = logging.getLogger(f"{lib.__name__}.autograd")
+        handler = Capture(level=logging.DEBUG)
+        logger.addHandler(handler)
+        lib._logging.set_logs(autograd=logging.DEBUG)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                a = lib.rand(10, requires_grad=True)
+                b = a.mul(2).div(3).sum()
+                lib.autograd.backward((b, b.clone()))
+        finally:
+            lib._logging.set_logs()
+            logger.removeHandler(handler)
+        names = ["CloneBackward0", "SumBackward0", "DivBackward0", "MulBackward0",
+                 "AccumulateGrad"]
+        after = logging.getLogger(f"{lib.__name__}.autograd").getEffectiveLevel()
+        return len(records), [n in r for n, r in zip(names, records)], after
+
+    both(prog)
+
+
+def _nested_nan_program(lib, in_forward: bool):
+    class Inner(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            g = g.clone()
+            g[0] = float("nan")
+            return g
+
+    class Outer(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return Inner.apply(g * x)
+
+    x = lib.rand(4, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if in_forward:
+            with lib.autograd.detect_anomaly():
+                (gx,) = lib.autograd.grad(Outer.apply(x).sum(), (x,), create_graph=True)
+                err = error_of(gx.sum().backward)
+        else:
+            (gx,) = lib.autograd.grad(Outer.apply(x).sum(), (x,), create_graph=True)
+            with lib.autograd.detect_anomaly():
+                err = error_of(gx.sum().backward)
+    messages = [str(w.message) for w in caught]
+    return (err, len(messages), "enabled" in messages[0],
+            ["No forward pass information" in m for m in messages],
+            ["Inner.apply" in m for m in messages], ["Outer.apply" in m for m in messages],
+            ["Previous calculation was induced by OuterBackward" in m for m in messages])
+
+
+def test_anomaly_reports_nan_with_the_chain_of_forward_calls():
+    both(_nested_nan_program, True)
+
+
+def test_anomaly_reports_nan_without_forward_information():
+    both(_nested_nan_program, False)
+
+
+def test_anomaly_report_goes_to_stderr_when_warnings_are_errors():
+    def prog(lib):
+        stderr = io.StringIO()
+        with warnings.catch_warnings(record=True) as caught:
+            with lib.autograd.detect_anomaly():
+                warnings.simplefilter("error")
+                with contextlib.redirect_stderr(stderr):
+                    a = lib.randn(5, requires_grad=True)
+                    d1 = a + 1
+                    d2 = d1 ** 2
+                    d1 += 1
+                    err = error_of(lib.autograd.grad, d2.sum(), a)
+        return (err[0], err[1], "modified by an inplace operation" in err[2], len(caught),
+                "Error detected in PowBackward0" in stderr.getvalue())
+
+    both(prog)
+
+
+def test_write_into_expanded_tensor():
+    def prog(lib):
+        g = lib.ones(1).expand(10)
+        g[0] = 0
+        h = lib.ones(2, 1).expand(2, 3)
+        h[:, 0] = 5
+        k = lib.ones(1).expand(10)
+        return g, h, error_of(k.__setitem__, slice(0, 2), 0.0), k
+
+    both(prog)
+
+
+def test_expanded_gradient_written_in_a_custom_backward():
+    def prog(lib):
+        class Fn(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.sum(0, keepdim=True)
+
+            @staticmethod
+            def backward(ctx, g):
+                gi = g.clone().expand(4)
+                gi[0] = 3.0
+                return gi
+
+        x = lib.rand(4, requires_grad=True)
+        Fn.apply(x).backward()
+        return x.grad
+
+    both(prog)
