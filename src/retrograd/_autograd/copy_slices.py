@@ -73,11 +73,21 @@ INFERENCE_VIEW = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
+INFERENCE_VIEW_OF_VIEW = (
+    "Output {} of {} is a view of a view which was created in inference mode and is being "
+    "modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it "
+    "is forbidden. You can clarify your code by moving both the view and the inplace either "
+    "both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
 LEAF_VIEW_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+CUSTOM_FN_VIEW_PREFIX = "Output {} of {} is a view and is being modified inplace."
+GRADLESS_VIEW_PREFIX = ("A view was created in no_grad mode and is being modified inplace with "
+                        "grad mode enabled.")
 CUSTOM_FN_VIEW = (
-    "Output {} of {} is a view and is being modified inplace. This view was created inside a "
+    "{} This view was created inside a "
     "custom Function (or because an input was returned as-is) and the autograd logic to handle "
     "view+inplace would override the custom backward associated with the custom Function, "
     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
@@ -99,9 +109,34 @@ def check_view_inplace(t: Tensor) -> None:
             raise RuntimeError(NO_GRAD_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(NO_GRAD_VIEW_SINGLE)
     if meta == V.INFERENCE_MODE and not state.inference:
+        if t._grad_fn is not None:
+            raise RuntimeError(INFERENCE_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(INFERENCE_VIEW)
     if meta == V.IN_CUSTOM_FUNCTION:
-        raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
+        # no grad_fn: the view was made with grad mode off (inside the Function's forward)
+        prefix = GRADLESS_VIEW_PREFIX if t._grad_fn is None else CUSTOM_FN_VIEW_PREFIX.format(
+            t._output_nr, _op_name(t._grad_fn))
+        raise RuntimeError(CUSTOM_FN_VIEW.format(prefix))
+
+
+def rebase_custom_view(node: Node, view: Tensor, output_nr: int) -> None:
+    """A custom Function wrote `view` in place (mark_dirty): its base's history becomes a
+    CopySlices around the Function's node, as for a built-in in-place op on a view."""
+    check_view_inplace(view)
+    info = view._view
+    base = info.base
+    node._output_meta = ((view._data.shape, view._data.dtype),)
+    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
+    base._grad_fn = CopySlices(base, view, info.replay, node, base_edge)
+    base._output_nr = 0
+    if not base._requires_grad:
+        base._requires_grad = True
+        V.views_require_grad(base)
+    view._requires_grad = True
+    move_retains_grad(view, view._grad_fn, None)
+    view._grad_fn = None
+    view._output_nr = output_nr
+    info.version = -1
 
 
 def _op_name(fn) -> str:
@@ -118,8 +153,11 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     info = self_t._view
     if info is None or info.creation_meta == V.NO_GRAD_MODE:
         old_fn = self_t._grad_fn
+        had_grad = self_t._requires_grad
         _build_node(op, args, (self_t,))
         move_retains_grad(self_t, old_fn, self_t._grad_fn)
+        if info is None and not had_grad:
+            V.views_require_grad(self_t)
         return
     base = info.base
     # the wrapped node: built as if for a plain tensor, but not attached to anything yet
@@ -132,9 +170,12 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     node = CopySlices(base, self_t, info.replay, fn, base_edge)
     base._grad_fn = node
     base._output_nr = 0
-    base._requires_grad = True
+    if not base._requires_grad:
+        base._requires_grad = True
+        V.views_require_grad(base)
     # the view now requires grad; its grad_fn is regenerated on next read
     self_t._requires_grad = True
+    move_retains_grad(self_t, self_t._grad_fn, None)
     self_t._grad_fn = None
     info.version = -1
 
@@ -168,7 +209,7 @@ class CopySlices(CppNode):
         result = strided_like(grad, self.base_shape, self.base_strides)
         grad_slice = self._view_of(result)
         needed, fn_needed = self._needed()
-        res = self.fn.apply([grad_slice.clone()], fn_needed)
+        res = self._run_wrapped([grad_slice.clone()], fn_needed)
         if needed[0]:
             if res[0] is None:
                 grad_slice.zero_()
@@ -193,13 +234,19 @@ class CopySlices(CppNode):
         if plan is not None and plan.backward_array is not None:
             res = plan.backward_array(fn, grads, False, fn_needed)
         else:
-            res = fn.apply(grads, fn_needed)
+            res = self._run_wrapped(grads, fn_needed)
         if needed[0]:
             if res[0] is None:
                 view[...] = 0
             else:
                 np.copyto(view, res[0]._data, casting="unsafe")
         return self._outputs(needed, _wrap(buf), res)
+
+    def _run_wrapped(self, grads: list, fn_needed: tuple) -> tuple:
+        fn = self.fn
+        if fn._plan is not None:  # an op's node: told which gradients are needed
+            return fn.apply(grads, fn_needed)
+        return fn.apply(grads)  # a custom Function's node computes what it computes
 
     def _needed(self) -> tuple:
         """(edges that need a gradient, what the wrapped node must compute): the wrapped node
@@ -274,6 +321,7 @@ def regenerate_view_grad_fn(t: Tensor) -> None:
             fn = out._grad_fn
     finally:
         state.grad_enabled = prev
+    move_retains_grad(t, t._grad_fn, fn)
     t._grad_fn = fn
     t._output_nr = 0
     t._requires_grad = True

@@ -752,9 +752,9 @@ _std = op(f"std.correction{_SIG} -> Tensor", _std_forward, node="StdBackward0",
 _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
                _upcast16(lambda a, dim, correction, keepdim:
                          _var_np("var_mean", a, dim, correction, keepdim)),
-               node="VarMeanBackward0",
-               grads={"self": lambda grads, self, result0, dim, correction, keepdim:
-                      _var_mean_backward(grads, self, result0, dim, correction, keepdim, False)},
+               node="VarMeanBackward0",  # saves no output: var and mean may be written in place
+               grads={"self": lambda grads, self, dim, correction, keepdim:
+                      _var_mean_backward(grads, self, None, dim, correction, keepdim, False)},
                function=False, method=False)
 
 

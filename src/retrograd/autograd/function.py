@@ -238,9 +238,19 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
             view._view = V.ViewInfo(base, V.IN_CUSTOM_FUNCTION, (), o._version_counter.version
                                     if o._version_counter else 0)
             o = view
+        elif o._view is not None and id(o) not in dirty:
+            # a view made in forward: writing it in place would bypass the custom backward
+            o._view.creation_meta = V.IN_CUSTOM_FUNCTION
         if requires and o._data.dtype.kind in "fV" and id(outs[nr]) not in non_diff:
             if id(o) in dirty:
                 _check_dirty_leaf(o)
+                if o._view is not None:  # NOTE [In-place on a view]
+                    from retrograd._autograd.copy_slices import rebase_custom_view
+
+                    rebase_custom_view(node, o, nr)
+                    results.append(o)
+                    meta.append((o._data.shape, o._data.dtype))
+                    continue
             o._grad_fn = node
             o._output_nr = nr
             o._requires_grad = True

@@ -1,0 +1,160 @@
+"""Views and the autograd state they share with their base, compared with torch: views of a
+tensor that starts to require grad, retain_grad across in-place ops on views, in-place writes of
+outputs, custom Functions writing views in place (NOTE [In-place on a view])."""
+
+from __future__ import annotations
+
+from tests.parity.harness import both, error_of
+
+
+def _fn_name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def test_views_of_a_plain_tensor_follow_it_into_the_graph():
+    def prog(lib):
+        r = lib.tensor([2.0], requires_grad=True)
+        x = lib.ones(3, 4)
+        v = x.select(0, 1)
+        w = x[1:, 2:]
+        ww = w.t()
+        before = (v.requires_grad, _fn_name(v), w.requires_grad)
+        x.add_(r)
+        after = (v.requires_grad, _fn_name(v), w.requires_grad, ww.requires_grad, _fn_name(ww))
+        y = (v * 3).sum() + (ww * ww).sum()
+        y.backward()
+        return before, after, _fn_name(y), r.grad
+
+    both(prog)
+
+
+def test_views_follow_when_a_view_of_them_is_written():
+    def prog(lib):
+        r = lib.tensor([2.0, 3.0], requires_grad=True)
+        x = lib.zeros(2, 2)
+        row0, row1 = x[0], x[1]
+        row1.mul_(0).add_(r)  # written through another view
+        out = (row0 + row1 * row1).sum()
+        out.backward()
+        return row0.requires_grad, _fn_name(row0), x.requires_grad, _fn_name(x), r.grad
+
+    both(prog)
+
+
+def test_var_mean_outputs_written_in_place():
+    def prog(lib):
+        b = lib.arange(9.0).reshape(3, 3).requires_grad_(True)
+        var, mean = lib.var_mean(b, dim=0)
+        var.retain_grad()
+        mean.retain_grad()
+        var.mul_(2)
+        (var + mean).sum().backward()
+        return b.grad, var.grad, mean.grad, _fn_name(var)
+
+    both(prog)
+
+
+def test_retain_grad_over_in_place_on_view():
+    def prog(lib):
+        base = lib.tensor([1.0, 2.0], requires_grad=True).clone()
+        view = base[:]
+        view2 = base[:]
+        view.retain_grad()
+        view2.retain_grad()
+        view.mul_(2)
+        (view + view2 * 3).sum().backward()
+        return view.grad, view2.grad, _fn_name(view), _fn_name(view2)
+
+    both(prog)
+
+
+def _py_add(lib):
+    class PyAdd(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_dirty(x)
+            x.add_(y)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad * 2
+
+    return PyAdd
+
+
+def test_custom_function_writes_a_view_in_place():
+    def prog(lib):
+        a = lib.arange(16.0).reshape(4, 4).requires_grad_(True)
+        b = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        x = a.clone()
+        add = _py_add(lib)
+        out = add.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+        add.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), b)
+        (x * x).sum().backward()
+        return x, _fn_name(x), _fn_name(out), a.grad, b.grad
+
+    both(prog)
+
+
+def test_custom_function_writes_a_view_undefined_other_grad():
+    def prog(lib):
+        class InplaceFunc(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, other):
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2, None
+
+        a = lib.tensor([1.0], requires_grad=True)
+        b = lib.tensor(1.0, requires_grad=True)
+        out = InplaceFunc.apply(a.clone()[:], b)
+        out.backward()
+        return b.grad, a.grad
+
+    both(prog)
+
+
+def test_custom_function_view_output_refuses_in_place():
+    def prog(lib):
+        class MyFn(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, inp):
+                return inp.view_as(inp)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        a = lib.ones(1, 2)
+        b = lib.ones(1, requires_grad=True)
+        view_a = MyFn.apply(a)
+
+        def write():
+            view_a.add_(b)
+
+        return error_of(write)
+
+    both(prog)
+
+
+def test_inference_view_of_view_written_in_normal_mode():
+    def prog(lib):
+        out = []
+        for mode in (lib.no_grad, lib.inference_mode):
+            x = lib.zeros(2)
+            with mode():
+                y = x.view(2)
+            y.requires_grad_(True)
+            z = y.view(2)
+
+            def write(z=z):
+                z.div_(2)
+
+            out.append(error_of(write))
+        return out
+
+    both(prog)
