@@ -158,3 +158,34 @@ def test_inference_view_of_view_written_in_normal_mode():
         return out
 
     both(prog)
+
+
+def test_double_backward_through_in_place_on_a_view():
+    def prog(lib):
+        x = lib.tensor([[[[1.0, 3.0], [2.0, -1.0]]]], requires_grad=True)
+        net = lib.nn.Sequential(lib.nn.InstanceNorm2d(1), lib.nn.ReLU(True))
+        (g,) = lib.autograd.grad(net(x).pow(3), [x], grad_outputs=lib.ones_like(x),
+                                 create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), [x])
+        a = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        b = a * 1
+        b[1:].exp_()
+        (ga,) = lib.autograd.grad((b ** 2).sum(), [a], create_graph=True)
+        (gga,) = lib.autograd.grad(ga.sum(), [a])
+        return g, gg, ga, gga
+
+    both(prog, atol=1e-5)
+
+
+def test_threshold_in_place_double_backward_node_names():
+    def prog(lib):
+        inputs = lib.tensor([[-2.0, 0.5], [1.5, -0.5]], requires_grad=True)
+        tmp = lib.nn.functional.threshold((inputs + 1).view_as(inputs), 0.0, 0.0, True)
+        out = lib.sigmoid(tmp)
+        (grads,) = lib.autograd.grad(out, inputs, grad_outputs=lib.ones(2, 2), create_graph=True)
+        penalty = grads.sum()
+        penalty.backward()
+        fn = penalty.grad_fn.next_functions[0][0].next_functions[1][0]
+        return fn.name(), _fn_name(tmp), grads, inputs.grad
+
+    both(prog)

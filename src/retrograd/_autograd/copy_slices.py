@@ -20,6 +20,7 @@ from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import CppNode, Node
+from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.tensor_hooks import move_retains_grad
 from retrograd._tensor import Tensor, _wrap
@@ -244,9 +245,51 @@ class CopySlices(CppNode):
 
     def _run_wrapped(self, grads: list, fn_needed: tuple) -> tuple:
         fn = self.fn
-        if fn._plan is not None:  # an op's node: told which gradients are needed
+        if fn._plan is None:  # a custom Function's node computes what it computes
+            return fn.apply(grads)
+        if not state.grad_enabled:
             return fn.apply(grads, fn_needed)
-        return fn.apply(grads)  # a custom Function's node computes what it computes
+        saved = fn._saved
+        fn._saved = self._outputs_as_views(saved)
+        try:
+            return fn.apply(grads, fn_needed)
+        finally:
+            fn._saved = saved
+
+    def _outputs_as_views(self, saved: tuple) -> tuple:
+        """NOTE [Saved outputs of an in-place op on a view]
+        The wrapped node saved the view's new value (relu_'s result) as its own output, so
+        unpacked it would have the wrapped node as grad_fn. But that value is a view of the
+        base's new history: for a graph built in backward (double backward), it must lead to
+        this CopySlices through an AsStridedBackward0, as the view's own grad_fn does, or
+        the wrapped node would run twice (once by itself, once inside this node). Only while
+        this node builds a graph, the saved output is handed over as such a view."""
+        if not saved or not any(sv.__class__ is SavedVariable and not sv._original
+                                and sv._data is not None and sv._hooks is None
+                                and not sv._is_leaf for sv in saved):
+            return saved
+        from retrograd._ops.copy import buffer_strided
+
+        holder = _wrap(buffer_strided(self.base_shape, self.base_strides, self.base_dtype))
+        holder._grad_fn = self
+        holder._requires_grad = True
+        view_fn = holder.as_strided(self.view_size, self.view_stride, self.view_offset)._grad_fn
+        out = []
+        for sv in saved:
+            if sv.__class__ is SavedVariable and not sv._original and sv._data is not None \
+                    and sv._hooks is None and not sv._is_leaf:
+                t = _wrap(sv._data)
+                t._version_counter = sv._vc
+                t._grad_fn = view_fn
+                t._requires_grad = True
+                swap = object.__new__(SavedVariable)
+                swap._data, swap._original, swap._version = t, True, sv._version
+                swap._is_leaf, swap._output_nr, swap._hooks = False, 0, None
+                swap._grad_fn = swap._grad_acc = None
+                swap._none = False
+                sv = swap
+            out.append(sv)
+        return tuple(out)
 
     def _needed(self) -> tuple:
         """(edges that need a gradient, what the wrapped node must compute): the wrapped node
