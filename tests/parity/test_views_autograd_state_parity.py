@@ -189,3 +189,67 @@ def test_threshold_in_place_double_backward_node_names():
         return fn.name(), _fn_name(tmp), grads, inputs.grad
 
     both(prog)
+
+
+def test_in_place_view_ops():
+    def prog(lib):
+        s = lib.arange(2.0).reshape(1, 2, 1).requires_grad_(True)
+        out = []
+        for f in (lambda a: a.squeeze_(), lambda a: a.squeeze_(0), lambda a: a.squeeze_((0, 2)),
+                  lambda a: a.unsqueeze_(1), lambda a: a.swapdims_(0, 1),
+                  lambda a: a.swapaxes_(0, 1), lambda a: a.transpose_(2, 0),
+                  lambda a: a.squeeze_().t_()):
+            a = s.clone()
+            r = f(a)
+            (a * lib.arange(1.0, 3.0).reshape(a.shape)).sum().backward()
+            out.append((r is a, _fn_name(a), tuple(a.shape), a.stride(), a._version, s.grad))
+            s.grad = None
+        x = lib.ones(2, 3)
+        x.t_()
+        out.append((tuple(x.shape), x._version, error_of(x.transpose_, 0, 5)))
+        b = s.clone()
+        w = b[0]
+        w.t_()
+        (w * lib.tensor([[1.0, 2.0]])).sum().backward()
+        out.append((_fn_name(w), w._version, w._base is b, tuple(w.shape), s.grad))
+        a = s.clone()
+        v = a[0]
+        a.transpose_(0, 1)
+        out.append((_fn_name(a), _fn_name(v), error_of(s.t_)))
+        return out
+
+    both(prog)
+
+
+def test_inference_views_and_in_place_view_ops():
+    def prog(lib):
+        out = []
+        for requires_grad in (True, False):
+            a = lib.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with lib.inference_mode():
+                direct = a.view_as(a)
+                indirect = a.view(-1)
+            out.append(error_of(direct.transpose_, 0, 1))
+            a.transpose_(0, 1)
+            out.append(error_of(_fn_name, indirect))
+        return out
+
+    both(prog)
+
+
+def test_versions_and_strides_of_composite_results():
+    def prog(lib):
+        a = lib.arange(3.0)
+        b = lib.arange(12.0).reshape(3, 4)
+        mv = lib.matmul(a, b)
+        ag = a.clone().requires_grad_(True)
+        mg = lib.matmul(ag, b)
+        mg.sum().backward()
+        clones = [lib.empty(2, 1, 3).transpose(0, 1).clone().stride(),
+                  lib.empty(1, 3).t().clone().stride(),
+                  lib.empty(3, 1).expand(3, 2).clone().stride(),
+                  lib.empty(3, 4)[:, ::2].clone().stride(),
+                  lib.empty(4, 1, 2).permute(2, 1, 0).clone().stride()]
+        return mv, mv._version, mg._version, _fn_name(mg), ag.grad, clones
+
+    both(prog)

@@ -102,6 +102,9 @@ def check_view_inplace(t: Tensor) -> None:
     base = info.base
     if base._grad_fn is None and base._requires_grad and info.creation_meta != V.NO_GRAD_MODE:
         raise RuntimeError(LEAF_VIEW_INPLACE)
+    if (info.creation_meta == V.DEFAULT and t._requires_grad and t._grad_fn is None
+            and not base._requires_grad):  # the view itself made a leaf (requires_grad_())
+        raise RuntimeError(LEAF_VIEW_INPLACE)
     meta = info.creation_meta
     if meta == V.MULTI_OUTPUT_NODE:
         raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, _op_name(t._grad_fn)))

@@ -4,7 +4,7 @@ from retrograd._ops import registry
 from retrograd._ops import random
 from retrograd._ops import pointwise, activation, comparison, reduction, shape, indexing
 from retrograd._ops import linalg, conv, nn_norm, loss, nn_misc, copy, creation
-from retrograd._ops import sorting, diagonals, scatter_reduce
+from retrograd._ops import sorting, diagonals, scatter_reduce, inplace_views
 from retrograd._ops import operators
 
 operators.install()

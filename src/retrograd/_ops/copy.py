@@ -12,7 +12,15 @@ from retrograd._tensor import Tensor, _wrap
 def _clone(a, memory_format=None):
     if memory_format == "contiguous_format":
         return np.array(a, copy=True, order="C")
-    return a.copy(order="K")
+    if a.ndim < 2 or (a.flags.c_contiguous and 1 not in a.shape):
+        return a.copy()
+    # preserve_format as torch: a dense input's strides are kept exactly, also those of its
+    # size-1 dims, which NumPy's order="K" copy would recompute
+    from retrograd._ops.creation import empty_like_array
+
+    out = empty_like_array(a, a.dtype)
+    np.copyto(out, a)
+    return out
 
 
 clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone,
