@@ -150,3 +150,19 @@ def test_expanded_gradient_written_in_a_custom_backward():
         return x.grad
 
     both(prog)
+
+
+def test_allow_mutation_on_saved_sees_out_variant_writes_and_refuses_nesting():
+    def prog(lib):
+        G = lib.autograd.graph
+        with G.allow_mutation_on_saved_tensors() as ctx:
+            a = lib.tensor([1.0, 2.0], requires_grad=True)
+            b = lib.tensor([3.0, 4.0])
+            out = (a * b).sum()
+            lib.sin(lib.tensor([0.5, 1.5]), out=b)
+            cloned = len(list(ctx.cloned.items()))
+            out.backward()
+            nested = error_of(lambda: G.allow_mutation_on_saved_tensors().__enter__())
+        return a.grad, b, b._version, cloned, nested
+
+    both(prog)

@@ -253,3 +253,28 @@ def test_versions_and_strides_of_composite_results():
         return mv, mv._version, mg._version, _fn_name(mg), ag.grad, clones
 
     both(prog)
+
+
+def test_force_original_view_tracking():
+    def prog(lib):
+        def f(x):
+            out = x.clone().view(-1)
+            out.add_(1)
+            return _fn_name(out)
+
+        x = lib.ones(2, 2, requires_grad=True)
+        seen = []
+        with lib.autograd._force_original_view_tracking(True):
+            seen.append((f(x), lib.autograd.is_view_replay_enabled()))
+        seen.append((f(x), lib.autograd.is_view_replay_enabled()))
+        with lib.autograd._force_original_view_tracking(False):
+            lib.autograd._force_original_view_tracking(True)
+            seen.append((f(x), lib.autograd.is_view_replay_enabled()))
+        seen.append(lib.autograd.is_view_replay_enabled())
+        lib.autograd._force_original_view_tracking(True)
+        seen.append((f(x), lib.autograd.is_view_replay_enabled()))
+        lib.autograd._force_original_view_tracking(False)
+        seen.append((f(x), lib.autograd.is_view_replay_enabled()))
+        return seen
+
+    both(prog)

@@ -196,6 +196,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")
+    if name in ("_force_original_view_tracking", "is_view_replay_enabled"):
+        from retrograd.autograd import view_tracking
+
+        return getattr(view_tracking, name)
     if name == "SavedTensor":
         from retrograd._autograd.saved import SavedTensor
 

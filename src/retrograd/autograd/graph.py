@@ -293,12 +293,12 @@ def _clone_before_mutate_mode(ctx: _AllowMutationOnSavedContext):
 
 
 @contextlib.contextmanager
-def allow_mutation_on_saved_tensors(allow_nesting: bool = True):
+def allow_mutation_on_saved_tensors(allow_nesting: bool = False):
     """Tensors saved for backward are cloned when mutated in place inside the context, so
     backward sees the values they had when saved. Run forward and backward inside it.
 
-    retrograd allows nesting (the inner context joins the outer one); pass
-    allow_nesting=False for PyTorch's error."""
+    Nesting is an error, as in PyTorch; retrograd's allow_nesting=True lets an inner context
+    join the outer one instead."""
     global _mutation_depth
     if _mutation_depth > 0:
         if not allow_nesting:
