@@ -166,3 +166,64 @@ def test_allow_mutation_on_saved_sees_out_variant_writes_and_refuses_nesting():
         return a.grad, b, b._version, cloned, nested
 
     both(prog)
+
+
+def test_grad_materialize_grads():
+    def prog(lib):
+        x = lib.tensor(0.5, requires_grad=True)
+        a = lib.tensor(1.0, requires_grad=True)
+        y = x * a
+        dydx = lib.autograd.grad(y, x, create_graph=True)
+        d2_none = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True)
+        d2 = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True,
+                               materialize_grads=True)
+        d3 = lib.autograd.grad(d2, x, materialize_grads=True)
+        u = lib.rand(2, requires_grad=True).clone()
+        edge = lib.autograd.graph.GradientEdge(u.grad_fn, u.output_nr)
+        out = lib.rand(2, requires_grad=True).clone()
+        err = error_of(lib.autograd.grad, out.sum(), (out, edge), allow_unused=True,
+                       materialize_grads=True)
+        return (d2_none[0] is None, d2[0], d2[0].requires_grad, d3[0], d3[0].requires_grad,
+                err)
+
+    both(prog)
+
+
+def test_nodes_that_lead_to_no_input_do_not_run():
+    def prog(lib):
+        ran = []
+
+        class MyFunc(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                ran.append(1)
+                return g
+
+        x = MyFunc.apply(lib.randn(1, requires_grad=True) * 2)
+        y = lib.randn(1, requires_grad=True)
+        (gy,) = lib.autograd.grad(x, (y,), allow_unused=True)
+        x = MyFunc.apply(lib.randn(1, requires_grad=True) * 2)
+        z = lib.randn(1, requires_grad=True)
+        gy2, gz = lib.autograd.grad(x + z, (y, z), allow_unused=True)
+        x = MyFunc.apply(lib.randn(1, requires_grad=True) * 2)
+        lib.autograd.backward(x, inputs=(y,))
+        return gy is None, gy2 is None, gz, y.grad is None, len(ran)
+
+    both(prog)
+
+
+def test_increment_version_of_inference_tensor_is_a_no_op():
+    def prog(lib):
+        a = lib.zeros(5, dtype=lib.int32)
+        lib.autograd.graph.increment_version(a)
+        with lib.inference_mode():
+            b = lib.rand(5)
+            lib.autograd.graph.increment_version(b)
+        lib.autograd.graph.increment_version(b)
+        return a._version, lib.is_inference(b) if hasattr(lib, "is_inference") else True
+
+    both(prog)

@@ -173,13 +173,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     grads = _make_grads(outs, gouts)
     result = _run_logged(outs, roots, grads, retain_graph, create_graph,
                          [_input_edge(t) for t in ins], False)
+    if materialize_grads and any(g is None and not isinstance(t, Tensor)
+                                 for t, g in zip(ins, result)):
+        raise RuntimeError(
+            "materialize_grads cannot be used when the given input is a GradientEdge")
     final = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
             if materialize_grads:
                 from retrograd._ops.creation import zeros_like
 
-                g = zeros_like(t) if isinstance(t, Tensor) else None
+                # requiring grad, as torch's: differentiable further (all zeros)
+                g = zeros_like(t, requires_grad=True)
             elif not allow_unused:
                 raise RuntimeError(E.UNUSED_INPUT.format(i))
         final.append(g)

@@ -54,8 +54,8 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
         vc = t._version_counter
-        if vc is None:
-            raise RuntimeError("Inference tensors do not track version counter.")
+        if vc is None:  # an inference tensor: no version to bump, as in torch
+            continue
         vc.version += 1
         vc.last_op = "increment_version"
         vc.last_site = None
