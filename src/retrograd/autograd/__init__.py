@@ -183,8 +183,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             if materialize_grads:
                 from retrograd._ops.creation import zeros_like
 
-                # requiring grad, as torch's: differentiable further (all zeros)
-                g = zeros_like(t, requires_grad=True)
+                # with create_graph, differentiable further (all zeros), as torch's
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(E.UNUSED_INPUT.format(i))
         final.append(g)
