@@ -21,6 +21,12 @@ from retrograd import _errors as E
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
 
+# attributes `del` may not remove, with torch's errors
+_UNDELETABLE = {
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
+
 
 class VersionCounter:
     """Shared by a base and all its views; every in-place op bumps it.
@@ -202,6 +208,10 @@ class Tensor:
             raise RuntimeError(E.REQUIRES_GRAD_DTYPE)
         self._requires_grad = bool(value)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
         return self
@@ -331,7 +341,20 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
+    def __delattr__(self, name: str) -> None:
+        # autograd's slots stay: deleting them would break the tensor (torch's errors)
+        refused = _UNDELETABLE.get(name)
+        if refused is not None:
+            raise RuntimeError(refused)
+        object.__delattr__(self, name)
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

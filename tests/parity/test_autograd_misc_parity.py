@@ -227,3 +227,21 @@ def test_increment_version_of_inference_tensor_is_a_no_op():
         return a._version, lib.is_inference(b) if hasattr(lib, "is_inference") else True
 
     both(prog)
+
+
+def test_attribute_deletion():
+    def prog(lib):
+        x = lib.randn((5, 5), requires_grad=True)
+        x.grad = lib.ones(5, 5)
+        del x.grad
+        out = [x.grad is None]
+        for name in ("data", "requires_grad", "_grad_fn", "_backward_hooks"):
+            out.append(error_of(delattr, x, name))
+        for name in ("grad_fn", "is_leaf", "shape"):
+            out.append(error_of(delattr, x, name)[:2])
+        out.append(error_of(setattr, x, "data", None))
+        x.data = lib.zeros(5, 5)
+        out.append((x, x.requires_grad, x.grad_fn is None))
+        return out
+
+    both(prog)
