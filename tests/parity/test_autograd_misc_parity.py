@@ -245,3 +245,38 @@ def test_attribute_deletion():
         return out
 
     both(prog)
+
+
+def test_node_is_a_virtual_base():
+    def prog(lib):
+        Node = lib.autograd.graph.Node
+        a = lib.rand(3, 3, requires_grad=True)
+        b = a.exp()
+        seen = []
+
+        class Func(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                seen.append(isinstance(ctx, Node))
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(isinstance(ctx, Node))
+                return g
+
+        out = Func.apply(a)
+        checks = [isinstance(b.grad_fn, Node), issubclass(type(b.grad_fn), Node),
+                  Node not in type(b.grad_fn).mro(),
+                  isinstance(lib._C._functions.AccumulateGrad, Node),
+                  issubclass(lib._C._functions.AccumulateGrad, Node),
+                  isinstance(b.grad_fn.next_functions[0][0], Node),
+                  issubclass(lib._C._functions.DelayedError, Node),
+                  isinstance(None, Node), isinstance(1, Node), isinstance(Node, Node),
+                  issubclass(Node, Node), issubclass(int, Node),
+                  issubclass(lib.autograd.function.BackwardCFunction, Node),
+                  isinstance(out.grad_fn, Node), Node not in type(out.grad_fn).mro()]
+        out.sum().backward()
+        return checks, seen
+
+    both(prog)

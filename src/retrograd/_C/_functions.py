@@ -9,7 +9,10 @@ from retrograd._autograd.accumulate_grad import AccumulateGrad
 from retrograd._autograd.copy_slices import CopySlices
 from retrograd._autograd.node import Error, GraphRoot, Identity
 
-__all__ = ["AccumulateGrad", "CopySlices", "Error", "GraphRoot", "Identity"]
+# torch's DelayedError (a node that raises when backward reaches it) is retrograd's Error
+DelayedError = Error
+
+__all__ = ["AccumulateGrad", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity"]
 
 
 def __getattr__(name: str) -> Any:

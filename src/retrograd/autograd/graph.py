@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from retrograd._autograd.hooks import RemovableHandle
-from retrograd._autograd.node import Node
+from retrograd._autograd.node import Node as _Node
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 
@@ -22,6 +22,26 @@ __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "get_gradient_edge", "increment_version"]
 
 log = logging.getLogger(__name__)
+
+
+class _VirtualBase(type):
+    """isinstance/issubclass answer for every node class, though none inherits from Node."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _Node)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls or (isinstance(sub, type) and issubclass(sub, _Node))
+
+
+class Node(metaclass=_VirtualBase):
+    """The public type of graph nodes, as in torch a virtual base: every node (op nodes,
+    AccumulateGrad, custom Function nodes) is an instance, none has it in its mro. Their
+    shared API: name(), next_functions, metadata, register_hook(), register_prehook()."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("Node is the abstract base of autograd's nodes: it cannot be "
+                        "instantiated")
 
 
 class GradientEdge(NamedTuple):
