@@ -280,3 +280,23 @@ def test_node_is_a_virtual_base():
         return checks, seen
 
     both(prog)
+
+
+def test_delayed_error_node():
+    def prog(lib):
+        x = lib.rand(2, requires_grad=True)
+        y = lib.rand(2, requires_grad=True)
+        y_safe = lib._C._functions.DelayedError("Boom!", 1)(y)
+        out = x.clone().view(-1)
+        out += y_safe
+        err1 = error_of(out.sum().backward)
+        out = x.clone().view(-1)
+        out += y_safe
+        err2 = error_of(lib.autograd.grad, out.sum(), y)
+        out = x.clone().view(-1)
+        out += y_safe
+        (gx,) = lib.autograd.grad(out.sum(), x)
+        return (err1, err2, gx, y_safe.grad_fn.name(), lib.equal(y_safe, y),
+                y_safe._version == y._version)
+
+    both(prog)

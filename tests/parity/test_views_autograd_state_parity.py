@@ -278,3 +278,25 @@ def test_force_original_view_tracking():
         return seen
 
     both(prog)
+
+
+def test_custom_function_view_made_under_no_grad_refuses_in_place():
+    def prog(lib):
+        class Alias(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x[:]
+
+            @staticmethod
+            def backward(ctx, gx):
+                return gx
+
+        inp = lib.rand(2, requires_grad=True)
+        with lib.no_grad():
+            output = Alias.apply(inp)
+            expected = inp[:]
+        leaf_view = inp[:]
+        return (output.requires_grad, expected.requires_grad, error_of(output.zero_),
+                error_of(leaf_view.zero_))
+
+    both(prog)

@@ -100,7 +100,9 @@ def check_view_inplace(t: Tensor) -> None:
     """The errors PyTorch raises for in-place ops on views it cannot rebase."""
     info = t._view
     base = info.base
-    if base._grad_fn is None and base._requires_grad and info.creation_meta != V.NO_GRAD_MODE:
+    # torch checks how the view was made before the leaf: these two report that instead
+    if base._grad_fn is None and base._requires_grad and info.creation_meta not in (
+            V.NO_GRAD_MODE, V.IN_CUSTOM_FUNCTION):
         raise RuntimeError(LEAF_VIEW_INPLACE)
     if (info.creation_meta == V.DEFAULT and t._requires_grad and t._grad_fn is None
             and not base._requires_grad):  # the view itself made a leaf (requires_grad_())
