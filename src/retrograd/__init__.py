@@ -56,6 +56,7 @@ from retrograd import accelerator, backends, mps, onnx
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)

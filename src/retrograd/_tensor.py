@@ -31,7 +31,9 @@ class VersionCounter:
 
     # last_op / last_site are set only by a bump (read them with getattr(vc, name, None)):
     # a tensor's creation pays for one field
-    __slots__ = ("version", "last_op", "last_site")
+    # views: weak references to views made of a tensor that did not require grad (set only
+    # then; see NOTE [Views of a tensor that starts to require grad])
+    __slots__ = ("version", "last_op", "last_site", "views")
 
     def __init__(self) -> None:
         self.version = 0

@@ -20,6 +20,7 @@ class VersionCounter:
     version: Any
     last_op: Any
     last_site: Any
+    views: Any
 
     def __init__(self) -> None:
         ...
@@ -1307,6 +1308,12 @@ class Tensor:
         ...
 
     def tanh_(self) -> Tensor:
+        ...
+
+    def threshold(self, threshold: _int | _float | _bool, value: _int | _float | _bool) -> Tensor:
+        ...
+
+    def threshold_(self, threshold: _int | _float | _bool, value: _int | _float | _bool) -> Tensor:
         ...
 
     def tile(self, *dims: Any, **kw: Any) -> Tensor:

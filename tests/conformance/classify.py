@@ -29,7 +29,8 @@ ID_RULES = [
 REASON_RULES = [
     (r"missing: torch\.autograd\.(functional|forward_ad)|missing: torch\._vmap_internals"
      r"|missing: torch\.func", "later", LATER),
-    (r"missing: torch\._C\.|missing: torch\._C$", "scope",
+    (r"missing: torch\._C\.|missing: torch\._C$|module 'retrograd\._C(\.\w+)?' has no attribute",
+     "scope",
      "uses torch._C internals that have no meaning in a Python library"),
     (r"to_sparse|sparse_coo|to_dense", "scope", "sparse tensors: retrograd is dense only"),
     (r"complex|view_as_real|view_as_complex|dtype must be retrograd.dtype, not Missing", "scope",

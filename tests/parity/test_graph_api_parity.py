@@ -423,7 +423,8 @@ def test_nested_allow_mutation_and_errors():
     torch_or_skip()
     G = retrograd.autograd.graph
     with G.allow_mutation_on_saved_tensors():
-        with G.allow_mutation_on_saved_tensors():  # retrograd: nesting joins the outer context
+        # retrograd's opt-in: nesting joins the outer context
+        with G.allow_mutation_on_saved_tensors(allow_nesting=True):
             a = retrograd.ones(3, requires_grad=True)
             b = a.clone()
             out = (b * b).sum()
@@ -431,7 +432,7 @@ def test_nested_allow_mutation_and_errors():
         out.backward()
         assert a.grad.tolist() == [2.0, 2.0, 2.0]
         with pytest.raises(RuntimeError, match="cannot be nested"):
-            with G.allow_mutation_on_saved_tensors(allow_nesting=False):
+            with G.allow_mutation_on_saved_tensors():
                 pass
     with G.allow_mutation_on_saved_tensors():
         a = retrograd.ones(2, requires_grad=True)

@@ -1,14 +1,16 @@
-"""The few private `torch._C` functions that user code reaches for when it works with the
-autograd graph (hooks that ask which backward is running, and whether a node runs in it)."""
+"""Where torch keeps its compiled internals, retrograd keeps the few names user code reaches for
+there when it works with the autograd graph: the node classes (`_C._functions`), the saved-tensor
+type (`_C._autograd`), and functions that ask which backward is running and whether a node runs
+in it."""
 
 from __future__ import annotations
 
-from retrograd._C import _autograd
+from retrograd._C import _autograd, _functions  # noqa: F401
 from retrograd._autograd.accumulate_grad import AccumulateGrad
 from retrograd._autograd.node import Node
 from retrograd._autograd.state import state
 
-__all__ = ["_autograd", "_current_autograd_node", "_current_graph_task_id",
+__all__ = ["_autograd", "_functions", "_current_autograd_node", "_current_graph_task_id",
            "_will_engine_execute_node"]
 
 

@@ -20,6 +20,7 @@ from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import CppNode, Node
+from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.tensor_hooks import move_retains_grad
 from retrograd._tensor import Tensor, _wrap
@@ -73,11 +74,21 @@ INFERENCE_VIEW = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
+INFERENCE_VIEW_OF_VIEW = (
+    "Output {} of {} is a view of a view which was created in inference mode and is being "
+    "modified inplace in normal mode. Given that this use case is ambiguous and error-prone, it "
+    "is forbidden. You can clarify your code by moving both the view and the inplace either "
+    "both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
 LEAF_VIEW_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+CUSTOM_FN_VIEW_PREFIX = "Output {} of {} is a view and is being modified inplace."
+GRADLESS_VIEW_PREFIX = ("A view was created in no_grad mode and is being modified inplace with "
+                        "grad mode enabled.")
 CUSTOM_FN_VIEW = (
-    "Output {} of {} is a view and is being modified inplace. This view was created inside a "
+    "{} This view was created inside a "
     "custom Function (or because an input was returned as-is) and the autograd logic to handle "
     "view+inplace would override the custom backward associated with the custom Function, "
     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning "
@@ -89,7 +100,12 @@ def check_view_inplace(t: Tensor) -> None:
     """The errors PyTorch raises for in-place ops on views it cannot rebase."""
     info = t._view
     base = info.base
-    if base._grad_fn is None and base._requires_grad and info.creation_meta != V.NO_GRAD_MODE:
+    # torch checks how the view was made before the leaf: these two report that instead
+    if base._grad_fn is None and base._requires_grad and info.creation_meta not in (
+            V.NO_GRAD_MODE, V.IN_CUSTOM_FUNCTION):
+        raise RuntimeError(LEAF_VIEW_INPLACE)
+    if (info.creation_meta == V.DEFAULT and t._requires_grad and t._grad_fn is None
+            and not base._requires_grad):  # the view itself made a leaf (requires_grad_())
         raise RuntimeError(LEAF_VIEW_INPLACE)
     meta = info.creation_meta
     if meta == V.MULTI_OUTPUT_NODE:
@@ -99,9 +115,34 @@ def check_view_inplace(t: Tensor) -> None:
             raise RuntimeError(NO_GRAD_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(NO_GRAD_VIEW_SINGLE)
     if meta == V.INFERENCE_MODE and not state.inference:
+        if t._grad_fn is not None:
+            raise RuntimeError(INFERENCE_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(INFERENCE_VIEW)
     if meta == V.IN_CUSTOM_FUNCTION:
-        raise RuntimeError(CUSTOM_FN_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
+        # no grad_fn: the view was made with grad mode off (inside the Function's forward)
+        prefix = GRADLESS_VIEW_PREFIX if t._grad_fn is None else CUSTOM_FN_VIEW_PREFIX.format(
+            t._output_nr, _op_name(t._grad_fn))
+        raise RuntimeError(CUSTOM_FN_VIEW.format(prefix))
+
+
+def rebase_custom_view(node: Node, view: Tensor, output_nr: int) -> None:
+    """A custom Function wrote `view` in place (mark_dirty): its base's history becomes a
+    CopySlices around the Function's node, as for a built-in in-place op on a view."""
+    check_view_inplace(view)
+    info = view._view
+    base = info.base
+    node._output_meta = ((view._data.shape, view._data.dtype),)
+    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
+    base._grad_fn = CopySlices(base, view, info.replay, node, base_edge)
+    base._output_nr = 0
+    if not base._requires_grad:
+        base._requires_grad = True
+        V.views_require_grad(base)
+    view._requires_grad = True
+    move_retains_grad(view, view._grad_fn, None)
+    view._grad_fn = None
+    view._output_nr = output_nr
+    info.version = -1
 
 
 def _op_name(fn) -> str:
@@ -118,8 +159,11 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     info = self_t._view
     if info is None or info.creation_meta == V.NO_GRAD_MODE:
         old_fn = self_t._grad_fn
+        had_grad = self_t._requires_grad
         _build_node(op, args, (self_t,))
         move_retains_grad(self_t, old_fn, self_t._grad_fn)
+        if info is None and not had_grad:
+            V.views_require_grad(self_t)
         return
     base = info.base
     # the wrapped node: built as if for a plain tensor, but not attached to anything yet
@@ -132,9 +176,12 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     node = CopySlices(base, self_t, info.replay, fn, base_edge)
     base._grad_fn = node
     base._output_nr = 0
-    base._requires_grad = True
+    if not base._requires_grad:
+        base._requires_grad = True
+        V.views_require_grad(base)
     # the view now requires grad; its grad_fn is regenerated on next read
     self_t._requires_grad = True
+    move_retains_grad(self_t, self_t._grad_fn, None)
     self_t._grad_fn = None
     info.version = -1
 
@@ -168,7 +215,7 @@ class CopySlices(CppNode):
         result = strided_like(grad, self.base_shape, self.base_strides)
         grad_slice = self._view_of(result)
         needed, fn_needed = self._needed()
-        res = self.fn.apply([grad_slice.clone()], fn_needed)
+        res = self._run_wrapped([grad_slice.clone()], fn_needed)
         if needed[0]:
             if res[0] is None:
                 grad_slice.zero_()
@@ -193,13 +240,61 @@ class CopySlices(CppNode):
         if plan is not None and plan.backward_array is not None:
             res = plan.backward_array(fn, grads, False, fn_needed)
         else:
-            res = fn.apply(grads, fn_needed)
+            res = self._run_wrapped(grads, fn_needed)
         if needed[0]:
             if res[0] is None:
                 view[...] = 0
             else:
                 np.copyto(view, res[0]._data, casting="unsafe")
         return self._outputs(needed, _wrap(buf), res)
+
+    def _run_wrapped(self, grads: list, fn_needed: tuple) -> tuple:
+        fn = self.fn
+        if fn._plan is None:  # a custom Function's node computes what it computes
+            return fn.apply(grads)
+        if not state.grad_enabled:
+            return fn.apply(grads, fn_needed)
+        saved = fn._saved
+        fn._saved = self._outputs_as_views(saved)
+        try:
+            return fn.apply(grads, fn_needed)
+        finally:
+            fn._saved = saved
+
+    def _outputs_as_views(self, saved: tuple) -> tuple:
+        """NOTE [Saved outputs of an in-place op on a view]
+        The wrapped node saved the view's new value (relu_'s result) as its own output, so
+        unpacked it would have the wrapped node as grad_fn. But that value is a view of the
+        base's new history: for a graph built in backward (double backward), it must lead to
+        this CopySlices through an AsStridedBackward0, as the view's own grad_fn does, or
+        the wrapped node would run twice (once by itself, once inside this node). Only while
+        this node builds a graph, the saved output is handed over as such a view."""
+        if not saved or not any(sv.__class__ is SavedVariable and not sv._original
+                                and sv._data is not None and sv._hooks is None
+                                and not sv._is_leaf for sv in saved):
+            return saved
+        from retrograd._ops.copy import buffer_strided
+
+        holder = _wrap(buffer_strided(self.base_shape, self.base_strides, self.base_dtype))
+        holder._grad_fn = self
+        holder._requires_grad = True
+        view_fn = holder.as_strided(self.view_size, self.view_stride, self.view_offset)._grad_fn
+        out = []
+        for sv in saved:
+            if sv.__class__ is SavedVariable and not sv._original and sv._data is not None \
+                    and sv._hooks is None and not sv._is_leaf:
+                t = _wrap(sv._data)
+                t._version_counter = sv._vc
+                t._grad_fn = view_fn
+                t._requires_grad = True
+                swap = object.__new__(SavedVariable)
+                swap._data, swap._original, swap._version = t, True, sv._version
+                swap._is_leaf, swap._output_nr, swap._hooks = False, 0, None
+                swap._grad_fn = swap._grad_acc = None
+                swap._none = False
+                sv = swap
+            out.append(sv)
+        return tuple(out)
 
     def _needed(self) -> tuple:
         """(edges that need a gradient, what the wrapped node must compute): the wrapped node
@@ -276,6 +371,7 @@ def regenerate_view_grad_fn(t: Tensor) -> None:
             fn = out._grad_fn
     finally:
         state.grad_enabled = prev
+    move_retains_grad(t, t._grad_fn, fn)
     t._grad_fn = fn
     t._output_nr = 0
     t._requires_grad = True

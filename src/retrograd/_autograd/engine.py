@@ -26,7 +26,7 @@ from retrograd import _errors as E
 from retrograd._autograd import profiling
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
-from retrograd._autograd.node import FROM_TASK, Node
+from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 
@@ -174,7 +174,8 @@ def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool
             is_target = node in targets
             reach[node] = child_reach or is_target
             exec_info[node] = child_reach or (is_target and accumulate)
-    exec_info[start] = True
+    if start.__class__ is GraphRoot:  # a single root's own node runs only if it leads on
+        exec_info[start] = True
     task.exec_info = exec_info
     if not accumulate:
         task.captures = captures

@@ -60,7 +60,16 @@ HINT_ANOMALY_ON = (
 )
 
 
-class SavedVariable:
+class SavedTensor:
+    """The public type of a saved tensor (grad_fn._raw_saved_<name>); only autograd makes them."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+
+class SavedVariable(SavedTensor):
     __slots__ = ("_data", "_original", "_version", "_vc", "_output_nr", "_is_leaf",
                  "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none", "_shape")
 

@@ -37,9 +37,10 @@ def install_retains_grad(t: Tensor) -> None:
 def move_retains_grad(t: Tensor, old_fn, new_fn) -> None:
     """An in-place op gave t a new grad_fn: its retains_grad hook follows it (as in PyTorch)."""
     meta = t._meta
-    if meta is None or not meta.retains_grad or old_fn is None:
+    if meta is None or not meta.retains_grad:
         return
-    hooks = old_fn._hooks
+    hooks = old_fn._hooks if old_fn is not None else None
     if hooks is not None:
         hooks.retains_grad.pop(t._output_nr, None)
-    new_fn._get_hooks().retains_grad[0] = meta.retain_handle
+    if new_fn is not None:  # None: a view's grad_fn is regenerated later, the hook moves then
+        new_fn._get_hooks().retains_grad[0] = meta.retain_handle

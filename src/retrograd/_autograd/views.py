@@ -10,6 +10,7 @@ gradient of the base (see retrograd._autograd.copy_slices).
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
@@ -100,11 +101,50 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
         meta = MULTI_OUTPUT_NODE if meta == DEFAULT else meta
     vc = src._version_counter
     version = 0 if vc is None else vc.version
+    track = vc is not None and not src._requires_grad
     for o in outs:
         o._version_counter = vc
         o._view = ViewInfo(root, meta, ViewChain(chain, op, args[1:]), version)
         if no_grad and src._requires_grad:
             o._requires_grad = True
+        if track:
+            track_view(vc, o)
+
+
+# NOTE [Views of a tensor that starts to require grad]
+# `v = x.select(0, 1); x.add_(r)` with x a plain tensor and r requiring grad: x now requires
+# grad, and so does v (its grad_fn is then regenerated from x's new history, AsStridedBackward0),
+# so later ops on v build graph. Ops decide from the `_requires_grad` slot alone (the hot path
+# reads nothing else), so the slot of every live view must be set at the moment x starts to
+# require grad. The version counter, shared by x and its views, keeps weak references to the
+# views made while x did not require grad (views of a tensor that requires grad require grad
+# already), pruned as it grows; the in-place op that makes x require grad sets their slots.
+PRUNE_AT = 64
+
+
+def track_view(vc, view: Tensor) -> None:
+    """Remember a view of a tensor that does not require grad (NOTE above)."""
+    try:
+        refs = vc.views
+    except AttributeError:
+        refs = vc.views = []
+    refs.append(weakref.ref(view))
+    n = len(refs)
+    if n >= PRUNE_AT and n & (n - 1) == 0:  # at powers of two: amortized O(1), bounded size
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def views_require_grad(t: Tensor) -> None:
+    """t (a root base) now requires grad: so do the views made of it before."""
+    vc = t._version_counter
+    refs = getattr(vc, "views", None) if vc is not None else None
+    if not refs:
+        return
+    vc.views = []
+    for ref in refs:
+        v = ref()
+        if v is not None and not v._requires_grad and v._view is not None:
+            v._requires_grad = True
 
 
 def view_grad_fn(t: Tensor):

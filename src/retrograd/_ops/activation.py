@@ -87,6 +87,21 @@ def _relu_direct(dst):
 relu_ = inplace_of(relu, function=True, direct=_relu_direct)
 
 
+def _threshold(a, threshold, value):
+    return np.where(a > threshold, a, np.asarray(value, a.dtype))
+
+
+threshold = op("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", _threshold,
+               grads={"self": lambda grad, self, threshold:
+                      threshold_backward(grad, self, threshold)})
+threshold_ = inplace_of(threshold, function=True, node="ThresholdBackward1")
+
+
+def _f_threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return threshold_(input, threshold, value) if inplace else globals()["threshold"](
+        input, threshold, value)
+
+
 # --- gelu -------------------------------------------------------------------------------------
 
 def _gelu(a, approximate):
@@ -419,7 +434,8 @@ _FUNCTIONAL_NAMES = {
     "leaky_relu_": _f_leaky_relu_, "hardtanh": _f_hardtanh, "hardtanh_": _f_hardtanh_,
     "relu6": _f_relu6, "selu": selu, "selu_": selu_, "mish": _f_mish,
     "hardsigmoid": _f_hardsigmoid, "hardswish": _f_hardswish, "logsigmoid": log_sigmoid,
-    "sigmoid": P.sigmoid, "tanh": P.tanh, "glu": glu,
+    "sigmoid": P.sigmoid, "tanh": P.tanh, "glu": glu, "threshold": _f_threshold,
+    "threshold_": threshold_,
 }
 for _name, _fn in _FUNCTIONAL_NAMES.items():
     register_functional(_name, _fn)

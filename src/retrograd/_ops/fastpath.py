@@ -30,6 +30,7 @@ from retrograd._autograd.views import (
     NO_GRAD_MODE,
     ViewChain,
     ViewInfo,
+    track_view,
 )
 from retrograd._ops import dispatch
 from retrograd._ops.arg_check import PLAIN, PLAIN_ONLY, check_tensor_arg
@@ -130,7 +131,10 @@ def _view_body(opdef, names: list, tup: str) -> list:
              f"    vi.replay = _Chain(chain, _op, {step})",
              f"    vc = r._version_counter = {src}._version_counter",
              "    vi.version = 0 if vc is None else vc.version",
-             "    r._view = vi"]
+             "    r._view = vi",
+             # NOTE [Views of a tensor that starts to require grad]
+             "    if not q0 and vc is not None:",
+             "        _track_view(vc, r)"]
     if opdef.node_cls is not None:
         lines.append("    if q0 and _state.grad_enabled:")
         lines += ["    " + line for line in _inline_build(opdef, [src], tup, ["r"])]
@@ -178,7 +182,8 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_bump": bump_version, "_name": opdef.schema.name,
           "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
           "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
-          "_trace": record_trace, "_VI": ViewInfo, "_Chain": ViewChain, "_DEFAULT": DEFAULT,
+          "_trace": record_trace, "_VI": ViewInfo, "_Chain": ViewChain, "_track_view": track_view,
+          "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "_PLAIN": PLAIN, "_PLAIN_ONLY": PLAIN_ONLY, "_check": check_tensor_arg,
           "__name__": "retrograd._ops.fastpath", **defaults}

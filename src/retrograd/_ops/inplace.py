@@ -35,6 +35,17 @@ def internal_overlap(a: np.ndarray) -> bool:
     return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
+def _allow_write(dst: np.ndarray) -> None:
+    """An expanded array is marked read-only to guard its shared elements; a view of it where no
+    two elements alias (`expanded[0]`) may be written, as in torch."""
+    if internal_overlap(dst):
+        raise RuntimeError(INTERNAL_OVERLAP)
+    try:
+        dst.flags.writeable = True
+    except ValueError:  # memory NumPy itself holds read-only: its own error follows
+        pass
+
+
 def check_inplace(t: Tensor, any_grad: bool) -> None:
     if t._version_counter is None and not state.inference:
         raise RuntimeError(INFERENCE_INPLACE)
@@ -79,8 +90,8 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             snap._grad_acc = self_t._grad_acc
     before = self_t._version_counter.version if self_t._version_counter is not None else 0
     dst = call[idx]
-    if not dst.flags.writeable and internal_overlap(dst):
-        raise RuntimeError(INTERNAL_OVERLAP)
+    if not dst.flags.writeable:
+        _allow_write(dst)
     # a saved-tensor pack hook may raise while the node is built, after the write: keep what
     # is needed to undo it (only when such hooks are active)
     undo = _undo_record(self_t, dst, before) if build and state.saved_hooks else None

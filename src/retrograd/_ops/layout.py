@@ -380,13 +380,15 @@ def inplace_forward(compute: Callable, promote: str | None = None,
 
 
 def inplace_of(fn: Callable, *, name: str | None = None, function: bool | str = False,
-               direct: Callable | None = None, check: Callable | None = None) -> Callable:
+               direct: Callable | None = None, check: Callable | None = None,
+               node: str | None = None) -> Callable:
     """Declare `name` (default: the op's name + "_") as the in-place variant of the declared
     op `fn`: same arguments with self written, same formulas and node name.
 
     direct(dst, *args), if given, writes the result straight into dst; it is used when the
     operands already have dst's floating dtype (so no promotion or cast check is needed).
     check(*args), if given, runs first (argument checks torch makes before any other).
+    node: the node's name where torch's differs from the op's (threshold_: ThresholdBackward1).
     """
     from retrograd._ops.registry import op
 
@@ -403,7 +405,7 @@ def inplace_of(fn: Callable, *, name: str | None = None, function: bool | str = 
         forward = _checked(check, forward)
     if direct is not None:
         forward = _with_direct(forward, direct, od.tensor_idx)
-    return op(text, forward, grads=grads, node=od.node_name, function=function)
+    return op(text, forward, grads=grads, node=node or od.node_name, function=function)
 
 
 def _checked(check: Callable, forward: Callable) -> Callable:

@@ -460,7 +460,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         if db == 1:
             return dot(input, other) if da == 1 else mv(input, other)
         if da == 1:
-            return _squeeze_row(mm(input.unsqueeze(0), other))
+            out = _squeeze_row(mm(input.unsqueeze(0), other))
+            vc = out._version_counter
+            if vc is not None:  # torch's squeeze_ in place counts as a write: version 1
+                vc.version += 1
+            return out
         return mm(input, other)
     if _should_fold(input, other):
         return _matmul_folded(input, other)

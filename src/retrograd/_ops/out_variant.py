@@ -13,6 +13,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._autograd.state import state
+from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
 
 OUT_NO_AUTOGRAD = ("{}(): functions with out=... arguments don't support automatic "
@@ -33,10 +34,23 @@ def run_with_out(op, args: tuple, out: Tensor):
         raise TypeError(f"{op.schema.name}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
     check_no_grad(op.schema.name, args, (out,))
-    result = run(op, args)._data
+    computed = run(op, args)
+    result = computed._data
     src, dst = D.from_numpy_dtype(result.dtype), out.dtype
     if not D.can_cast(src, dst):
         raise RuntimeError(OUT_CAST.format(D.legacy_name(src), D.legacy_name(dst)))
+    if dispatch.mode_stack and out._data.shape == result.shape:
+        # under a dispatch mode the write into out is an op the modes see, as torch's modes
+        # see the out= overload (allow_mutation_on_saved_tensors then keeps out's old value)
+        from retrograd._ops.copy import copy_
+
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            copy_(out, computed)
+        finally:
+            state.grad_enabled = prev
+        return out
     _store(op.schema.name, result, out)
     return out
 

@@ -249,6 +249,14 @@ def __getattr__(name: str) -> Any:
         from retrograd.autograd import profiler
 
         return getattr(profiler, name)
+    if name in ("_force_original_view_tracking", "is_view_replay_enabled"):
+        from retrograd.autograd import view_tracking
+
+        return getattr(view_tracking, name)
+    if name == "SavedTensor":
+        from retrograd._autograd.saved import SavedTensor
+
+        return SavedTensor
     if name in ("detect_anomaly", "set_detect_anomaly"):
         from retrograd.autograd import anomaly_mode
 

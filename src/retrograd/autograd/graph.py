@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from retrograd._autograd.hooks import RemovableHandle
-from retrograd._autograd.node import Node
+from retrograd._autograd.node import Node as _Node
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
 
@@ -22,6 +22,26 @@ __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "get_gradient_edge", "increment_version"]
 
 log = logging.getLogger(__name__)
+
+
+class _VirtualBase(type):
+    """isinstance/issubclass answer for every node class, though none inherits from Node."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _Node)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls or (isinstance(sub, type) and issubclass(sub, _Node))
+
+
+class Node(metaclass=_VirtualBase):
+    """The public type of graph nodes, as in torch a virtual base: every node (op nodes,
+    AccumulateGrad, custom Function nodes) is an instance, none has it in its mro. Their
+    shared API: name(), next_functions, metadata, register_hook(), register_prehook()."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("Node is the abstract base of autograd's nodes: it cannot be "
+                        "instantiated")
 
 
 class GradientEdge(NamedTuple):
@@ -41,7 +61,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(*gradient_edge(tensor))
 
 
-def _grad_fn_or_grad_acc(t: Tensor) -> Node | None:
+def _grad_fn_or_grad_acc(t: Tensor) -> _Node | None:
     if t.requires_grad and t.grad_fn is None:
         from retrograd._autograd.accumulate_grad import grad_accumulator
 
@@ -64,8 +84,8 @@ def increment_version(tensor: Tensor | Sequence[Tensor]) -> None:
     tensors = (tensor,) if isinstance(tensor, Tensor) else tensor
     for t in tensors:
         vc = t._version_counter
-        if vc is None:
-            raise RuntimeError("Inference tensors do not track version counter.")
+        if vc is None:  # an inference tensor: no version to bump, as in torch
+            continue
         vc.version += 1
         vc.last_op = "increment_version"
         vc.last_site = None
@@ -341,12 +361,12 @@ def _clone_before_mutate_mode(ctx: _AllowMutationOnSavedContext):
 
 
 @contextlib.contextmanager
-def allow_mutation_on_saved_tensors(allow_nesting: bool = True):
+def allow_mutation_on_saved_tensors(allow_nesting: bool = False):
     """Tensors saved for backward are cloned when mutated in place inside the context, so
     backward sees the values they had when saved. Run forward and backward inside it.
 
-    retrograd allows nesting (the inner context joins the outer one); pass
-    allow_nesting=False for PyTorch's error.
+    Nesting is an error, as in PyTorch; retrograd's allow_nesting=True lets an inner context
+    join the outer one instead.
 
     >>> import retrograd as torch
     >>> x = torch.tensor([1.0, 2.0], requires_grad=True)

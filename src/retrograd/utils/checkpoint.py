@@ -28,10 +28,12 @@ from retrograd.utils._checkpoint_frame import (
     set_checkpoint_debug_enabled,
     set_checkpoint_early_stop,
 )
-from retrograd.utils._selective_checkpoint import (
+from retrograd.utils._selective_checkpoint import (  # noqa: F401  (the modes: torch's names)
     SAC_IGNORED_OPS,
     CheckpointPolicy,
     SelectiveCheckpointContext,
+    _CachedTorchDispatchMode,
+    _CachingTorchDispatchMode,
     create_selective_checkpoint_contexts,
 )
 
