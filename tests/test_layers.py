@@ -24,7 +24,8 @@ LAYERS = [
     ]),
     ("autograd core", ["retrograd._autograd"]),
     ("ops", ["retrograd._ops", "retrograd.linalg"]),
-    ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C"]),
+    ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
+                      "retrograd._logging"]),
     ("libraries", [
         "retrograd.nn", "retrograd.optim", "retrograd.utils", "retrograd.amp", "retrograd.testing",
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",

@@ -106,6 +106,7 @@ from retrograd._config import set_float32_matmul_precision as set_float32_matmul
 from retrograd._config import get_float32_matmul_precision as get_float32_matmul_precision
 from retrograd import accelerator as accelerator
 from retrograd import backends as backends
+from retrograd import cuda as cuda
 from retrograd import mps as mps
 from retrograd import onnx as onnx
 import retrograd.utils.data

@@ -127,6 +127,8 @@ SAMPLES += [
            {"log_input": False, "full": True}, name="full"),
     Sample(F + "gaussian_nll_loss", (arr(2, 3), arr(2, 3), pos(2)), {"full": True},
            name="homoscedastic_full"),
-    Sample(F + "gaussian_nll_loss", (arr(2, 3), arr(2, 3), pos(2, 1)), {"eps": 0.7},
-           name="clamped_var"),
+    # torch passes no gradient through the clamp (straight through), so finite differences
+    # disagree where var < eps by design: parity with torch checks the gradients instead
+    Sample(F + "gaussian_nll_loss", (arr(2, 3), arr(2, 3), np.array([[0.3], [1.4]])),
+           {"eps": 0.7}, name="clamped_var", gradcheck=False),
 ]

@@ -352,6 +352,9 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
             o = view
         if id(outs[nr]) in non_diff:
             non_diff_nrs.append(nr)
+        elif not requires and o._view is not None and id(o) not in dirty:
+            # made in forward, applied with grad mode off: still refused in place as torch
+            o._view.creation_meta = V.IN_CUSTOM_FUNCTION
         if requires and o._data.dtype.kind in "fV" and id(outs[nr]) not in non_diff:
             if id(o) in dirty and o._view is not None and \
                     o._view.creation_meta != V.NO_GRAD_MODE:
