@@ -119,3 +119,9 @@ PROFILER_SCHEDULE_ARGS = (
     "active={} (need > 0), repeat={} (need >= 0), skip_first={} (need >= 0)."
 )
 PROFILER_NO_WARMUP = "Profiler won't be using warmup, this can skew profiler results"
+
+# torch.autograd.Variable, kept for programs written before tensors carried autograd state
+VARIABLE_DATA_NOT_TENSOR = "Variable data has to be a tensor, but got {}"
+VARIABLE_VOLATILE_REMOVED = (
+    "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
+)

@@ -18,6 +18,7 @@ from retrograd.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from retrograd.autograd.variable import Variable
 
 CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter "
