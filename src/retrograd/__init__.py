@@ -47,10 +47,10 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name == "profiler":  # loaded on first use, as it is rarely needed
+    if name in ("profiler", "distributions"):  # loaded on first use, as they are rarely needed
         import importlib
 
-        return importlib.import_module("retrograd.profiler")
+        return importlib.import_module(f"retrograd.{name}")
     raise AttributeError(f"module 'retrograd' has no attribute '{name}'")
 
 
