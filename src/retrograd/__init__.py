@@ -33,6 +33,7 @@ from retrograd.amp.autocast_mode import (
     get_autocast_gpu_dtype, set_autocast_gpu_dtype,
 )
 from retrograd import cuda
+from retrograd._compile import compile
 from retrograd.serialization import save, load
 import retrograd.utils.data
 import retrograd.utils.hooks

@@ -125,3 +125,5 @@ VARIABLE_DATA_NOT_TENSOR = "Variable data has to be a tensor, but got {}"
 VARIABLE_VOLATILE_REMOVED = (
     "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 )
+
+COMPILE_NOT_CALLABLE = "A callable function is expected, but {} is provided."

@@ -95,3 +95,20 @@ def test_spmm_on_dense_is_mm():
                 "method": hasattr(lib.Tensor, "spmm")}
 
     assert both(program)["node"] == "MmBackward0"
+
+
+def test_compile_hands_back_the_model_and_functions():
+    model = retrograd.nn.Linear(2, 2)
+    assert retrograd.compile(model) is model
+    assert list(retrograd.compile(model).state_dict()) == ["weight", "bias"]
+
+    @retrograd.compile
+    def double(x):
+        return x * 2
+
+    @retrograd.compile(mode="reduce-overhead", fullgraph=True)
+    def triple(x):
+        return x * 3
+
+    assert double(retrograd.ones(1)).item() == 2.0 and triple(retrograd.ones(1)).item() == 3.0
+    both(lambda lib: error_of(lib.compile, 3))
