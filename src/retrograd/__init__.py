@@ -34,6 +34,11 @@ from retrograd.amp.autocast_mode import (
 )
 from retrograd import cuda
 from retrograd._compile import compile
+from retrograd._settings import (
+    set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads,
+    set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+)
 from retrograd.serialization import save, load
 import retrograd.utils.data
 import retrograd.utils.hooks
