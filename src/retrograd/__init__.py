@@ -43,6 +43,7 @@ from retrograd.amp.autocast_mode import (
     set_autocast_cpu_enabled, get_autocast_cpu_dtype, set_autocast_cpu_dtype,
     get_autocast_gpu_dtype, set_autocast_gpu_dtype,
 )
+from retrograd._compile import compile
 from retrograd.serialization import save, load
 from retrograd import serialization
 from retrograd._config import (
@@ -67,10 +68,10 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name == "profiler":  # loaded on first use, as it is rarely needed
+    if name in ("profiler", "distributions"):  # loaded on first use, as they are rarely needed
         import importlib
 
-        return importlib.import_module("retrograd.profiler")
+        return importlib.import_module(f"retrograd.{name}")
     raise AttributeError(f"module 'retrograd' has no attribute '{name}'")
 
 

@@ -118,3 +118,19 @@ PROFILER_SCHEDULE_ARGS = (
     "active={} (need > 0), repeat={} (need >= 0), skip_first={} (need >= 0)."
 )
 PROFILER_NO_WARMUP = "Profiler won't be using warmup, this can skew profiler results"
+
+COMPILE_NOT_CALLABLE = "A callable function is expected, but {} is provided."
+
+BROADCAST_SHAPES = (
+    "Attempting to broadcast a dimension of length {} at {}! Mismatching argument at index {} "
+    "had {}; but expected shape should be broadcastable to {}"
+)
+IS_FLOATING_POINT_NOT_TENSOR = (
+    "is_floating_point(): argument 'input' (position 1) must be Tensor, not {}"
+)
+SET_NUM_THREADS = "set_num_threads expects a positive integer"
+SET_NUM_INTEROP_THREADS = "Expected positive number of threads"
+MATMUL_PRECISION = (
+    "{} is not one of 'highest', 'high', or 'medium'; the current"
+    "setFloat32MatmulPrecision call has no effect."
+)

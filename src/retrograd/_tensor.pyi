@@ -593,6 +593,9 @@ class Tensor:
     def bool(self, memory_format: Any=...) -> Any:
         ...
 
+    def broadcast_to(self, size: Any) -> Tensor:
+        ...
+
     def byte(self, memory_format: Any=...) -> Any:
         ...
 

@@ -133,6 +133,8 @@ mm = op("mm(Tensor self, Tensor mat2) -> Tensor", _mm_forward,
                      _mm_mat1_grad_array(grad, mat2, self_shape, self_strides),
                      "mat2": lambda grad, self, mat2_shape, mat2_strides:
                      _mm_mat2_grad_array(grad, self, mat2_shape, mat2_strides)})
+# torch.spmm on dense operands is mm (same node, same errors); no Tensor method, as in torch
+register("spmm", mm)
 
 
 def _check_bmm(a, b, kernel="bmm"):

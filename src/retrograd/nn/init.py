@@ -236,3 +236,44 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
     if rows < cols:
         q = q.T
     return _copy_array(tensor, (gain * q).reshape(tuple(tensor.shape)))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """N(0, std^2) entries with a `sparsity` fraction of each column set to zero."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col_idx in range(cols):
+            row_indices = retrograd.randperm(rows, generator=generator)
+            tensor[row_indices[:num_zeros], col_idx] = 0
+    return tensor
+
+
+def _deprecated_alias(new: Any) -> Any:
+    """The pre-0.4 name without the trailing underscore: warns, then calls the in-place form."""
+    old = new.__name__[:-1]
+
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Deprecated alias of {new.__name__}."
+    return alias
+
+
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+sparse = _deprecated_alias(sparse_)

@@ -42,6 +42,13 @@ from retrograd.nn.modules.transformer import (
     MultiheadAttention, TransformerEncoderLayer, TransformerEncoder,
 )
 
+from retrograd.nn.modules.padding import (
+    ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+    ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
+)
+from retrograd.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
@@ -57,4 +64,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "TransformerEncoderLayer", "TransformerEncoder", "RNNCellBase", "RNNCell", "LSTMCell",
     "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "TransformerDecoderLayer", "TransformerDecoder",
     "Transformer", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold", "Upsample",
-    "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle"]
