@@ -177,3 +177,11 @@ def test_memory_placement_methods():
         assert lib.typename(x) == f"{lib.__name__}.FloatTensor"
     # retrograd cannot move NumPy memory into shared memory, and says so
     assert retrograd.zeros(2).share_memory_().is_shared() is False
+
+
+@pytest.mark.parametrize("lib", [torch, retrograd], ids=["torch", "retrograd"])
+def test_xpu_queries(lib):
+    assert lib.xpu.is_available() is False
+    assert lib.xpu.device_count() == 0
+    lib.xpu.manual_seed(3)
+    lib.xpu.manual_seed_all(3)

@@ -30,7 +30,7 @@ LAYERS = [
         "retrograd.nn", "retrograd.optim", "retrograd.utils", "retrograd.amp", "retrograd.testing",
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
-        "retrograd.onnx", "retrograd.accelerator", "retrograd.distributions",
+        "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd.distributions",
     ]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",

@@ -53,7 +53,7 @@ from retrograd._config import (
     get_num_threads, set_num_interop_threads, get_num_interop_threads,
     set_float32_matmul_precision, get_float32_matmul_precision,
 )
-from retrograd import accelerator, backends, cuda, mps, onnx
+from retrograd import accelerator, backends, cuda, mps, onnx, xpu
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint

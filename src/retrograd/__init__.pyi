@@ -110,6 +110,7 @@ from retrograd import backends as backends
 from retrograd import cuda as cuda
 from retrograd import mps as mps
 from retrograd import onnx as onnx
+from retrograd import xpu as xpu
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
