@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from heapq import heappop, heappush
 
 import numpy as np
@@ -71,6 +72,14 @@ def queue_callback(callback) -> None:
     task.final_callbacks.append(callback)
 
 
+# NOTE [Deep reentrant backward]
+# A backward called from inside a node's backward (reentrant) runs on the caller's stack. Past
+# this many nested calls on one thread, the next one runs on a fresh thread (with the caller's
+# autograd state) while the caller waits, as PyTorch's engine does past its own depth limit, so
+# thousands of nested backward calls never exhaust Python's recursion limit.
+_MAX_NESTED_BACKWARD_PER_THREAD = 24
+
+
 def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph: bool,
                  inputs: list | None = None, accumulate: bool = True,
                  blocked: set | None = None) -> list | None:
@@ -81,6 +90,40 @@ def run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph
     `blocked` never run and receive nothing (a pipeline stage's weight pass uses this to keep
     gradients from flowing back into the input path it already differentiated).
     """
+    args = (roots, grad_outputs, keep_graph, create_graph, inputs, accumulate, blocked)
+    if state.backward_depth >= _MAX_NESTED_BACKWARD_PER_THREAD:
+        return _on_fresh_thread(_run_backward, args)
+    state.backward_depth += 1
+    try:
+        return _run_backward(*args)
+    finally:
+        state.backward_depth -= 1
+
+
+def _on_fresh_thread(fn, args: tuple):
+    """fn(*args) on a new thread that starts from this thread's autograd state; its result or
+    its exception comes back here (NOTE [Deep reentrant backward])."""
+    inherited = dict(vars(state))
+    outcome: list = [None, None]
+
+    def run() -> None:
+        vars(state).update(inherited)
+        state.backward_depth = 1
+        try:
+            outcome[0] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - handed back to the waiting caller
+            outcome[1] = e
+
+    worker = threading.Thread(target=run, name="retrograd-reentrant-backward")
+    worker.start()
+    worker.join()
+    if outcome[1] is not None:
+        raise outcome[1]
+    return outcome[0]
+
+
+def _run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_graph: bool,
+                  inputs: list | None, accumulate: bool, blocked: set | None) -> list | None:
     task = GraphTask(keep_graph, create_graph)
     # One root: start at its node directly with a pre-filled buffer (no GraphRoot node needed).
     buffers: dict = {}

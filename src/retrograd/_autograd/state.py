@@ -20,6 +20,8 @@ class _State(threading.local):
     # the graph task currently running backward on this thread (None outside backward)
     graph_task = None
     current_node = None
+    # nested backward calls on this thread (NOTE [Deep reentrant backward] in engine.py)
+    backward_depth = 0
 
 
 state = _State()
