@@ -100,8 +100,12 @@ def make_views(op, args: tuple, outs, build: bool) -> None:
     elif len(outs) > 1 or op.multi:
         meta = MULTI_OUTPUT_NODE if meta == DEFAULT else meta
     vc = src._version_counter
-    version = 0 if vc is None else vc.version
-    track = vc is not None and not src._requires_grad
+    if vc is None:  # a view of an inference tensor is a plain inference tensor, as in torch
+        for o in outs:
+            o._version_counter = o._view = None
+        return
+    version = vc.version
+    track = not src._requires_grad
     for o in outs:
         o._version_counter = vc
         o._view = ViewInfo(root, meta, ViewChain(chain, op, args[1:]), version)

@@ -112,6 +112,10 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "    r._grad = None",
              "    r._grad_acc = None",
              "    r._meta = None",
+             f"    vc = r._version_counter = {src}._version_counter",
+             "    if vc is None:  # a view of an inference tensor is a plain inference tensor",
+             "        r._view = None",
+             "        return r",
              f"    info = {src}._view",
              "    vi = _new(_VI)",
              "    if info is None:",
@@ -129,11 +133,10 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "        r._requires_grad = q0",
              "    vi.creation_meta = meta",
              f"    vi.replay = _Chain(chain, _op, {step})",
-             f"    vc = r._version_counter = {src}._version_counter",
-             "    vi.version = 0 if vc is None else vc.version",
+             "    vi.version = vc.version",
              "    r._view = vi",
              # NOTE [Views of a tensor that starts to require grad]
-             "    if not q0 and vc is not None:",
+             "    if not q0:",
              "        _track_view(vc, r)"]
     if opdef.node_cls is not None:
         lines.append("    if q0 and _state.grad_enabled:")

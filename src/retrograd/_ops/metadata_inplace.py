@@ -134,7 +134,7 @@ def resize_(self: Tensor, *size, memory_format=None) -> Tensor:
     (torch would grow the storage under them too)."""
     from retrograd._memory_format import as_format, format_strides
 
-    if self._requires_grad:
+    if self._requires_grad and not state.inference:  # inference mode skips autograd's check
         raise RuntimeError(RESIZE_REQUIRES_GRAD)
     check_inplace(self, False)
     shape = _sizes(size)

@@ -60,6 +60,10 @@ def check_no_grad(name: str, args: tuple, outs) -> None:
     if state.grad_enabled and (any(o._requires_grad for o in outs) or any(
             isinstance(a, Tensor) and a._requires_grad for a in args)):
         raise RuntimeError(OUT_NO_AUTOGRAD.format(name))
+    if not state.inference and any(o._version_counter is None for o in outs):
+        from retrograd._ops.inplace import INFERENCE_INPLACE
+
+        raise RuntimeError(INFERENCE_INPLACE)  # writing an inference tensor outside the mode
 
 
 def _store(name: str, result: np.ndarray, out: Tensor) -> None:
