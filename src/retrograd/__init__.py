@@ -57,6 +57,7 @@ import retrograd.utils.checkpoint
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)
+from retrograd._lobpcg import lobpcg  # noqa: E402
 
 # torch's constants
 from math import e, inf, nan, pi  # noqa: E402
