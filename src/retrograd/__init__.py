@@ -61,6 +61,7 @@ from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 
 globals().update(_ns)
+from retrograd._lobpcg import lobpcg  # noqa: E402
 
 # torch's constants
 from math import e, inf, nan, pi  # noqa: E402

@@ -45,6 +45,9 @@ NUMPY_REQUIRES_GRAD = (
 )
 RETAIN_GRAD_NO_GRAD = "can't retain_grad on Tensor that has requires_grad=False"
 BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+VOLATILE_GET_WARNING = "volatile was removed (Variable.volatile is always False)"
+VOLATILE_SET_WARNING = (
+    "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.")
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "

@@ -280,6 +280,16 @@ class Tensor:
         object.__delattr__(self, name)
 
     @property
+    def volatile(self) -> bool:
+        """Removed long ago in torch; reading it warns and gives False, as torch does."""
+        warnings.warn(E.VOLATILE_GET_WARNING, UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value: bool) -> None:
+        warnings.warn(E.VOLATILE_SET_WARNING, UserWarning, stacklevel=2)
+
+    @property
     def retains_grad(self) -> bool:
         return self._meta is not None and self._meta.retains_grad
 

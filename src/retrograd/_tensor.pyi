@@ -191,6 +191,14 @@ class Tensor:
         ...
 
     @property
+    def volatile(self) -> _bool:
+        ...
+
+    @volatile.setter
+    def volatile(self, value: _bool) -> None:
+        ...
+
+    @property
     def retains_grad(self) -> _bool:
         ...
 

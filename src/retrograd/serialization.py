@@ -53,6 +53,7 @@ from retrograd._safe_globals import (
     safe_globals,
 )
 from retrograd._tensor import Size, Tensor, _wrap
+from retrograd.storage import UntypedStorage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals"]
@@ -399,9 +400,19 @@ class _Decoder:
             t = Parameter(t, requires_grad=requires_grad)
         else:
             t._requires_grad = requires_grad
-        if "st" not in node:
+        if "st" in node:
+            # the tensor lives in its saved storage, as in torch: storage_offset() counts from
+            # the storage's start and tensors of one storage share untyped_storage()
+            t._get_meta().storage = self.untyped_storage(node["st"])
+        else:
             self.loaded[("tensor", node.get("i"))] = t
         return t
+
+    def untyped_storage(self, i: Any) -> UntypedStorage:
+        key = ("untyped", i)
+        if key not in self.loaded:
+            self.loaded[key] = UntypedStorage._over(self.storage(i))
+        return self.loaded[key]
 
     def numpy(self, node: dict, child: Any) -> Any:
         arr = self.array(node)

@@ -165,10 +165,19 @@ class _OpNamespace:
 
 
 class _Ops:
-    """`retrograd.ops`: the op namespaces (only `aten`)."""
+    """`retrograd.ops`: the op namespaces (`aten`, and `profiler` for record_function's
+    enter/exit ops)."""
 
     def __init__(self) -> None:
         self.aten = _OpNamespace()
+
+    def __getattr__(self, name: str):
+        if name == "profiler":  # ops.profiler._record_function_enter/_exit (loaded on use)
+            from retrograd.autograd.profiler import _record_function_ops
+
+            self.profiler = _record_function_ops
+            return _record_function_ops
+        raise AttributeError(f"'_Ops' object has no attribute '{name}'")
 
 
 ops = _Ops()

@@ -220,6 +220,20 @@ class autocast:
         return decorated
 
 
+def _snapshot(device_type: str = "cpu") -> tuple:
+    """The autocast state of `device_type` now, for `_replay` to re-enter later (checkpoint
+    recomputes its function under the state its forward ran in)."""
+    return (device_type, get_autocast_dtype(device_type), is_autocast_enabled(device_type),
+            is_autocast_cache_enabled())
+
+
+def _replay(snapshot: tuple) -> autocast:
+    """A fresh region that sets the state `_snapshot` recorded (no validation: it was valid)."""
+    region = autocast.__new__(autocast)
+    region.device, region.fast_dtype, region._enabled, region._cache_enabled = snapshot
+    return region
+
+
 # --- custom autograd Functions under autocast ---------------------------------------------------
 
 def custom_fwd(fwd: Callable | None = None, *, device_type: str,

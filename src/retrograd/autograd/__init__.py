@@ -261,6 +261,11 @@ def __getattr__(name: str) -> Any:
         from retrograd.autograd import anomaly_mode
 
         return getattr(anomaly_mode, name)
+    if name == "torch":
+        # torch.autograd.torch is torch itself (autograd imports it); some programs reach it so
+        import retrograd
+
+        return retrograd
     raise AttributeError(f"module 'retrograd.autograd' has no attribute '{name}'")
 
 

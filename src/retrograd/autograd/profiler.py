@@ -22,6 +22,7 @@ from retrograd._autograd import profiling
 from retrograd._autograd.frames import GENERATED_PREFIX
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor
+from retrograd.autograd import _profiler_composites
 from retrograd.autograd._profiler_results import to_events, write_chrome_trace
 from retrograd.autograd.profiler_util import (
     EventList,
@@ -211,6 +212,7 @@ class profile:
         self._mode = _ProfilingMode(self._recorder)
         self._mode.__enter__()
         profiling.active = self._recorder
+        _profiler_composites.install()  # NOTE [Profiled composites]
         return self
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
@@ -218,6 +220,7 @@ class profile:
             return False
         if profiling.active is self._recorder:
             profiling.active = None
+            _profiler_composites.uninstall()
         self._mode.__exit__(None, None, None)
         self._recorder.stop()
         if self._function_events and self.acc_events:
@@ -335,6 +338,27 @@ class record_function:
                 return fn(*args, **kwargs)
 
         return wrapped
+
+
+class _RecordFunctionOps:
+    """`ops.profiler`: record_function as a pair of calls, for code that cannot use a `with`
+    block. The handle is the entered record_function (torch's is a tensor or a script object;
+    either way it is only passed back to `_record_function_exit`)."""
+
+    @staticmethod
+    def _record_function_enter(name: str, args: str | None = None) -> record_function:
+        return record_function(name, args).__enter__()
+
+    @staticmethod
+    def _record_function_enter_new(name: str, args: str | None = None) -> record_function:
+        return record_function(name, args).__enter__()
+
+    @staticmethod
+    def _record_function_exit(handle: record_function) -> None:
+        handle.__exit__(None, None, None)
+
+
+_record_function_ops = _RecordFunctionOps()
 
 
 class _annotation_context:

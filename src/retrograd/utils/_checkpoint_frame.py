@@ -29,6 +29,8 @@ from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._ops.random import default_generator
 from retrograd._tensor import Tensor
+from retrograd.amp.autocast_mode import _replay as autocast_replay
+from retrograd.amp.autocast_mode import _snapshot as autocast_snapshot
 from retrograd.autograd.graph import current_graph_task_id, saved_tensors_hooks
 
 DEBUG_TIP = """
@@ -323,13 +325,15 @@ def checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, context
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
     rng_state = default_generator.get_state() if preserve_rng_state else None
+    autocast_state = autocast_snapshot()
 
     def recompute_fn(*inputs: Any) -> None:
         outer_rng = default_generator.get_state() if rng_state is not None else None
         if rng_state is not None:
             default_generator.set_state(rng_state)
         try:
-            with recompute_context:
+            # the forward's autocast state, so recomputed tensors get the dtypes they had
+            with autocast_replay(autocast_state), recompute_context:
                 fn(*inputs, **kwargs)
         finally:
             if outer_rng is not None:

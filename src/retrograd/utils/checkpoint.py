@@ -19,6 +19,8 @@ from typing import Any
 from retrograd._autograd.state import state
 from retrograd._ops.random import default_generator
 from retrograd._tensor import Tensor
+from retrograd.amp.autocast_mode import _replay as autocast_replay
+from retrograd.amp.autocast_mode import _snapshot as autocast_snapshot
 from retrograd.autograd.function import Function
 from retrograd.utils._checkpoint_frame import (
     CheckpointError,
@@ -141,6 +143,7 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.rng_state = default_generator.get_state() if preserve_rng_state else None
+        ctx.autocast_state = autocast_snapshot()
         tensor_idx, others = [], []
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
@@ -171,7 +174,8 @@ class CheckpointFunction(Function):
         prev = state.grad_enabled
         state.grad_enabled = True
         try:
-            outputs = ctx.run_function(*inputs)
+            with autocast_replay(ctx.autocast_state):
+                outputs = ctx.run_function(*inputs)
         finally:
             state.grad_enabled = prev
             default_generator.set_state(saved_rng)
