@@ -119,8 +119,10 @@ def test_send_nobody_receives_times_out_instead_of_crashing():
     out, _ = run_job("send_timeout")
     assert out.returncode != 0
     msg = "Timed out waiting 1000ms for send operation to complete (to rank 1, tag 3)"
-    assert f"[rank0]: RuntimeError: [rank 0] {msg}" in out.stderr, out.stderr
-    assert "rank 0 failed: RuntimeError" in out.stderr
+    # the rank's own traceback can be cut by MPI's output forwarding when the job is aborted on
+    # a loaded machine; the launcher's summary, built from the rank's record file, always has it
+    assert f"error     : RuntimeError: [rank 0] {msg}" in out.stderr, out.stderr
+    assert "rank      : 0" in out.stderr
     for noise in TRANSPORT_NOISE:
         assert noise not in out.stderr, out.stderr
 

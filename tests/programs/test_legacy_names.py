@@ -111,4 +111,8 @@ def test_compile_hands_back_the_model_and_functions():
         return x * 3
 
     assert double(retrograd.ones(1)).item() == 2.0 and triple(retrograd.ones(1)).item() == 3.0
-    both(lambda lib: error_of(lib.compile, 3))
+    # torch's error type here depends on which of its compiler modules are already imported in
+    # the process; retrograd raises what a fresh torch raises
+    with pytest.raises(AssertionError, match="A callable function is expected, but <class 'int'> "
+                                             "is provided."):
+        retrograd.compile(3)
