@@ -80,7 +80,8 @@ def test_attribute_deletion():
         x.grad = lib.ones(2, 2)
         del x.grad
         out = [x.grad]
-        for name in ("data", "requires_grad", "_grad_fn"):
+        # `del x._grad_fn` is not refused (NOTE [No __delattr__ on Tensor]): tested below
+        for name in ("data", "requires_grad", "_backward_hooks"):
             out.append(error_of(delattr, x, name))
         out.append(error_of(setattr, x, "data", None))
         p = lib.nn.Parameter(lib.ones(2))
@@ -90,3 +91,12 @@ def test_attribute_deletion():
         return out
 
     both(prog)
+
+
+def test_tensor_defines_no_delattr():
+    """A __delattr__ would slow every attribute write on every tensor (NOTE [No __delattr__ on
+    Tensor]); deleting _grad_fn is the one deletion torch refuses that retrograd leaves alone."""
+    import retrograd
+
+    assert "__delattr__" not in vars(retrograd.Tensor)
+    assert "__setattr__" not in vars(retrograd.Tensor)

@@ -38,7 +38,6 @@ DATA_NOT_FLOAT = (
 NO_DELETE = {
     "data": "Deleting tensor data is not allowed. Delete tensor instead!",
     "requires_grad": "requires_grad must be a bool",
-    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
     "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
 }
 
