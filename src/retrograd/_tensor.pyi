@@ -160,6 +160,18 @@ class Tensor:
     def requires_grad(self, value: _bool) -> None:
         ...
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        ...
+
+    @property
+    def _backward_hooks(self) -> dict | None:
+        ...
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        ...
+
     def requires_grad_(self, requires_grad: _bool=...) -> Tensor:
         ...
 
@@ -185,9 +197,6 @@ class Tensor:
 
     @grad.deleter
     def grad(self) -> None:
-        ...
-
-    def __delattr__(self, name: _str) -> None:
         ...
 
     @property
@@ -240,6 +249,10 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
+        ...
+
+    @data.deleter
+    def data(self) -> None:
         ...
 
     @data.setter
