@@ -56,14 +56,8 @@ class Adadelta(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("foreach", None), ("maximize", False),
-                               ("differentiable", False), ("capturable", False)):
-                group.setdefault(key, value)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if p_state and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]))
+        self._restore((("foreach", None), ("maximize", False),
+                       ("differentiable", False), ("capturable", False)))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
         state = self.state[p]

@@ -74,15 +74,9 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("amsgrad", False), ("maximize", False), ("foreach", None),
-                               ("capturable", False), ("differentiable", False),
-                               ("decoupled_weight_decay", False), ("fused", None)):
-                group.setdefault(key, value)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if p_state and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]))
+        self._restore((("amsgrad", False), ("maximize", False), ("foreach", None),
+                       ("capturable", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False), ("fused", None)))
 
     def _state_of(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
         state = self.state[p]

@@ -65,16 +65,9 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            for key, value in (("maximize", False), ("foreach", None), ("capturable", False),
-                               ("differentiable", False), ("decoupled_weight_decay", False)):
-                group.setdefault(key, value)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if p_state:
-                    for key in ("step", "mu_product"):
-                        if not isinstance(p_state[key], Tensor):
-                            p_state[key] = _step_tensor(float(p_state[key]))
+        self._restore((("maximize", False), ("foreach", None), ("capturable", False),
+                       ("differentiable", False), ("decoupled_weight_decay", False)),
+                      ("step", "mu_product"))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
         state = self.state[p]

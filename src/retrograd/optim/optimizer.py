@@ -351,6 +351,18 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
+
+    def _restore(self, defaults: tuple, counters: tuple = ("step",)) -> None:
+        """After unpickling an older optimizer: fill group options it did not know and turn
+        plain-number counters in the state back into tensors (torch keeps them as tensors)."""
+        for group in self.param_groups:
+            for key, value in defaults:
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                for key in counters if p_state else ():
+                    if not isinstance(p_state[key], Tensor):
+                        p_state[key] = _step_tensor(float(p_state[key]))
     def __repr__(self) -> str:
         lines = [self.__class__.__name__ + " ("]
         for i, group in enumerate(self.param_groups):
