@@ -410,22 +410,11 @@ def _rebase_dirty_view(node: BackwardCFunction, view: Tensor, outs: tuple) -> No
     """A dirty input that is a view: the Function's node becomes the history of the view's
     base through CopySlices, exactly as for a built-in in-place op on a view (NOTE [In-place
     on a view]); edge 0 of the node stands for the view's old value, as in torch."""
-    from retrograd._autograd.copy_slices import CopySlices, check_view_inplace
+    from retrograd._autograd.copy_slices import rebase_custom_view
 
     if sum(isinstance(o, Tensor) for o in outs) > 1:
         raise RuntimeError(DIRTY_VIEW_MULTI_OUTPUT)
-    check_view_inplace(view)
-    info = view._view
-    base = info.base
-    node._output_meta = ((view._data.shape, view._data.dtype),)
-    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
-    base._grad_fn = CopySlices(base, view, info.replay, node, base_edge)
-    base._output_nr = 0
-    base._requires_grad = True
-    # the view's own grad_fn is regenerated from the base's new history when next read
-    view._requires_grad = True
-    view._grad_fn = None
-    info.version = -1
+    rebase_custom_view(node, view, 0)
 
 
 def _check_dirty_leaf(t: Tensor) -> None:
