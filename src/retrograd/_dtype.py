@@ -299,3 +299,18 @@ def limits(d: dtype) -> tuple:
         lim = (builtins_float(fi.min), builtins_float(fi.max))
     _LIMITS[d] = lim
     return lim
+
+
+# dtype names as torch's messages spell them: C++ type names ("long int") and ScalarType names
+# ("Long"), by retrograd dtype name
+CPP_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+    "uint8": "unsigned char", "bool": "bool", "float8_e4m3fn": "c10::Float8_e4m3fn",
+    "float8_e5m2": "c10::Float8_e5m2",
+}
+SCALAR_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+}

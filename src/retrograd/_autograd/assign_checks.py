@@ -5,18 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# the two spellings torch's message uses: C++ type names and ScalarType names
-_CPP_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "float8_e4m3fn": "c10::Float8_e4m3fn",
-    "float8_e5m2": "c10::Float8_e5m2",
-}
-_SCALAR_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
-}
+from retrograd._dtype import CPP_NAMES, SCALAR_NAMES
+
 GRAD_DTYPE = (
     "attempting to assign a gradient with dtype '{}' to a tensor with grad_dtype '{}'. The "
     "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
@@ -51,8 +41,8 @@ def check_grad(t: Any, value: Any) -> None:
     if value is t:
         raise RuntimeError(GRAD_SELF)
     if value.dtype is not t.dtype:
-        raise RuntimeError(GRAD_DTYPE.format(_CPP_NAMES[value.dtype.name],
-                                             _SCALAR_NAMES[t.dtype.name]))
+        raise RuntimeError(GRAD_DTYPE.format(CPP_NAMES[value.dtype.name],
+                                             SCALAR_NAMES[t.dtype.name]))
     if value._data.shape != t._data.shape:
         raise RuntimeError(GRAD_SIZE.format(list(value._data.shape), list(t._data.shape)))
 

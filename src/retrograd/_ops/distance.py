@@ -14,15 +14,12 @@ from retrograd._ops.reduction import linalg_vector_norm
 from retrograd._ops.registry import register, register_functional
 from retrograd._tensor import Tensor
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
-
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along dim, each norm at least eps."""
     common = D.result_type(x1, x2)
     if not common.is_floating_point:
-        name = _SCALAR_NAMES.get(str(common).rpartition(".")[2], str(common))
+        name = D.SCALAR_NAMES.get(str(common).rpartition(".")[2], str(common))
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
                            f"{name}")
     shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))

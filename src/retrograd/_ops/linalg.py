@@ -11,35 +11,22 @@ from math import prod
 
 import numpy as np
 
+from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._ops import dispatch
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._ops.shape import _expand_forward
 from retrograd._tensor import Tensor
 
-# --- dtype names as torch's C++ messages spell them ----------------------------------------
-
-_CPP_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "float8_e4m3fn": "c10::Float8_e4m3fn",
-    "float8_e5m2": "c10::Float8_e5m2",
-}
-_SCALAR_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
-}
-
 
 def cpp_name(a: np.ndarray) -> str:
     """The C++ type name torch prints for an array's dtype ("float", "long int", ...)."""
-    return _CPP_NAMES.get(a.dtype.name, a.dtype.name)
+    return D.CPP_NAMES.get(a.dtype.name, a.dtype.name)
 
 
 def scalar_name(a: np.ndarray) -> str:
     """torch's ScalarType name for an array's dtype ("Float", "Long", ...)."""
-    return _SCALAR_NAMES.get(a.dtype.name, a.dtype.name)
+    return D.SCALAR_NAMES.get(a.dtype.name, a.dtype.name)
 
 
 def not_implemented(kernel: str, a: np.ndarray) -> NotImplementedError:

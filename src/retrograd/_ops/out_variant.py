@@ -81,12 +81,6 @@ def _store(name: str, result: np.ndarray, out: Tensor) -> None:
     bump_version(out, name, 4)
 
 
-# C++ type names, as torch's "Expected out tensor to have dtype ..." spells them
-_CPP_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
-
-
 def store_outs(name: str, compute, outs, args: tuple, n: int = 2) -> tuple:
     """out= for ops with several outputs (sort, topk, ...): `compute()` gives the outputs, run
     here without history; each out tensor must have its result's dtype exactly, as in torch."""
@@ -103,8 +97,8 @@ def store_outs(name: str, compute, outs, args: tuple, n: int = 2) -> tuple:
     for r, o in zip(results, outs):
         have, want = o._data.dtype.name, r._data.dtype.name
         if have != want:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(want, want)}"
-                               f", but got {_CPP_NAMES.get(have, have)} instead")
+            raise RuntimeError(f"Expected out tensor to have dtype {D.CPP_NAMES.get(want, want)}"
+                               f", but got {D.CPP_NAMES.get(have, have)} instead")
     for r, o in zip(results, outs):
         _store(name, r._data, o)
     return tuple(outs)

@@ -748,17 +748,11 @@ frac = op("frac(Tensor self) -> Tensor", _frac, grads={"self": lambda grad: grad
 
 # --- lerp, addcmul, addcdiv ----------------------------------------------------------------------
 
-# the C++ type names torch's dtype checks print
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-              "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
-
 def _cpp_name(np_dtype) -> str:
-    from retrograd._dtype import from_numpy_dtype
+    from retrograd._dtype import CPP_NAMES, from_numpy_dtype
 
     name = from_numpy_dtype(np_dtype).name
-    return _CPP_NAMES.get(name, name)
+    return CPP_NAMES.get(name, name)
 
 
 def _check_same_dtype(a, b, name: str) -> None:
