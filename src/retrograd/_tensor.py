@@ -42,7 +42,8 @@ class VersionCounter:
 class TensorMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
 
-    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage")
+    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage",
+                 "grad_lock")
 
     def __init__(self) -> None:
         self.hooks = None  # HookDict of leaf tensor pre-hooks, read lazily by AccumulateGrad
@@ -51,6 +52,7 @@ class TensorMeta:
         self.name = None
         self.retain_handle = None
         self.storage = None  # an UntypedStorage given by set_ / resize_ (retrograd.storage)
+        self.grad_lock = None  # a leaf's lock for writing .grad (_autograd.accumulate_grad)
 
 
 class Tensor:

@@ -32,6 +32,7 @@ class TensorMeta:
     name: Any
     retain_handle: Any
     storage: Any
+    grad_lock: Any
 
     def __init__(self) -> None:
         ...

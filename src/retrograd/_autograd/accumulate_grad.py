@@ -49,8 +49,9 @@ class AccumulateGrad(CppNode):
         self.variable = variable
         # threads running backward through one leaf take turns writing its .grad; a lock per
         # leaf, held only while .grad is written (never while a hook runs), so a hook may wait
-        # for another thread's backward
-        self._lock = threading.Lock()
+        # for another thread's backward. It lives with the leaf, made once: the node is made
+        # anew for every graph, and nodes of one leaf share it
+        self._lock = _leaf_lock(variable)
 
     def apply(self, grad_outputs: list) -> tuple:
         var = self.variable
@@ -196,19 +197,29 @@ def _check_layout(grad: Tensor, var: Tensor) -> None:
 _make_lock = threading.Lock()
 
 
+def _leaf_lock(t: Tensor) -> threading.Lock:
+    """The leaf's .grad lock, made on the first backward through it."""
+    meta = t._meta
+    lock = None if meta is None else meta.grad_lock
+    if lock is None:
+        with _make_lock:  # two threads must not give one leaf two locks
+            meta = t._get_meta()
+            lock = meta.grad_lock
+            if lock is None:
+                lock = meta.grad_lock = threading.Lock()
+    return lock
+
+
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node: made on demand, held weakly, so reused while alive."""
+    """The leaf's AccumulateGrad node: made on demand, held weakly, so reused while alive (two
+    threads may each make one; they share the leaf's lock)."""
     ref = t._grad_acc
     if ref is not None:
         node = ref()
         if node is not None:
             return node
-    with _make_lock:  # two threads must not give one leaf two nodes (two .grad locks)
-        ref = t._grad_acc
-        node = None if ref is None else ref()
-        if node is None:
-            node = AccumulateGrad(t)
-            t._grad_acc = weakref.ref(node)
+    node = AccumulateGrad(t)
+    t._grad_acc = weakref.ref(node)
     return node
 
 
