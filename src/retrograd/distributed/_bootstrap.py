@@ -17,7 +17,10 @@ import sys
 import time
 import traceback
 
-EXIT_BARRIER_SECONDS = 1.0  # how long a failed rank waits for the others to report
+EXIT_BARRIER_SECONDS = 3.0  # how long a failed rank waits for the others to report
+# once every rank has printed: a moment for MPI's output forwarding to deliver the lines
+# before the abort tears the job down (on a loaded machine they were lost without it)
+OUTPUT_DRAIN_SECONDS = 0.3
 
 
 def _env_int(*names: str, default: int = 0) -> int:
@@ -70,6 +73,8 @@ def _fail(rank: int, exc: BaseException, code: int) -> None:
         if not isinstance(exc, RankFailure):
             notices.notify(f"{type(exc).__name__}: {exc}")
         notices.exit_barrier(EXIT_BARRIER_SECONDS)
+    sys.stderr.flush()
+    time.sleep(OUTPUT_DRAIN_SECONDS)
     mpi.COMM_WORLD.Abort(code)
 
 
