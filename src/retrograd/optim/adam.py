@@ -10,17 +10,14 @@ import numpy as np
 from retrograd._tensor import Tensor
 from retrograd.optim.optimizer import (
     Optimizer,
+    _adam_moments,
     _add_scalar_,
     _addcdiv_,
-    _addcmul_,
-    _added,
     _bump,
     _check_flags,
     _ctype,
     _eval_closure,
     _incr_step,
-    _lerp_,
-    _mul_,
     _round,
     _scratch,
     _step_tensor,
@@ -117,22 +114,8 @@ class Adam(Optimizer):
         ct = _ctype(d)
         one_minus_beta1, beta2, one_minus_beta2, eps, wd, shrink = typed(ct)
         neg_step_size, bias_correction2_sqrt = corrections(ct)
-        g = p._grad._data
-        if maximize:
-            g = np.negative(g, out=np.empty_like(g))
-        if decay:
-            if decoupled:
-                _mul_(d, shrink, ct)
-            else:
-                g = _added(g, d, wd, ct)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        m, v = exp_avg._data, exp_avg_sq._data
-        tmp = _scratch(d, ct)
-        _lerp_(m, g, one_minus_beta1, ct, tmp)
-        _mul_(v, beta2, ct)
-        _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
-        _bump(exp_avg)
-        _bump(exp_avg_sq)
+        g, m, v, tmp = _adam_moments(p, state, ct, one_minus_beta1, beta2, one_minus_beta2, wd,
+                                     shrink, decay, decoupled, maximize)
         if amsgrad:
             vmax = state["max_exp_avg_sq"]
             np.maximum(vmax._data, v, out=vmax._data)

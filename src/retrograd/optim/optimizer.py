@@ -300,6 +300,32 @@ def _eval_closure(closure: Callable | None):
         _grad_state.grad_enabled = prev
 
 
+def _adam_moments(p: Tensor, state: dict, ct: type, one_minus_beta1, beta2, one_minus_beta2,
+                  wd, shrink, decay: bool, decoupled: bool, maximize: bool) -> tuple:
+    """The step Adam, NAdam and RAdam share: the gradient (negated for maximize, with coupled
+    weight decay added, or the parameter shrunk for decoupled decay), then the two moment
+    averages updated in place. Returns the gradient used, the moments' arrays and the scratch
+    buffer, which the update rules go on with."""
+    d = p._data
+    g = p._grad._data
+    if maximize:
+        g = np.negative(g, out=np.empty_like(g))
+    if decay:
+        if decoupled:
+            _mul_(d, shrink, ct)
+        else:
+            g = _added(g, d, wd, ct)
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    m, v = exp_avg._data, exp_avg_sq._data
+    tmp = _scratch(d, ct)
+    _lerp_(m, g, one_minus_beta1, ct, tmp)
+    _mul_(v, beta2, ct)
+    _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
+    _bump(exp_avg)
+    _bump(exp_avg_sq)
+    return g, m, v, tmp
+
+
 class Optimizer:
     """Base class of all optimizers (torch.optim.Optimizer).
 
