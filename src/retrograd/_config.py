@@ -12,6 +12,7 @@ import os
 import warnings
 from typing import Any
 
+from retrograd import _errors as E
 from retrograd._device import device as _device
 
 _state: dict[str, Any] = {
@@ -81,7 +82,7 @@ def set_num_threads(n: int) -> None:
         raise TypeError(f"set_num_threads(): argument 'nthreads' (position 1) must be int, not "
                         f"{type(n).__name__}")
     if n <= 0:
-        raise RuntimeError("set_num_threads expects a positive integer")
+        raise RuntimeError(E.SET_NUM_THREADS)
     _state["num_threads"] = n
     try:  # NumPy's BLAS is where retrograd spends its threads
         from threadpoolctl import threadpool_limits
@@ -97,7 +98,7 @@ def get_num_threads() -> int:
 
 def set_num_interop_threads(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-        raise RuntimeError("Expected positive number of threads")
+        raise RuntimeError(E.SET_NUM_INTEROP_THREADS)
     if _state["interop_threads"] is not None:
         raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
                            "started or set_num_interop_threads called")
@@ -114,8 +115,7 @@ _PRECISIONS = ("highest", "high", "medium")
 
 def set_float32_matmul_precision(precision: str) -> None:
     if precision not in _PRECISIONS:
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-                      f"setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        warnings.warn(E.MATMUL_PRECISION.format(precision), UserWarning, stacklevel=2)
         return
     _state["matmul_precision"] = precision
 
