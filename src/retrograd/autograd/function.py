@@ -117,7 +117,12 @@ class FunctionCtx:
     @property
     def _raw_saved_tensors(self) -> tuple:
         """The SavedVariables themselves (register_hooks on one of them)."""
-        return self.__dict__.get("_saved_vars") or ()
+        saved = self.__dict__.get("_saved_vars")
+        if saved is None and self.__dict__.get("_released"):
+            from retrograd import _errors as E
+
+            raise RuntimeError(E.BACKWARD_TWICE)
+        return saved or ()
 
 
 class BackwardCFunction(Node, FunctionCtx):
