@@ -8,6 +8,7 @@ from retrograd._dtype import dtype as _DType
 from retrograd._memory_format import memory_format as _MemoryFormat
 from retrograd._ops.random import Generator as _Generator
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 import numpy as np
@@ -167,6 +168,10 @@ class Tensor:
 
     @property
     def _backward_hooks(self) -> dict | None:
+        ...
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks: dict | None) -> None:
         ...
 
     @_backward_hooks.deleter

@@ -347,7 +347,7 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
         if not isinstance(o, Tensor):
             results.append(o)
             continue
-        if id(o) in inputs_by_id and id(o) not in dirty and \
+        if id(o) in inputs_by_id and id(o) not in dirty and type(o) is not Tensor and \
                 "__torch_function__" in _class_attrs(type(o)):
             o = _view_as_self_through_torch_function(o)
         elif id(o) in inputs_by_id and id(o) not in dirty:
