@@ -83,7 +83,7 @@ def _along(a: np.ndarray, dim: int, sort: bool, kernel: str) -> tuple:
     if a.ndim == 0:
         raise IndexError(E.DIM_SCALAR.format(dim))
     d = wrap_dim(dim, a.ndim)
-    _key(a[:0], kernel)
+    _key(a[:0], kernel)  # the dtype check comes before the empty-tensor answers
     n = a.shape[d]
     if a.size == 0:
         if n:
