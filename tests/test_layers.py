@@ -23,7 +23,7 @@ LAYERS = [
         "retrograd._autograd.state", "retrograd._autograd.hooks",
     ]),
     ("autograd core", ["retrograd._autograd"]),
-    ("ops", ["retrograd._ops", "retrograd.linalg"]),
+    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF"]),
     ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
                       "retrograd._logging"]),
     ("libraries", [

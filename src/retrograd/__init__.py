@@ -29,6 +29,7 @@ from retrograd.autograd.grad_mode import (
 from retrograd._warn_always import set_warn_always, is_warn_always_enabled
 from retrograd import autograd
 from retrograd import _C
+from retrograd import _VF
 from retrograd._ops.random import Generator, default_generator, manual_seed
 from retrograd import testing
 from retrograd import nn

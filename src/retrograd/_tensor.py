@@ -11,6 +11,7 @@ requires grad or has a grad_fn, so ops test one slot to decide whether to build 
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +47,7 @@ class TensorMeta:
                  "grad_lock")
 
     def __init__(self) -> None:
-        self.hooks = None  # HookDict of leaf tensor pre-hooks, read lazily by AccumulateGrad
+        self.hooks = None  # id -> leaf tensor pre-hook (_backward_hooks), read by AccumulateGrad
         self.post_acc_hooks = None
         self.retains_grad = False
         self.name = None
@@ -243,9 +244,17 @@ class Tensor:
 
     @property
     def _backward_hooks(self) -> dict | None:
-        """torch's per-tensor backward hooks: retrograd keeps them with the tensor's metadata."""
+        """A leaf's backward hooks, the dict itself (id -> hook), as torch exposes it; a
+        non-leaf's hooks live on its grad_fn, and this is None unless a dict was assigned."""
         meta = self._meta
-        return dict(meta.hooks) if meta is not None and meta.hooks else None
+        return None if meta is None else meta.hooks
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks: dict | None) -> None:
+        # torch replaces the tensor's own hooks with the dict (None clears them); a leaf's run
+        # in backward, read from the dict then, so hooks added to it later run too
+        if hooks is not None or self._meta is not None:
+            self._get_meta().hooks = hooks
 
     @_backward_hooks.deleter
     def _backward_hooks(self) -> None:
@@ -355,7 +364,7 @@ class Tensor:
         if fn is None:
             meta = self._get_meta()
             if meta.hooks is None:
-                meta.hooks = HookDict()
+                meta.hooks = OrderedDict()  # torch's type for _backward_hooks
             return add_hook(meta.hooks, hook)
         return fn._register_tensor_prehook(self._output_nr, hook)
 

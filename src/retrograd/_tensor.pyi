@@ -8,6 +8,7 @@ from retrograd._dtype import dtype as _DType
 from retrograd._memory_format import memory_format as _MemoryFormat
 from retrograd._ops.random import Generator as _Generator
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 import numpy as np
@@ -167,6 +168,10 @@ class Tensor:
 
     @property
     def _backward_hooks(self) -> dict | None:
+        ...
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks: dict | None) -> None:
         ...
 
     @_backward_hooks.deleter
@@ -1387,6 +1392,12 @@ class Tensor:
         ...
 
     def uniform_(self, from_: _float=..., to: _float=..., *, generator: _Generator | None=...) -> Tensor:
+        ...
+
+    def unique(self, sorted: _bool=..., return_inverse: _bool=..., return_counts: _bool=..., dim: _int | None=...) -> Any:
+        ...
+
+    def unique_consecutive(self, return_inverse: _bool=..., return_counts: _bool=..., dim: _int | None=...) -> Any:
         ...
 
     def unsafe_chunk(self, chunks: _int, dim: _int=...) -> tuple:

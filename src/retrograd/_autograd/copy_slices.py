@@ -43,7 +43,7 @@ class ViewRecovery:
 use_view_replay = ViewRecovery
 
 MULTI_OUTPUT_VIEW = (
-    "Output {} of {} is a view and is being modified inplace. This view is the output of a "
+    "{} This view is the output of a "
     "function that returns multiple views. Such functions do not allow the output views to be "
     "modified inplace. You should replace the inplace operation by an out-of-place one."
 )
@@ -84,7 +84,7 @@ INFERENCE_VIEW_OF_VIEW = (
 LEAF_VIEW_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
-CUSTOM_FN_VIEW_PREFIX = "Output {} of {} is a view and is being modified inplace."
+VIEW_NODE_PREFIX = "Output {} of {} is a view and is being modified inplace."
 GRADLESS_VIEW_PREFIX = ("A view was created in no_grad mode and is being modified inplace with "
                         "grad mode enabled.")
 CUSTOM_FN_VIEW = (
@@ -109,7 +109,7 @@ def check_view_inplace(t: Tensor) -> None:
         raise RuntimeError(LEAF_VIEW_INPLACE)
     meta = info.creation_meta
     if meta == V.MULTI_OUTPUT_NODE:
-        raise RuntimeError(MULTI_OUTPUT_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
+        raise RuntimeError(MULTI_OUTPUT_VIEW.format(_view_prefix(t)))
     if meta == V.NO_GRAD_MODE:
         if t._grad_fn is not None:
             raise RuntimeError(NO_GRAD_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
@@ -119,10 +119,15 @@ def check_view_inplace(t: Tensor) -> None:
             raise RuntimeError(INFERENCE_VIEW_OF_VIEW.format(t._output_nr, _op_name(t._grad_fn)))
         raise RuntimeError(INFERENCE_VIEW)
     if meta == V.IN_CUSTOM_FUNCTION:
-        # no grad_fn: the view was made with grad mode off (inside the Function's forward)
-        prefix = GRADLESS_VIEW_PREFIX if t._grad_fn is None else CUSTOM_FN_VIEW_PREFIX.format(
-            t._output_nr, _op_name(t._grad_fn))
-        raise RuntimeError(CUSTOM_FN_VIEW.format(prefix))
+        raise RuntimeError(CUSTOM_FN_VIEW.format(_view_prefix(t)))
+
+
+def _view_prefix(t: Tensor) -> str:
+    """How torch's message starts: the view's node, or, with none (the view was made with grad
+    mode off, or before its base required grad), the grad mode it was made in."""
+    if t._grad_fn is None:
+        return GRADLESS_VIEW_PREFIX
+    return VIEW_NODE_PREFIX.format(t._output_nr, _op_name(t._grad_fn))
 
 
 def rebase_custom_view(node: Node, view: Tensor, output_nr: int) -> None:

@@ -53,7 +53,7 @@ class HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
-def add_hook(table: HookDict, fn) -> RemovableHandle:
+def add_hook(table: dict, fn) -> RemovableHandle:
     handle = RemovableHandle(table)
     table[handle.id] = fn
     return handle

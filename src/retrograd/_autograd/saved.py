@@ -45,6 +45,11 @@ HOOKS_FREED = (
     "retain_graph=True if you need to backward through the graph a second time or if you need to "
     "access saved variables after calling backward."
 )
+HOOKS_ARGUMENTS = (
+    "register_hooks(): incompatible function arguments. The following argument types are "
+    "supported:\n    1. (self: retrograd._C._autograd.SavedTensor, arg0: "
+    "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\nInvoked with: {}"
+)
 HOOKS_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
 VERSION_MISMATCH = (
     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -58,6 +63,15 @@ HINT_ANOMALY_ON = (
     " Hint: the backtrace further above shows the operation that failed to compute its gradient. "
     "The variable in question was changed in there or anywhere later. Good luck!"
 )
+
+
+def _incompatible_arguments(saved: SavedTensor, args: tuple, kwargs: dict) -> str:
+    """torch's (pybind's) TypeError text for a register_hooks call it cannot match."""
+    invoked = ", ".join([f"<retrograd._C._autograd.SavedTensor object at {id(saved):#x}>",
+                         *map(repr, args)])
+    if kwargs:
+        invoked += "; kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return HOOKS_ARGUMENTS.format(invoked)
 
 
 class SavedTensor:
@@ -201,9 +215,11 @@ class SavedVariable(SavedTensor):
             msg += f" at {site[0]}:{site[1]})" if site else ")"
         return msg
 
-    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
-        if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("expected two callables as arguments to register_hooks")
+    def register_hooks(self, *args: Callable, **kwargs: Any) -> None:
+        """register_hooks(pack_hook, unpack_hook): positional only, as torch's binding."""
+        if kwargs or len(args) != 2 or not (callable(args[0]) and callable(args[1])):
+            raise TypeError(_incompatible_arguments(self, args, kwargs))
+        pack_hook, unpack_hook = args
         if self._hooks is not None:
             raise RuntimeError(HOOKS_TWICE)
         if self._data is None:

@@ -54,6 +54,8 @@ def _adopt(self: Tensor, out: Tensor, op_name: str) -> Tensor:
     self._data = out._data
     built = out._grad_fn is not None and out._grad_fn is not self._grad_fn
     if self._view is not None:
+        # how the view was made stays as it was (torch keeps it whatever the grad mode now)
+        out._view.creation_meta = self._view.creation_meta
         self._view = out._view
         vc = self._version_counter
         if vc is not None:

@@ -394,10 +394,6 @@ def _compile_array_formulas(opdef: OpDef, grads: dict, array_grads: dict | None)
     return tuple(out)
 
 
-# names torch gives saved values where retrograd's formula names differ
-_TORCH_SAVED_ALIASES = {"self_sym_sizes": "self_shape", "other_sym_sizes": "other_shape"}
-
-
 class FormulaNode(Node):
     """A node whose backward is the op's declared formulas."""
 
@@ -417,22 +413,10 @@ class FormulaNode(Node):
 
     def __getattr__(self, name: str):
         # grad_fn._saved_<name> / grad_fn._raw_saved_<name>, as PyTorch exposes them
-        raw = name.startswith("_raw_saved_")
-        if raw or name.startswith("_saved_"):
-            key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
-            key = _TORCH_SAVED_ALIASES.get(key, key)
-            names = object.__getattribute__(self, "_plan").names
-            if key in names:
-                value = object.__getattribute__(self, "_saved")[names.index(key)]
-                if type(value) is SavedVariable:
-                    return value if raw else value.unpack(self)
-                if not raw and key in self._op.arg_names and isinstance(value, (int, float)):
-                    from retrograd._ops.creation import tensor
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from retrograd._ops.saved_attrs import saved_attribute
 
-                    return tensor(value)  # torch saves a Python scalar as a wrapped tensor
-                return value
-            if any(key in f.params for f in self._op.formulas):
-                return None  # saved only when an input that needs it requires grad
+            return saved_attribute(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
@@ -583,11 +567,12 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
 
 
 def _save_arg(a):
-    """A tensor argument is saved as a SavedVariable; a Python scalar (or list) as it is."""
+    """A tensor argument is saved as a SavedVariable; a Python scalar (or list) as it is; a
+    list holding tensors (Tensor[], Tensor?[]) as a tuple of SavedVariables, Nones included."""
     if isinstance(a, Tensor):
         return SavedVariable(a, False)
-    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-        return tuple(SavedVariable(t, False) for t in a)
+    if isinstance(a, (list, tuple)) and any(isinstance(t, Tensor) for t in a):
+        return tuple(SavedVariable(t if isinstance(t, Tensor) else None, False) for t in a)
     return a
 
 

@@ -117,7 +117,12 @@ class FunctionCtx:
     @property
     def _raw_saved_tensors(self) -> tuple:
         """The SavedVariables themselves (register_hooks on one of them)."""
-        return self.__dict__.get("_saved_vars") or ()
+        saved = self.__dict__.get("_saved_vars")
+        if saved is None and self.__dict__.get("_released"):
+            from retrograd import _errors as E
+
+            raise RuntimeError(E.BACKWARD_TWICE)
+        return saved or ()
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -342,7 +347,10 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
         if not isinstance(o, Tensor):
             results.append(o)
             continue
-        if id(o) in inputs_by_id and id(o) not in dirty:
+        if id(o) in inputs_by_id and id(o) not in dirty and type(o) is not Tensor and \
+                "__torch_function__" in _class_attrs(type(o)):
+            o = _view_as_self_through_torch_function(o)
+        elif id(o) in inputs_by_id and id(o) not in dirty:
             # an input returned as-is becomes a view of it (so in-place on it is caught)
             view = _wrap(o._data)
             view._version_counter = o._version_counter
@@ -387,6 +395,27 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
     else:
         node.__dict__.pop("_to_save", None)
     return tuple(results) if is_tuple else results[0]
+
+
+def _class_attrs(cls: type) -> set:
+    return {name for klass in cls.__mro__ if klass is not Tensor for name in vars(klass)}
+
+
+def _view_as_self_through_torch_function(t: Tensor) -> Any:
+    """An input returned as-is, for a Tensor subclass that defines __torch_function__: torch
+    makes the output with view_as (grad mode off) through that override, so the subclass's
+    own handling (and type) carries over to the output."""
+    cls = type(t)
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        out = cls.__torch_function__(Tensor.view_as, (cls,), (t, t), {})
+    finally:
+        state.grad_enabled = prev
+    info = out._view if isinstance(out, Tensor) else None
+    if info is not None:  # a view of the input: in-place on it is refused as torch does
+        info.creation_meta = V.IN_CUSTOM_FUNCTION
+    return out
 
 
 def _mark_custom_view(view: Tensor, outs: tuple) -> None:

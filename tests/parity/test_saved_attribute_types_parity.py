@@ -1,0 +1,117 @@
+"""grad_fn._saved_<name> / _raw_saved_<name> under torch's names and with torch's Python types
+(int, float, bool, str, None, tuples, tensors, SavedTensors), compared with torch."""
+
+from __future__ import annotations
+
+from tests.parity.harness import both, error_of
+
+
+def _typed(value):
+    """A value and its Python type's name, elementwise for tuples."""
+    if isinstance(value, tuple):
+        return "tuple", [_typed(v) for v in value]
+    name = type(value).__name__
+    if name in ("Tensor", "Parameter"):
+        return "Tensor", value
+    if name in ("SavedTensor", "SavedVariable"):
+        return "SavedTensor"
+    return name, value
+
+
+def test_scalar_and_list_arguments():
+    def prog(lib):
+        a = lib.ones(1, requires_grad=True)
+        b = lib.zeros(1, requires_grad=True)
+        x = lib.zeros(5, requires_grad=True)
+        t = lib.tensor([1.0], requires_grad=True)
+        return [_typed(v) for v in (
+            lib.stack([a, b], dim=0).grad_fn._saved_dim,
+            (a * 2).grad_fn._saved_other,
+            lib.threshold(x, threshold=1.0, value=1.0).grad_fn._saved_threshold,
+            lib.threshold(x, threshold=1, value=1).grad_fn._saved_threshold,
+            lib.threshold(x, threshold=False, value=False).grad_fn._saved_threshold,
+            lib.div(t, 2.0, rounding_mode="trunc").grad_fn._saved_rounding_mode,
+            lib.div(t, 2.0, rounding_mode=None).grad_fn._saved_rounding_mode,
+            lib.ones(2, 3, requires_grad=True).sum().grad_fn._saved_self_sym_sizes,
+            lib.ones(2, 2, requires_grad=True).mean().grad_fn._saved_self_sym_sizes,
+        )]
+
+    both(prog)
+
+
+def test_index_saves_its_optional_tensors_as_saved_tensors():
+    def prog(lib):
+        a = lib.ones(2, 2, requires_grad=True)
+        indices = lib.tensor([0, 1])
+        out = a[:, indices]
+        raw = out.grad_fn._raw_saved_indices
+        ok = error_of(raw[1].register_hooks, lambda x: x, lambda x: x)
+        forbidden = error_of(raw[0].register_hooks, lambda x: x, lambda x: x)
+        out.sum().backward()
+        return ([type(r).__name__ in ("SavedTensor", "SavedVariable") for r in raw], ok,
+                forbidden, a.grad, _typed(out.grad_fn._saved_self_sym_sizes))
+
+    both(prog)
+
+
+def test_index_saved_indices_before_backward():
+    def prog(lib):
+        a = lib.ones(2, 2, requires_grad=True)
+        indices = lib.tensor([0, 1])
+        node = a[:, indices].grad_fn
+        return _typed(node._saved_indices), node._saved_indices[1] is indices
+
+    both(prog)
+
+
+def test_upsample_sizes_and_scales():
+    def prog(lib):
+        f = lib.nn.functional
+        line = lib.ones(1, 1, 2, requires_grad=True)
+        square = lib.ones(1, 1, 2, 2, requires_grad=True)
+        cube = lib.ones(1, 1, 2, 2, 2, requires_grad=True)
+        nodes = [f.interpolate(line, 4, mode="linear").grad_fn,
+                 f.interpolate(line, scale_factor=0.5, mode="linear").grad_fn,
+                 f.interpolate(square, scale_factor=(2, 3), mode="bilinear").grad_fn,
+                 f.interpolate(square, size=(3, 3), mode="nearest").grad_fn,
+                 f.interpolate(cube, scale_factor=2, mode="trilinear").grad_fn]
+        out = []
+        for node in nodes:
+            names = ("output_size", "align_corners", "scales", "scales_d", "scales_h",
+                     "scales_w", "self_sym_sizes", "scale_factors")
+            out.append({n: _typed(getattr(node, "_saved_" + n)) for n in names
+                        if hasattr(node, "_saved_" + n)})
+        return out
+
+    both(prog)
+
+
+def test_sizes_of_one_dimension():
+    def prog(lib):
+        a = lib.ones(1, 3, 3, requires_grad=True)
+        mm = lib.addbmm(a.squeeze(0), a, a).grad_fn
+        b = lib.ones(1, 1, 3, 3, requires_grad=True)
+        unfold = lib.nn.functional.unfold(b, 3).grad_fn
+        return [_typed(v) for v in (mm._saved_batch1_sym_argsize_0,
+                                    mm._saved_batch1_sym_argsize_1,
+                                    unfold._saved_self_sym_argsize_minus_2,
+                                    unfold._saved_self_sym_argsize_minus_1)]
+
+    both(prog)
+
+
+def test_optional_tensors_results_and_freed_values():
+    def prog(lib):
+        a = lib.ones(2, requires_grad=True)
+        out = lib.tanh(a)
+        result = out.grad_fn._saved_result
+        x = lib.randn(3, 5, requires_grad=True)
+        target = lib.tensor([1, 0, 4])
+        unweighted = lib.nn.NLLLoss()(x, target)
+        weighted = lib.nn.NLLLoss(weight=lib.ones(5))(x, target)
+        before = _typed(weighted.grad_fn._saved_weight)
+        weighted.backward()
+        return (_typed(result), result.equal(out), _typed(unweighted.grad_fn._saved_weight),
+                before, error_of(lambda: weighted.grad_fn._saved_weight)[:2])
+
+    both(prog)
