@@ -236,11 +236,7 @@ class CopySlices(CppNode):
         needed, fn_needed = self._needed()
         fn = self.fn
         grads = [_wrap(view.copy(order="K"))]
-        plan = fn._plan
-        if plan is not None and plan.backward_array is not None:
-            res = plan.backward_array(fn, grads, False, fn_needed)
-        else:
-            res = self._run_wrapped(grads, fn_needed)
+        res = fn._run(grads, False, fn_needed, False)
         if needed[0]:
             if res[0] is None:
                 view[...] = 0
@@ -250,7 +246,7 @@ class CopySlices(CppNode):
 
     def _run_wrapped(self, grads: list, fn_needed: tuple) -> tuple:
         fn = self.fn
-        if fn._plan is None:  # a custom Function's node computes what it computes
+        if not fn._op_formulas:  # a custom Function's node computes what it computes
             return fn.apply(grads)
         if not state.grad_enabled:
             return fn.apply(grads, fn_needed)

@@ -275,19 +275,12 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 continue
             grads = _pre_hooks(node, grads)
             had_post = node._hooks is not None and bool(node._hooks.post)
-        plan = node._plan
-        if plan is not None and not anomaly.enabled:
-            if create_graph or plan.backward_array is None:
-                outputs = plan.backward(node, grads, release, needed)
-            else:
-                outputs = plan.backward_array(node, grads, release, needed)
+        if not anomaly.enabled:
+            outputs = node._run(grads, release, needed, create_graph)
         else:
-            if anomaly.enabled:
-                from retrograd._autograd.anomaly_report import call_with_anomaly
+            from retrograd._autograd.anomaly_report import call_with_anomaly
 
-                outputs = call_with_anomaly(node, grads)
-            else:
-                outputs = node.apply(grads)
+            outputs = call_with_anomaly(node, grads)
             if release:
                 node.release_variables()
         hooks = node._hooks

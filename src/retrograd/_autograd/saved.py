@@ -230,7 +230,7 @@ def _detached_for_backward(data: Tensor, saved_for: Any) -> bool:
     refuses this (its op nodes unpack inputs without naming themselves), while a custom
     Function's saved_tensors, or a node's _saved_* attributes read outside backward, still give
     the tensor back. A view whose grad_fn is rebuilt lazily still requires grad."""
-    return (not data._requires_grad and getattr(saved_for, "_plan", None) is not None
+    return (not data._requires_grad and getattr(saved_for, "_op_formulas", False)
             and state.graph_task is not None)
 
 

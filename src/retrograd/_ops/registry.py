@@ -138,7 +138,7 @@ class SavePlan:
         backward = f"{op.node_name}.backward"
         self.backward = _compile_backward(self, kinds, bool(op.list_idx), self.calls,
                                           label=(where.format(backward), backward))
-        # NOTE [Array formulas]: the engine runs this one when backward builds no graph
+        # NOTE [Array formulas]: FormulaNode._run picks this one when backward builds no graph
         self.backward_array = None
         if op.array_formulas is not None and not op.list_idx:
             calls = tuple((f, tuple(index.get(p, -1) for p in f.params))
@@ -163,6 +163,8 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     need a gradient are called with their arguments in local variables, and, unless the graph
     is retained, the saved values are freed after the formulas ran. `needed` is None (every
     connected input), FROM_TASK (ask the running graph task, for `inputs=`), or per-edge flags.
+    The engine does not know of plans: it calls Node._run, which FormulaNode implements by
+    calling its plan's backward (or backward_array).
     """
     if reference_backward.ENABLED:  # NOTE [Reference backward]
         return reference_backward.reference_backward(plan, has_lists, calls, arrays, fallback,
@@ -403,6 +405,13 @@ class FormulaNode(Node):
 
     __slots__ = ("_saved", "_plan", "_mask")
     _op: OpDef
+    _op_formulas = True
+
+    def _run(self, grads: list, release: bool, needed: object, graph: bool) -> tuple:
+        plan = self._plan
+        if graph or plan.backward_array is None:
+            return plan.backward(self, grads, release, needed)
+        return plan.backward_array(self, grads, release, needed)
 
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
         if needed is None:
