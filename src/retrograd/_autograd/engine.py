@@ -24,7 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from retrograd import _errors as E
-from retrograd._autograd import profiling
+from retrograd._autograd import op_seam, profiling
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
@@ -371,9 +371,7 @@ def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
         if not _expandable(shape, arr.shape):
             raise RuntimeError(E.INVALID_GRADIENT.format(node.name(), index, list(arr.shape),
                                                          list(shape)))
-        from retrograd._ops.reduction_helpers import sum_to
-
-        g = sum_to(g, shape)
+        g = op_seam.sum_to(g, shape)
     if g._data.dtype != dtype:
         g = g.to(dtype=_rg_dtype(dtype))
     return g

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd import _errors as E
+from retrograd._autograd import op_seam
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor, _wrap
 
@@ -238,9 +239,7 @@ def _check_unpacked_shape(saved: tuple, got: tuple) -> None:
     """An unpack hook gave back a tensor of another shape. One that does not broadcast with the
     saved shape would fail inside the formula; raise the error PyTorch's formula raises there
     (the gradient, of the saved shape, is its first operand)."""
-    from retrograd._ops.layout import broadcast_error
-
-    err = broadcast_error(saved, got)
+    err = op_seam.broadcast_error(saved, got)
     if err is not None:
         raise err
 
