@@ -5,21 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from retrograd._ops.optim_kernels import adam_apply
 from retrograd._tensor import Tensor
 from retrograd.optim.optimizer import (
     Optimizer,
     _adam_moments,
-    _add_scalar_,
-    _addcdiv_,
     _bump,
     _check_flags,
     _ctype,
     _eval_closure,
     _incr_step,
-    _round,
-    _scratch,
     _step_tensor,
     _to_scalar,
     _Typed,
@@ -116,14 +111,10 @@ class Adam(Optimizer):
         neg_step_size, bias_correction2_sqrt = corrections(ct)
         g, m, v, tmp = _adam_moments(p, state, ct, one_minus_beta1, beta2, one_minus_beta2, wd,
                                      shrink, decay, decoupled, maximize)
+        vmax = None
         if amsgrad:
             vmax = state["max_exp_avg_sq"]
-            np.maximum(vmax._data, v, out=vmax._data)
             _bump(vmax)
-            v = vmax._data
-        # exp_avg_sq.sqrt() / bias_correction2_sqrt + eps: a new tensor of the param's dtype
-        denom = _round(np.sqrt(v, out=_scratch(v, ct), dtype=ct), d.dtype)
-        np.divide(denom, bias_correction2_sqrt, out=denom, dtype=ct, casting="unsafe")
-        _add_scalar_(denom, eps, ct)
-        _addcdiv_(d, m, denom, neg_step_size, ct, tmp)
+            vmax = vmax._data
+        adam_apply(d, m, v, vmax, ct, neg_step_size, bias_correction2_sqrt, eps, tmp)
         _bump(p)
