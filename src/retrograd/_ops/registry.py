@@ -68,6 +68,8 @@ class OpDef:
         self.is_view = schema.is_view
         self.inplace_idx = tuple(i for i, a in enumerate(schema.args)
                                  if a.is_written and not a.kwarg_only)
+        # lists written in place (the _foreach_*_ / _fused_*_ ops): inplace.run_list_inplace
+        self.written_lists = tuple(i for i in self.inplace_idx if i in self.list_idx)
         self.differentiable_outputs = differentiable_outputs
         self.node_name = node or "".join(p.title() for p in schema.name.split("_")) + "Backward0"
         self.formulas = _compile_formulas(self, grads)

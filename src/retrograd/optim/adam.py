@@ -7,6 +7,7 @@ from typing import Any
 
 from retrograd._ops.optim_kernels import adam_apply
 from retrograd._tensor import Tensor
+from retrograd.optim import _dispatched
 from retrograd.optim.optimizer import (
     Optimizer,
     _adam_moments,
@@ -87,6 +88,13 @@ class Adam(Optimizer):
             lr = _to_scalar(group["lr"])
             beta1, beta2 = (_to_scalar(b) for b in group["betas"])
             wd, amsgrad = group["weight_decay"], group["amsgrad"]
+            how = _dispatched.path(group)
+            if how is not None:  # NOTE [Optimizer dispatch]
+                params = [p for p in group["params"] if p._grad is not None]
+                _dispatched.adam(how, params, [self._state_of(p, amsgrad) for p in params], lr,
+                                 beta1, beta2, wd, group["eps"], amsgrad, group["maximize"],
+                                 group["decoupled_weight_decay"])
+                continue
             typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
             per_step: dict[float, _Typed] = {}  # the bias corrections, per step count
             flags = (wd != 0, group["decoupled_weight_decay"], amsgrad, group["maximize"])
