@@ -149,13 +149,13 @@ def _addcdiv_scalars(xs: list, t1: list, t2: list, scalars: list) -> None:
 def _lerp_scalar(xs: list, ends: list, weight) -> None:
     for a, b in zip(xs, ends):
         ct = _ctype(a)
-        _lerp_(a, b, ct(weight), ct)
+        _lerp_(a, b, ct(weight), ct, _scratch(a, ct))
 
 
 def _lerp_scalars(xs: list, ends: list, weights: list) -> None:
     for a, b, w in zip(xs, ends, weights):
         ct = _ctype(a)
-        _lerp_(a, b, ct(w), ct)
+        _lerp_(a, b, ct(w), ct, _scratch(a, ct))
 
 
 def _sqrt(xs: list) -> list:
