@@ -40,17 +40,19 @@ class _TorchNames(TorchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _arrays(dtypes: tuple) -> tuple:
+def _arrays(dtypes: tuple, n_steps: int) -> tuple:
     rng = np.random.default_rng(0)
     shapes = [(3, 4), (4,), (2, 2)]
     params = [rng.standard_normal(shapes[i % 3]).astype(dt) for i, dt in enumerate(dtypes)]
-    grads = [[rng.standard_normal(p.shape).astype(p.dtype) for p in params] for _ in range(4)]
+    grads = [[rng.standard_normal(p.shape).astype(p.dtype) for p in params]
+             for _ in range(n_steps)]
     return params, grads
 
 
-def _run(lib, mode_cls, cls_name: str, kwargs: dict, dtypes: tuple, watched: tuple) -> tuple:
-    """Four steps with fixed gradients; the op names a mode sees in the `watched` steps."""
-    params0, grads = _arrays(dtypes)
+def _run(lib, mode_cls, cls_name: str, kwargs: dict, dtypes: tuple, watched: tuple,
+         n_steps: int = 4) -> tuple:
+    """Steps with fixed gradients; the op names a mode sees in the `watched` steps."""
+    params0, grads = _arrays(dtypes, n_steps)
     params = [lib.tensor(a.copy(), requires_grad=True) for a in params0]
     opt = getattr(lib.optim, cls_name)(params, lr=0.1, **kwargs)
     seen = []
@@ -78,6 +80,18 @@ CASES = [
     ("AdamW", {}),
     ("AdamW", {"foreach": True}),
     ("AdamW", {"fused": True, "amsgrad": True}),
+    ("NAdam", {}),
+    ("NAdam", {"foreach": True}),
+    ("NAdam", {"foreach": True, "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {"foreach": True, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {}),
+    ("RAdam", {"foreach": True}),
+    ("RAdam", {"foreach": True, "weight_decay": 0.1, "maximize": True}),
+    ("RAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    # rho_t passes 5 at the sixth step with beta2 = 0.9: the rectified update
+    ("RAdam", {"betas": (0.9, 0.9)}),
+    ("RAdam", {"betas": (0.9, 0.9), "foreach": True}),
     ("SGD", {}),
     ("SGD", {"momentum": 0.9}),
     ("SGD", {"momentum": 0.9, "foreach": True}),
@@ -96,9 +110,10 @@ CASES = [
                          ids=[f"{c}-{'-'.join(f'{k}={v}' for k, v in kw.items())}"
                               for c, kw in CASES])
 def test_a_mode_sees_torchs_ops_and_the_steps_agree(cls_name, kwargs, dtypes):
-    watched = (1, 2)  # the first step makes the state; a later one must look the same
-    ours, our_names = _run(retrograd, _Names, cls_name, kwargs, dtypes, watched)
-    theirs, their_names = _run(torch, _TorchNames, cls_name, kwargs, dtypes, watched)
+    # the first step makes the state; a later one must look the same
+    watched, n_steps = ((1, 6), 8) if "betas" in kwargs else ((1, 2), 4)
+    ours, our_names = _run(retrograd, _Names, cls_name, kwargs, dtypes, watched, n_steps)
+    theirs, their_names = _run(torch, _TorchNames, cls_name, kwargs, dtypes, watched, n_steps)
     assert our_names == their_names
     assert our_names[0], "the mode saw no ops"
     fused = kwargs.get("fused", False)

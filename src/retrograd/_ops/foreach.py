@@ -176,6 +176,11 @@ def _neg_(xs: list) -> None:
         np.negative(a, out=a)
 
 
+def _reciprocal_(xs: list) -> None:
+    for a in xs:
+        np.reciprocal(a, out=a, dtype=_ctype(a), casting="unsafe")
+
+
 def _maximum_list(xs: list, others: list) -> None:
     for a, b in zip(xs, others):
         np.maximum(a, b, out=a, casting="unsafe")
@@ -287,6 +292,7 @@ sqrt = _op("_foreach_sqrt(Tensor[] self) -> Tensor[]", _sqrt)
 sqrt_ = _op("_foreach_sqrt_(Tensor(a!)[] self) -> ()", _sqrt_)
 neg = _op("_foreach_neg(Tensor[] self) -> Tensor[]", _neg)
 neg_ = _op("_foreach_neg_(Tensor(a!)[] self) -> ()", _neg_)
+reciprocal_ = _op("_foreach_reciprocal_(Tensor(a!)[] self) -> ()", _reciprocal_)
 maximum_list_ = _op("_foreach_maximum_.List(Tensor(a!)[] self, Tensor[] other) -> ()",
                    _maximum_list)
 
@@ -359,3 +365,4 @@ register("_foreach_sqrt", sqrt)
 register("_foreach_sqrt_", sqrt_)
 register("_foreach_neg", neg)
 register("_foreach_neg_", neg_)
+register("_foreach_reciprocal_", reciprocal_)
