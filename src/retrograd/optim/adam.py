@@ -71,10 +71,10 @@ class Adam(Optimizer):
                        ("capturable", False), ("differentiable", False),
                        ("decoupled_weight_decay", False), ("fused", None)))
 
-    def _state_of(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
+    def _state_of(self, p: Tensor, amsgrad: bool, fused: bool = False) -> dict[str, Any]:
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _step_tensor()
+            state["step"] = _step_tensor(fused=fused)
             state["exp_avg"] = _zeros_like(p)
             state["exp_avg_sq"] = _zeros_like(p)
             if amsgrad:
@@ -91,9 +91,9 @@ class Adam(Optimizer):
             how = _dispatched.path(group)
             if how is not None:  # NOTE [Optimizer dispatch]
                 params = [p for p in group["params"] if p._grad is not None]
-                _dispatched.adam(how, params, [self._state_of(p, amsgrad) for p in params], lr,
-                                 beta1, beta2, wd, group["eps"], amsgrad, group["maximize"],
-                                 group["decoupled_weight_decay"])
+                states = [self._state_of(p, amsgrad, how == "fused") for p in params]
+                _dispatched.adam(how, params, states, lr, beta1, beta2, wd, group["eps"],
+                                 amsgrad, group["maximize"], group["decoupled_weight_decay"])
                 continue
             typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
             per_step: dict[float, _Typed] = {}  # the bias corrections, per step count

@@ -124,9 +124,10 @@ def _zeros_like(p: Tensor) -> Tensor:
     return _wrap(np.zeros_like(p._data))
 
 
-def _step_tensor(value: float = 0.0) -> Tensor:
-    """The per-parameter step counter: a 0-dim float tensor (float64 under a float64 default)."""
-    dt = np.float64 if D.get_default_dtype() is D.float64 else np.float32
+def _step_tensor(value: float = 0.0, fused: bool = False) -> Tensor:
+    """The per-parameter step counter: a 0-dim float tensor (float64 under a float64 default;
+    always float32 for the fused kernels, as torch's)."""
+    dt = np.float64 if D.get_default_dtype() is D.float64 and not fused else np.float32
     return _wrap(np.array(value, dtype=dt))
 
 
