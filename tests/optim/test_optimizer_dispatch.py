@@ -151,3 +151,21 @@ def test_the_ops_bump_versions_and_refuse_to_be_recorded():
         retrograd._foreach_mul_([leaf], 2.0)
     with pytest.raises(RuntimeError, match="has no derivative"):
         retrograd._foreach_mul_([leaf * 1], 2.0)
+
+
+def test_the_step_counters_dtype_follows_torchs():
+    """float64 under a float64 default, except for the fused kernels (float32)."""
+    for kwargs in ({}, {"foreach": True}, {"fused": True}):
+        dtypes = []
+        for lib in (retrograd, torch):
+            prev = lib.get_default_dtype()
+            lib.set_default_dtype(lib.float64)
+            try:
+                p = lib.ones(2, requires_grad=True)
+                p.grad = lib.ones(2)
+                opt = lib.optim.Adam([p], **kwargs)
+                opt.step()
+                dtypes.append(str(opt.state[p]["step"].dtype).split(".")[-1])
+            finally:
+                lib.set_default_dtype(prev)
+        assert dtypes[0] == dtypes[1], kwargs
