@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrograd._ops import dispatch
 from retrograd._ops import foreach as F
 from retrograd._ops.creation import empty_like, tensor
 from retrograd._ops.pointwise import maximum
@@ -16,13 +17,11 @@ from retrograd._tensor import Tensor
 
 def path(group: dict[str, Any]) -> str | None:
     """'fused', 'foreach', 'ops' (single-tensor through ops) or None (the array step)."""
-    from retrograd._ops.dispatch import mode_stack
-
     if group.get("fused"):
         return "fused"
     if group.get("foreach"):
         return "foreach"
-    return "ops" if mode_stack else None
+    return "ops" if dispatch.mode_stack else None
 
 
 def by_dtype(params: list) -> list:
