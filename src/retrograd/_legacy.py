@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._autograd import op_seam
 from retrograd._tensor import Size, Tensor, _init, _wrap
 
 
@@ -23,9 +24,7 @@ def _int_like(x: Any) -> bool:
 
 
 def _c_name(d: D.dtype) -> str:
-    from retrograd._ops.metadata_inplace import _c_name as name
-
-    return name(d)
+    return op_seam.c_name(d)
 
 
 def _options(d: D.dtype) -> str:
@@ -70,9 +69,7 @@ def legacy_array(args: tuple, d: D.dtype | None) -> tuple[np.ndarray, Any]:
         if isinstance(first, Size):
             return np.empty(_shape(tuple(first)), d.np), None
         if not _int_like(first):
-            from retrograd._ops.creation import to_numpy_array
-
-            return to_numpy_array(first, d), None
+            return op_seam.to_numpy_array(first, d), None
     return np.empty(_shape(args), d.np), None
 
 

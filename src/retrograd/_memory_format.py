@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._autograd import op_seam
+
 
 class memory_format(str):
     __slots__ = ()
@@ -96,9 +98,7 @@ def empty_array(shape: tuple, np_dtype, fmt: memory_format | None) -> np.ndarray
     """An uninitialised array laid out in `fmt` (contiguous for None / contiguous_format)."""
     if fmt not in _ORDER:
         return np.empty(shape, np_dtype)
-    from retrograd._ops.creation import empty_strided_array
-
-    return empty_strided_array(tuple(shape), format_strides(tuple(shape), fmt), np_dtype)
+    return op_seam.empty_strided_array(tuple(shape), format_strides(tuple(shape), fmt), np_dtype)
 
 
 def copy_as(a: np.ndarray, fmt: memory_format | None) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
 
@@ -193,9 +194,7 @@ class Tensor:
         if isinstance(dtype, tensortype):  # FloatTensor, LongTensor, ...
             dtype = dtype.dtype
         if isinstance(dtype, str):
-            from retrograd._ops.copy import _dtype_arg
-
-            resolved = _dtype_arg(dtype)
+            resolved = op_seam.dtype_arg(dtype)
             if resolved is None:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = resolved

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
 

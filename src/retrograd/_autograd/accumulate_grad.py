@@ -23,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
 from retrograd._autograd.node import MAX_SEQUENCE_NR, CppNode
 from retrograd._autograd.state import state
@@ -177,9 +178,7 @@ def empty_like_layout(param: np.ndarray, dtype=None) -> np.ndarray:
 
 def clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
     if state.grad_enabled and new_grad._requires_grad:
-        from retrograd._ops.copy import copy_into_new
-
-        return copy_into_new(new_grad, empty_like_layout(var._data, new_grad._data.dtype))
+        return op_seam.copy_into_new(new_grad, empty_like_layout(var._data, new_grad._data.dtype))
     out = empty_like_layout(var._data, new_grad._data.dtype)
     np.copyto(out, new_grad._data)
     return _wrap(out)

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 
+from retrograd._autograd import op_seam
 from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
@@ -159,13 +160,11 @@ def _op_name(fn) -> str:
 
 def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     """Make the in-place op's node the new history of self_t (or of its base, for a view)."""
-    from retrograd._ops.registry import _build_node
-
     info = self_t._view
     if info is None or info.creation_meta == V.NO_GRAD_MODE:
         old_fn = self_t._grad_fn
         had_grad = self_t._requires_grad
-        _build_node(op, args, (self_t,))
+        op_seam.build_node(op, args, (self_t,))
         move_retains_grad(self_t, old_fn, self_t._grad_fn)
         if info is None and not had_grad:
             V.views_require_grad(self_t)
@@ -174,7 +173,7 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     # the wrapped node: built as if for a plain tensor, but not attached to anything yet
     holder = _wrap(self_t._data)
     holder._version_counter = self_t._version_counter
-    _build_node(op, args, (holder,))
+    op_seam.build_node(op, args, (holder,))
     fn = holder._grad_fn
     fn._output_meta = ((self_t._data.shape, self_t._data.dtype),)
     base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
@@ -210,14 +209,12 @@ class CopySlices(CppNode):
         self.metadata["wrapped_node"] = fn
 
     def apply(self, grad_outputs: list) -> tuple:
-        from retrograd._ops.copy import strided_like
-
         grad = grad_outputs[0]
         if grad is None:
             return (None,) * len(self.next_functions)
         if not state.grad_enabled and not anomaly.enabled:
             return self._apply_arrays(grad)
-        result = strided_like(grad, self.base_shape, self.base_strides)
+        result = op_seam.strided_like(grad, self.base_shape, self.base_strides)
         grad_slice = self._view_of(result)
         needed, fn_needed = self._needed()
         res = self._run_wrapped([grad_slice.clone()], fn_needed)
@@ -232,20 +229,14 @@ class CopySlices(CppNode):
         """apply() when no graph is being built, on NumPy arrays: the same buffer, view,
         wrapped backward (its array formulas where it has them, NOTE [Array formulas]) and
         write as the Tensor path, without a Tensor op for each."""
-        from retrograd._ops.copy import buffer_strided
-
         # a fresh buffer in the base's layout holding the incoming gradient
-        buf = buffer_strided(self.base_shape, self.base_strides, grad._data.dtype)
+        buf = op_seam.buffer_strided(self.base_shape, self.base_strides, grad._data.dtype)
         np.copyto(buf, grad._data)
         view = self._view_array(buf)
         needed, fn_needed = self._needed()
         fn = self.fn
         grads = [_wrap(view.copy(order="K"))]
-        plan = fn._plan
-        if plan is not None and plan.backward_array is not None:
-            res = plan.backward_array(fn, grads, False, fn_needed)
-        else:
-            res = self._run_wrapped(grads, fn_needed)
+        res = fn._run(grads, False, fn_needed, False)
         if needed[0]:
             if res[0] is None:
                 view[...] = 0
@@ -255,7 +246,7 @@ class CopySlices(CppNode):
 
     def _run_wrapped(self, grads: list, fn_needed: tuple) -> tuple:
         fn = self.fn
-        if fn._plan is None:  # a custom Function's node computes what it computes
+        if not fn._op_formulas:  # a custom Function's node computes what it computes
             return fn.apply(grads)
         if not state.grad_enabled:
             return fn.apply(grads, fn_needed)
@@ -278,9 +269,7 @@ class CopySlices(CppNode):
                                 and sv._data is not None and sv._hooks is None
                                 and not sv._is_leaf for sv in saved):
             return saved
-        from retrograd._ops.copy import buffer_strided
-
-        holder = _wrap(buffer_strided(self.base_shape, self.base_strides, self.base_dtype))
+        holder = _wrap(op_seam.buffer_strided(self.base_shape, self.base_strides, self.base_dtype))
         holder._grad_fn = self
         holder._requires_grad = True
         view_fn = holder.as_strided(self.view_size, self.view_stride, self.view_offset)._grad_fn
@@ -335,9 +324,7 @@ class CopySlices(CppNode):
         if self._replays():
             out = t
             for op, rest in self.view_replay:
-                from retrograd._ops.registry import run
-
-                out = run(op, (out,) + rest)
+                out = op_seam.run(op, (out,) + rest)
             return out
         return t.as_strided(self.view_size, self.view_stride, self.view_offset)
 
@@ -366,10 +353,8 @@ def regenerate_view_grad_fn(t: Tensor) -> None:
     try:
         if use_view_replay.replay:
             out = base
-            from retrograd._ops.registry import run
-
             for op, rest in info.replay:
-                out = run(op, (out,) + rest)
+                out = op_seam.run(op, (out,) + rest)
             fn = out._grad_fn
         else:
             out = base.as_strided(t._data.shape, t.stride(), t.storage_offset())

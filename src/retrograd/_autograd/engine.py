@@ -24,7 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from retrograd import _errors as E
-from retrograd._autograd import profiling
+from retrograd._autograd import op_seam, profiling
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
@@ -275,19 +275,12 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 continue
             grads = _pre_hooks(node, grads)
             had_post = node._hooks is not None and bool(node._hooks.post)
-        plan = node._plan
-        if plan is not None and not anomaly.enabled:
-            if create_graph or plan.backward_array is None:
-                outputs = plan.backward(node, grads, release, needed)
-            else:
-                outputs = plan.backward_array(node, grads, release, needed)
+        if not anomaly.enabled:
+            outputs = node._run(grads, release, needed, create_graph)
         else:
-            if anomaly.enabled:
-                from retrograd._autograd.anomaly_report import call_with_anomaly
+            from retrograd._autograd.anomaly_report import call_with_anomaly
 
-                outputs = call_with_anomaly(node, grads)
-            else:
-                outputs = node.apply(grads)
+            outputs = call_with_anomaly(node, grads)
             if release:
                 node.release_variables()
         hooks = node._hooks
@@ -378,9 +371,7 @@ def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
         if not _expandable(shape, arr.shape):
             raise RuntimeError(E.INVALID_GRADIENT.format(node.name(), index, list(arr.shape),
                                                          list(shape)))
-        from retrograd._ops.reduction_helpers import sum_to
-
-        g = sum_to(g, shape)
+        g = op_seam.sum_to(g, shape)
     if g._data.dtype != dtype:
         g = g.to(dtype=_rg_dtype(dtype))
     return g

@@ -30,9 +30,10 @@ class Node:
                  "__weakref__")
     # AccumulateGrad reads its tensor pre-hooks from the leaf at run time
     _lazy_tensor_hooks = False
-    # op nodes carry a SavePlan whose generated backward the engine calls directly
-    # (NOTE [Fast backward] in retrograd._ops.registry); other nodes run apply()
-    _plan = None
+    # True on op nodes, whose backward is the op's formulas on the values in `_saved`: they
+    # take `needed` in apply() and refuse a saved input detached in place since (as PyTorch's
+    # op nodes do); a custom Function's node computes what its backward computes
+    _op_formulas = False
 
     def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:
         self.next_functions = next_functions
@@ -49,6 +50,16 @@ class Node:
 
     def release_variables(self) -> None:
         """Free saved tensors after backward (unless retain_graph)."""
+
+    def _run(self, grads: list, release: bool, needed: Any, graph: bool) -> tuple:
+        """The engine's one call into a node: apply(), then the saved values freed if `release`.
+        `needed` says which edges need a gradient; `graph` is create_graph (without it a node
+        may compute on arrays). Op nodes run their generated backward instead (NOTE [Fast
+        backward] in retrograd._ops.registry)."""
+        outputs = self.apply(grads)
+        if release:
+            self.release_variables()
+        return outputs
 
     # --- public API ---------------------------------------------------------------------------
     def name(self) -> str:

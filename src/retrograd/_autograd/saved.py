@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd import _errors as E
+from retrograd._autograd import op_seam
 from retrograd._autograd.state import state
 from retrograd._tensor import Tensor, _wrap
 
@@ -246,7 +247,7 @@ def _detached_for_backward(data: Tensor, saved_for: Any) -> bool:
     refuses this (its op nodes unpack inputs without naming themselves), while a custom
     Function's saved_tensors, or a node's _saved_* attributes read outside backward, still give
     the tensor back. A view whose grad_fn is rebuilt lazily still requires grad."""
-    return (not data._requires_grad and getattr(saved_for, "_plan", None) is not None
+    return (not data._requires_grad and getattr(saved_for, "_op_formulas", False)
             and state.graph_task is not None)
 
 
@@ -254,9 +255,7 @@ def _check_unpacked_shape(saved: tuple, got: tuple) -> None:
     """An unpack hook gave back a tensor of another shape. One that does not broadcast with the
     saved shape would fail inside the formula; raise the error PyTorch's formula raises there
     (the gradient, of the saved shape, is its first operand)."""
-    from retrograd._ops.layout import broadcast_error
-
-    err = broadcast_error(saved, got)
+    err = op_seam.broadcast_error(saved, got)
     if err is not None:
         raise err
 

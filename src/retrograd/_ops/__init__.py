@@ -8,6 +8,7 @@ from retrograd._ops import sorting, diagonals, scatter_reduce, index_reduce, buc
 from retrograd._ops import windows, im2col, upsample, pixel_shuffle, broadcasting
 from retrograd._ops import operators
 from retrograd._ops import metadata_inplace, memory_methods
+from retrograd._ops import foreach
 
 operators.install()
 registry.install_methods()

@@ -76,6 +76,8 @@ def bump_version(t: Tensor, op_name: str, depth: int = 3) -> None:
 
 
 def run_inplace(op, args: tuple, call: list, any_grad: bool):
+    if op.written_lists:
+        return run_list_inplace(op, args, call, any_grad)
     idx = op.inplace_idx[0]
     self_t = args[idx]
     check_inplace(self_t, any_grad)
@@ -111,6 +113,32 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
                 raise
         _record_pre_write_versions(self_t, before)
     return self_t
+
+
+def run_list_inplace(op, args: tuple, call: list, any_grad: bool) -> None:
+    """An op that writes lists of tensors and returns nothing (torch's `_foreach_add_`,
+    `_fused_adam_`, ...; NOTE [Optimizer dispatch]): every written tensor is checked as an
+    in-place op checks it, the kernel runs on the arrays, every version is bumped. They have
+    no derivative here, so they refuse to run where one would be recorded."""
+    written = [t for i in op.written_lists for t in args[i]]
+    for t in written:
+        check_inplace(t, any_grad)
+    if any_grad and state.grad_enabled:
+        raise RuntimeError(f"retrograd: {op.schema.name} has no derivative; call it under "
+                           "torch.no_grad() (optimizers do)")
+    for i in op.written_lists:
+        for dst in call[i]:
+            if not dst.flags.writeable:
+                _allow_write(dst)
+    op.forward(*call)
+    name = op.schema.name
+    for t in written:
+        vc = t._version_counter
+        if vc is not None:
+            vc.version += 1
+            vc.last_op = name
+            vc.last_site = None
+    return None
 
 
 def _undo_record(t: Tensor, dst: np.ndarray, version: int) -> tuple:

@@ -68,6 +68,8 @@ class OpDef:
         self.is_view = schema.is_view
         self.inplace_idx = tuple(i for i, a in enumerate(schema.args)
                                  if a.is_written and not a.kwarg_only)
+        # lists written in place (the _foreach_*_ / _fused_*_ ops): inplace.run_list_inplace
+        self.written_lists = tuple(i for i in self.inplace_idx if i in self.list_idx)
         self.differentiable_outputs = differentiable_outputs
         self.node_name = node or "".join(p.title() for p in schema.name.split("_")) + "Backward0"
         self.formulas = _compile_formulas(self, grads)
@@ -138,7 +140,7 @@ class SavePlan:
         backward = f"{op.node_name}.backward"
         self.backward = _compile_backward(self, kinds, bool(op.list_idx), self.calls,
                                           label=(where.format(backward), backward))
-        # NOTE [Array formulas]: the engine runs this one when backward builds no graph
+        # NOTE [Array formulas]: FormulaNode._run picks this one when backward builds no graph
         self.backward_array = None
         if op.array_formulas is not None and not op.list_idx:
             calls = tuple((f, tuple(index.get(p, -1) for p in f.params))
@@ -163,6 +165,8 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     need a gradient are called with their arguments in local variables, and, unless the graph
     is retained, the saved values are freed after the formulas ran. `needed` is None (every
     connected input), FROM_TASK (ask the running graph task, for `inputs=`), or per-edge flags.
+    The engine does not know of plans: it calls Node._run, which FormulaNode implements by
+    calling its plan's backward (or backward_array).
     """
     if reference_backward.ENABLED:  # NOTE [Reference backward]
         return reference_backward.reference_backward(plan, has_lists, calls, arrays, fallback,
@@ -399,6 +403,13 @@ class FormulaNode(Node):
 
     __slots__ = ("_saved", "_plan", "_mask")
     _op: OpDef
+    _op_formulas = True
+
+    def _run(self, grads: list, release: bool, needed: object, graph: bool) -> tuple:
+        plan = self._plan
+        if graph or plan.backward_array is None:
+            return plan.backward(self, grads, release, needed)
+        return plan.backward_array(self, grads, release, needed)
 
     def apply(self, grad_outputs: list, needed: tuple | None = None) -> tuple:
         if needed is None:

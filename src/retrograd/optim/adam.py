@@ -5,21 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from retrograd._ops.optim_kernels import adam_apply
 from retrograd._tensor import Tensor
+from retrograd.optim import _dispatched
 from retrograd.optim.optimizer import (
     Optimizer,
     _adam_moments,
-    _add_scalar_,
-    _addcdiv_,
     _bump,
     _check_flags,
     _ctype,
     _eval_closure,
     _incr_step,
-    _round,
-    _scratch,
     _step_tensor,
     _to_scalar,
     _Typed,
@@ -75,10 +71,10 @@ class Adam(Optimizer):
                        ("capturable", False), ("differentiable", False),
                        ("decoupled_weight_decay", False), ("fused", None)))
 
-    def _state_of(self, p: Tensor, amsgrad: bool) -> dict[str, Any]:
+    def _state_of(self, p: Tensor, amsgrad: bool, fused: bool = False) -> dict[str, Any]:
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _step_tensor()
+            state["step"] = _step_tensor(fused=fused)
             state["exp_avg"] = _zeros_like(p)
             state["exp_avg_sq"] = _zeros_like(p)
             if amsgrad:
@@ -92,6 +88,13 @@ class Adam(Optimizer):
             lr = _to_scalar(group["lr"])
             beta1, beta2 = (_to_scalar(b) for b in group["betas"])
             wd, amsgrad = group["weight_decay"], group["amsgrad"]
+            how = _dispatched.path(group)
+            if how is not None:  # NOTE [Optimizer dispatch]
+                params = [p for p in group["params"] if p._grad is not None]
+                states = [self._state_of(p, amsgrad, how == "fused") for p in params]
+                _dispatched.adam(how, params, states, lr, beta1, beta2, wd, group["eps"],
+                                 amsgrad, group["maximize"], group["decoupled_weight_decay"])
+                continue
             typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
             per_step: dict[float, _Typed] = {}  # the bias corrections, per step count
             flags = (wd != 0, group["decoupled_weight_decay"], amsgrad, group["maximize"])
@@ -116,14 +119,10 @@ class Adam(Optimizer):
         neg_step_size, bias_correction2_sqrt = corrections(ct)
         g, m, v, tmp = _adam_moments(p, state, ct, one_minus_beta1, beta2, one_minus_beta2, wd,
                                      shrink, decay, decoupled, maximize)
+        vmax = None
         if amsgrad:
             vmax = state["max_exp_avg_sq"]
-            np.maximum(vmax._data, v, out=vmax._data)
             _bump(vmax)
-            v = vmax._data
-        # exp_avg_sq.sqrt() / bias_correction2_sqrt + eps: a new tensor of the param's dtype
-        denom = _round(np.sqrt(v, out=_scratch(v, ct), dtype=ct), d.dtype)
-        np.divide(denom, bias_correction2_sqrt, out=denom, dtype=ct, casting="unsafe")
-        _add_scalar_(denom, eps, ct)
-        _addcdiv_(d, m, denom, neg_step_size, ct, tmp)
+            vmax = vmax._data
+        adam_apply(d, m, v, vmax, ct, neg_step_size, bias_correction2_sqrt, eps, tmp)
         _bump(p)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor
+from retrograd.optim import _dispatched
 from retrograd.optim.optimizer import (
     Optimizer,
     _adam_moments,
@@ -82,6 +83,13 @@ class NAdam(Optimizer):
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             wd, momentum_decay = group["weight_decay"], group["momentum_decay"]
+            how = _dispatched.path(group)
+            if how is not None:  # NOTE [Optimizer dispatch]
+                params = [p for p in group["params"] if p._grad is not None]
+                _dispatched.nadam(how, params, [self._state_of(p) for p in params], lr, beta1,
+                                  beta2, wd, group["eps"], momentum_decay, group["maximize"],
+                                  group["decoupled_weight_decay"])
+                continue
             typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd)
             flags = (wd != 0, group["decoupled_weight_decay"], group["maximize"])
             for p in group["params"]:

@@ -1,20 +1,6 @@
 """Optimizer: param groups, per-parameter state, state_dict round trips and step hooks.
 
-NOTE [Optimizer arithmetic]
-Optimizers write their updates straight into the parameters' NumPy arrays (`p._data`): no graph,
-no op dispatch, so a step costs about what its NumPy arithmetic costs. Each optimizer follows
-torch's single-tensor (foreach=False) algorithm op for op, in the same order and association
-(e.g. addcdiv is self + (value * t1) / t2). float64 trajectories agree with torch's to rounding;
-float32 ones within an ulp or so per step, because torch's x86 kernels fuse the multiply-add of
-add(alpha=)/lerp/addcmul (FMA) and its float32 sqrt (MKL) is not correctly rounded, while NumPy
-does neither (emulating FMA through float64 would cost ~10x). Python-number hyperparameters are
-cast once per step to the parameter's computation type (float64 for float64 params, float32
-otherwise, like torch's opmath), because NumPy 2 (NEP 50) would otherwise upcast float32 arrays
-to float64. Narrow floats (bfloat16, float16) are computed in float32 and rounded on write, with
-torch's quirks (add's alpha is rounded to the narrow dtype first), and where torch materializes
-a new tensor in the parameter's dtype `_round` rounds to it: given the same gradients their
-trajectories equal torch's bit for bit. Every in-place write bumps the tensor's version counter,
-as a torch in-place op would.
+The arithmetic of every update (NOTE [Optimizer arithmetic]) is in retrograd._ops.optim_kernels.
 """
 
 from __future__ import annotations
@@ -32,6 +18,48 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.hooks import RemovableHandle
 from retrograd._autograd.state import state as _grad_state
+from retrograd._ops.optim_kernels import (
+    _add_ as _add_,
+)
+from retrograd._ops.optim_kernels import (
+    _add_scalar_ as _add_scalar_,
+)
+from retrograd._ops.optim_kernels import (
+    _addc as _addc,
+)
+from retrograd._ops.optim_kernels import (
+    _addcdiv_ as _addcdiv_,
+)
+from retrograd._ops.optim_kernels import (
+    _addcmul_ as _addcmul_,
+)
+from retrograd._ops.optim_kernels import (
+    _added as _added,
+)
+from retrograd._ops.optim_kernels import (
+    _as_add_scalar as _as_add_scalar,
+)
+from retrograd._ops.optim_kernels import (  # the arithmetic, used by every optimizer
+    _ctype as _ctype,
+)
+from retrograd._ops.optim_kernels import (
+    _lerp_ as _lerp_,
+)
+from retrograd._ops.optim_kernels import (
+    _mul_ as _mul_,
+)
+from retrograd._ops.optim_kernels import (
+    _plus_scalar as _plus_scalar,
+)
+from retrograd._ops.optim_kernels import (
+    _round as _round,
+)
+from retrograd._ops.optim_kernels import (
+    _scratch as _scratch,
+)
+from retrograd._ops.optim_kernels import (
+    adam_moments,
+)
 from retrograd._tensor import Tensor, _wrap
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
@@ -67,13 +95,7 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     return handle
 
 
-# --- array helpers shared by the algorithms (see NOTE [Optimizer arithmetic]) -----------------
-
-def _ctype(a: np.ndarray) -> type:
-    """The NumPy type updates of `a` are computed in (torch's opmath type): float64 for
-    float64, float32 for float32 and the narrower floats."""
-    return np.float64 if a.dtype.char == "d" else np.float32
-
+# --- helpers shared by the algorithms (the arithmetic: retrograd._ops.optim_kernels) --------
 
 class _Typed:
     """Hyperparameters as NumPy scalars of each computation type, converted once per step
@@ -92,111 +114,20 @@ class _Typed:
         return typed
 
 
-def _round(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """`a` as a new tensor of the parameter's dtype would hold it."""
-    return a if a.dtype == dtype else a.astype(dtype)
-
-
 def _bump(t: Tensor) -> None:
     vc = t._version_counter
     if vc is not None:
         vc.version += 1
 
 
-def _scratch(a: np.ndarray, ct: type) -> np.ndarray:
-    """A new array for results shaped like `a` (ufuncs return scalars, not arrays, for 0-dim
-    inputs unless given an output array)."""
-    return np.empty(a.shape, ct)
-
-
-# The in-place helpers compute in `ct` (dtype=ct) and write back with an unsafe cast, so
-# narrow-float parameters get torch's compute-in-float32-then-round behaviour. `tmp` is an
-# optional scratch array of type ct and the parameter's shape.
-
-def _as_add_scalar(value, a: np.ndarray, ct: type):
-    """torch's add rounds its alpha (and a scalar `other`) to a narrow-float tensor's own dtype
-    before computing in float32; the other pointwise ops keep the float32 scalar."""
-    return ct(a.dtype.type(value)) if a.itemsize < 4 else value
-
-
-def _add_(dst: np.ndarray, x: np.ndarray, alpha, ct: type, tmp: np.ndarray | None = None
-          ) -> None:
-    """dst.add_(x, alpha=alpha): dst + alpha * x."""
-    alpha = _as_add_scalar(alpha, dst, ct)
-    if alpha == 1:
-        np.add(dst, x, out=dst, dtype=ct, casting="unsafe")
-        return
-    tmp = np.multiply(x, alpha, out=tmp, dtype=ct, casting="unsafe")
-    np.add(dst, tmp, out=dst, dtype=ct, casting="unsafe")
-
-
-def _added(a: np.ndarray, x: np.ndarray, alpha, ct: type) -> np.ndarray:
-    """a.add(x, alpha=alpha) as a new array of a's dtype."""
-    out = np.multiply(x, _as_add_scalar(alpha, a, ct), out=_scratch(a, ct), dtype=ct)
-    np.add(a, out, out=out, dtype=ct, casting="unsafe")
-    return _round(out, a.dtype)
-
-
-def _add_scalar_(dst: np.ndarray, value, ct: type) -> None:
-    """dst.add_(value) for a number value."""
-    np.add(dst, _as_add_scalar(value, dst, ct), out=dst, dtype=ct, casting="unsafe")
-
-
-def _plus_scalar(a: np.ndarray, value, ct: type) -> np.ndarray:
-    """a.add(value) for a number value, as a new array of a's dtype."""
-    out = np.add(a, _as_add_scalar(value, a, ct), out=_scratch(a, ct), dtype=ct)
-    return _round(out, a.dtype)
-
-
-def _mul_(dst: np.ndarray, s, ct: type) -> None:
-    np.multiply(dst, s, out=dst, dtype=ct, casting="unsafe")
-
-
-def _lerp_(dst: np.ndarray, end: np.ndarray, weight, ct: type,
-           tmp: np.ndarray | None = None) -> None:
-    """dst.lerp_(end, weight), torch's two-sided formula (exact at weight 0 and 1):
-    dst + w * (end - dst) for |w| < 0.5, else end + (w - 1) * (end - dst)."""
-    diff = np.subtract(end, dst, out=tmp, dtype=ct, casting="unsafe")
-    if abs(weight) < 0.5:
-        np.multiply(diff, weight, out=diff)
-        np.add(dst, diff, out=dst, dtype=ct, casting="unsafe")
-    else:
-        np.multiply(diff, weight - ct(1), out=diff)
-        np.add(end, diff, out=dst, dtype=ct, casting="unsafe")
-
-
-def _addc(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
-          tmp: np.ndarray | None, combine) -> None:
-    """dst + (value * t1) <combine> t2 in place: addcmul_ (multiply) and addcdiv_ (divide)."""
-    if tmp is None:
-        tmp = _scratch(dst, ct)
-    if value == 1:
-        tmp = combine(t1, t2, out=tmp, dtype=ct, casting="unsafe")
-    else:
-        tmp = np.multiply(t1, value, out=tmp, dtype=ct, casting="unsafe")
-        combine(tmp, t2, out=tmp, dtype=ct, casting="unsafe")
-    np.add(dst, tmp, out=dst, dtype=ct, casting="unsafe")
-
-
-def _addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
-              tmp: np.ndarray | None = None) -> None:
-    """dst.addcmul_(t1, t2, value=value): dst + (value * t1) * t2."""
-    _addc(dst, t1, t2, value, ct, tmp, np.multiply)
-
-
-def _addcdiv_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value, ct: type,
-              tmp: np.ndarray | None = None) -> None:
-    """dst.addcdiv_(t1, t2, value=value): dst + (value * t1) / t2."""
-    _addc(dst, t1, t2, value, ct, tmp, np.divide)
-
-
 def _zeros_like(p: Tensor) -> Tensor:
     return _wrap(np.zeros_like(p._data))
 
 
-def _step_tensor(value: float = 0.0) -> Tensor:
-    """The per-parameter step counter: a 0-dim float tensor (float64 under a float64 default)."""
-    dt = np.float64 if D.get_default_dtype() is D.float64 else np.float32
+def _step_tensor(value: float = 0.0, fused: bool = False) -> Tensor:
+    """The per-parameter step counter: a 0-dim float tensor (float64 under a float64 default;
+    always float32 for the fused kernels, as torch's)."""
+    dt = np.float64 if D.get_default_dtype() is D.float64 and not fused else np.float32
     return _wrap(np.array(value, dtype=dt))
 
 
@@ -302,25 +233,13 @@ def _eval_closure(closure: Callable | None):
 
 def _adam_moments(p: Tensor, state: dict, ct: type, one_minus_beta1, beta2, one_minus_beta2,
                   wd, shrink, decay: bool, decoupled: bool, maximize: bool) -> tuple:
-    """The step Adam, NAdam and RAdam share: the gradient (negated for maximize, with coupled
-    weight decay added, or the parameter shrunk for decoupled decay), then the two moment
-    averages updated in place. Returns the gradient used, the moments' arrays and the scratch
+    """The step Adam, NAdam and RAdam share (optim_kernels.adam_moments) on a parameter and its
+    state, versions bumped. Returns the gradient used, the moments' arrays and the scratch
     buffer, which the update rules go on with."""
-    d = p._data
-    g = p._grad._data
-    if maximize:
-        g = np.negative(g, out=np.empty_like(g))
-    if decay:
-        if decoupled:
-            _mul_(d, shrink, ct)
-        else:
-            g = _added(g, d, wd, ct)
     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
     m, v = exp_avg._data, exp_avg_sq._data
-    tmp = _scratch(d, ct)
-    _lerp_(m, g, one_minus_beta1, ct, tmp)
-    _mul_(v, beta2, ct)
-    _addcmul_(v, g, g, one_minus_beta2, ct, tmp)
+    g, tmp = adam_moments(p._data, p._grad._data, m, v, ct, one_minus_beta1, beta2,
+                          one_minus_beta2, wd, shrink, decay, decoupled, maximize)
     _bump(exp_avg)
     _bump(exp_avg_sq)
     return g, m, v, tmp

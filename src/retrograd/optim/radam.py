@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor
+from retrograd.optim import _dispatched
 from retrograd.optim.optimizer import (
     Optimizer,
     _adam_moments,
@@ -76,6 +77,13 @@ class RAdam(Optimizer):
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             wd = group["weight_decay"]
+            how = _dispatched.path(group)
+            if how is not None:  # NOTE [Optimizer dispatch]
+                params = [p for p in group["params"] if p._grad is not None]
+                _dispatched.radam(how, params, [self._state_of(p) for p in params], lr, beta1,
+                                  beta2, wd, group["eps"], group["maximize"],
+                                  group["decoupled_weight_decay"])
+                continue
             typed = _Typed(1 - beta1, beta2, 1 - beta2, group["eps"], wd, 1 - lr * wd, lr)
             per_step: dict[float, tuple[_Typed, bool]] = {}
             flags = (wd != 0, group["decoupled_weight_decay"], group["maximize"])

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor, _wrap
+from retrograd.optim import _dispatched
 from retrograd.optim.optimizer import (
     Optimizer,
     _add_,
@@ -63,6 +64,12 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, wd = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
             momentum = group["momentum"]
+            how = _dispatched.path(group)
+            if how is not None:  # NOTE [Optimizer dispatch]
+                params = [p for p in group["params"] if p._grad is not None]
+                _dispatched.sgd(how, params, [self.state[p] for p in params], lr, momentum,
+                                group["dampening"], wd, group["nesterov"], group["maximize"])
+                continue
             typed = _Typed(-lr, wd, momentum, 1 - group["dampening"])
             flags = (wd != 0, momentum != 0, group["nesterov"], group["maximize"])
             for p in group["params"]:
