@@ -5,8 +5,12 @@ a function or Module with Proxies, make_fx (retrograd.fx.experimental.proxy_tens
 ops the dispatcher runs; Interpreter and Transformer run and rewrite graphs node by node.
 """
 
+from retrograd.fx._symbolic_trace import Tracer, symbolic_trace, wrap
 from retrograd.fx.graph import Graph
 from retrograd.fx.graph_module import GraphModule
+from retrograd.fx.interpreter import Interpreter, Transformer
 from retrograd.fx.node import Node, map_arg
+from retrograd.fx.proxy import Proxy
 
-__all__ = ["Graph", "GraphModule", "Node", "map_arg"]
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer",
+           "map_arg", "symbolic_trace", "wrap"]

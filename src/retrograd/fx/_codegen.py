@@ -48,7 +48,7 @@ class _Globals:
 def _attr_path(root: str, target: str) -> str:
     out = root
     for atom in target.split("."):
-        out = f"{out}.{atom}" if atom.isidentifier() else f"getattr({out}, {atom!r})"
+        out = f"{out}.{atom}" if atom.isidentifier() else f'getattr({out}, "{atom}")'
     return out
 
 

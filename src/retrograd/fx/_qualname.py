@@ -14,7 +14,7 @@ PUBLIC_MODULES = ("retrograd", "retrograd.nn.functional", "retrograd.linalg", "r
 _public_names: dict | None = None  # id(function) -> "retrograd.relu"
 
 
-def _public_name_table() -> dict:
+def public_name_table() -> dict:
     global _public_names
     if _public_names is None:
         import importlib
@@ -26,7 +26,8 @@ def _public_name_table() -> dict:
             except ImportError:
                 continue
             for name, value in vars(mod).items():
-                if not name.startswith("_") and callable(value) and not isinstance(value, type):
+                if not name.startswith("_") and callable(value) and not isinstance(value, type) \
+                        and not hasattr(value, "__fx_records__"):  # a trace's stand-in
                     table[id(value)] = f"{mod_name}.{name}"
         _public_names = table
     return _public_names
@@ -37,7 +38,7 @@ def qualified_name(target: Any) -> str:
     or `module.qualname` for anything else."""
     if isinstance(target, (OpOverload, OpOverloadPacket)):
         return f"retrograd.ops.{target}"
-    name = _public_name_table().get(id(target))
+    name = public_name_table().get(id(target))
     if name is not None:
         return name
     short = getattr(target, "__name__", "")
@@ -53,4 +54,4 @@ def public_path(target: Any) -> str | None:
     """The dotted path under `retrograd` by which generated code can reach `target`, if any."""
     if isinstance(target, (OpOverload, OpOverloadPacket)):
         return f"retrograd.ops.{target}"
-    return _public_name_table().get(id(target))
+    return public_name_table().get(id(target))

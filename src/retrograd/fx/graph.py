@@ -130,8 +130,11 @@ class Graph:
         if isinstance(target, str):
             op = target[2:-2] if target.startswith("__") and target.endswith("__") else target
         else:
+            from retrograd.fx._qualname import public_path
+
             packet = getattr(target, "overloadpacket", None)
-            op = str(packet).rpartition(".")[2] if packet is not None else target.__name__
+            path = str(packet) if packet is not None else public_path(target)
+            op = path.rpartition(".")[2] if path is not None else target.__name__
         return _snake_case(op)
 
     def placeholder(self, name: str, type_expr: Any = None,

@@ -19,7 +19,7 @@ MAGIC = {
     operator.xor: "{} ^ {}", operator.eq: "{} == {}", operator.ne: "{} != {}",
     operator.lt: "{} < {}", operator.le: "{} <= {}", operator.gt: "{} > {}",
     operator.ge: "{} >= {}", operator.neg: "-{}", operator.pos: "+{}", operator.invert: "~{}",
-    operator.getitem: "{}[{}]",
+    operator.getitem: "{}[{}]", operator.abs: "abs({})",
 }
 
 
