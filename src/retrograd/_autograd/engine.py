@@ -370,12 +370,18 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
     return old + g
 
 
+_mode_stack: list | None = None
+
+
 def _dispatch_modes() -> list:
     """The active dispatch modes: under one the sum is an op, so tracers see it
     (NOTE [Op-level tracing])."""
-    from retrograd._ops.dispatch import mode_stack
+    global _mode_stack
+    if _mode_stack is None:
+        from retrograd._ops.dispatch import mode_stack
 
-    return mode_stack
+        _mode_stack = mode_stack
+    return _mode_stack
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:

@@ -96,7 +96,10 @@ class OpOverload:
                 elif a.has_default or a.type.endswith("?"):
                     full.append(a.default)
                 else:
-                    raise TypeError(f"{self}() is missing value for argument '{a.name}'")
+                    from retrograd._errors import OP_MISSING_ARGUMENT
+
+                    schema = self._op.schema
+                    raise RuntimeError(OP_MISSING_ARGUMENT.format(schema.name, a.name, schema))
             args = tuple(full)
         return run(self._op, tuple(args))
 

@@ -21,11 +21,13 @@ class Interpreter:
     >>> import retrograd
     >>> from retrograd.fx import symbolic_trace
     >>> gm = symbolic_trace(lambda x: retrograd.relu(x) * 2)
-    >>> class Negate(Interpreter):
+    >>> class ReluToSigmoid(Interpreter):
     ...     def call_function(self, target, args, kwargs):
-    ...         return -super().call_function(target, args, kwargs)
-    >>> Negate(gm).run(retrograd.tensor([1., -1.]))
-    tensor([ 2., -0.])
+    ...         if target is retrograd.relu:
+    ...             target = retrograd.sigmoid
+    ...         return super().call_function(target, args, kwargs)
+    >>> ReluToSigmoid(gm).run(retrograd.tensor([0.]))
+    tensor([1.])
     """
 
     def __init__(self, module: Module, garbage_collect_values: bool = True,

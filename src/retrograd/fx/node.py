@@ -169,7 +169,7 @@ class Node:
         return self.name
 
 
-_IMPURE_FUNCTIONS: set = set()
+_IMPURE_FUNCTIONS = {operator.setitem}  # calls that write into their arguments
 
 
 def _pretty_target(target: Any) -> str:
