@@ -198,3 +198,37 @@ def test_print_tabular(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs"]
     assert lines[4].split()[:3] == ["call_function", "add", "operator.add"]
+
+
+def test_pickle_round_trip():
+    import pickle
+
+    from retrograd.fx.experimental.proxy_tensor import make_fx
+
+    gm = symbolic_trace(torch_like_net())
+    gm.meta["note"] = 1
+    x = retrograd.randn(2, 3)
+    back = pickle.loads(pickle.dumps(gm))
+    assert back.code == gm.code and type(back).__name__ == "Net" and back.meta == {"note": 1}
+    np.testing.assert_array_equal(back(x).detach().numpy(), gm(x).detach().numpy())
+
+    def f(x):
+        return retrograd.autograd.grad((x.sin() * x).sum(), x)[0]
+
+    traced = make_fx(f)(retrograd.randn(3, requires_grad=True))
+    back = pickle.loads(pickle.dumps(traced))
+    assert back.code == traced.code
+    node = back.graph.find_nodes(op="call_function")[0]
+    assert node.target is retrograd.ops.aten.sin.default and node.meta["val"].shape == (3,)
+
+
+def test_long_graph_copies_without_recursion():
+    import pickle
+
+    g = Graph()
+    v = g.placeholder("x")
+    for _ in range(3000):
+        v = g.call_function(operator.neg, (v,))
+    g.output(v)
+    assert len(pickle.loads(pickle.dumps(g)).nodes) == 3002
+    assert len(copy.deepcopy(g).nodes) == 3002

@@ -120,8 +120,18 @@ class OpOverload:
     def __eq__(self, other) -> bool:
         return isinstance(other, OpOverload) and other._op is self._op
 
+    def __reduce__(self):
+        # pickled by name: graphs that call ops can be saved
+        return (_overload_named, (self._op.name,))
+
     def __hash__(self) -> int:
         return hash(self._op.name)
+
+
+def _overload_named(name: str) -> OpOverload:
+    from retrograd._ops.registry import OPS
+
+    return overload_of(OPS[name])
 
 
 class OpOverloadPacket:

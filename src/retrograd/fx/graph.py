@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from retrograd.fx.node import OPCODES, RESERVED, Node, map_arg
+from retrograd.fx.node import OPCODES, RESERVED, Node, map_aggregate, map_arg
 
 _ILLEGAL_CHARS = re.compile("[^0-9a-zA-Z_]+")
 _NUMBERED = re.compile(r"(.*)_(\d+)$")
@@ -237,6 +237,18 @@ class Graph:
             g.output(result, old.type).meta = copy.copy(old.meta)
         return g
 
+    def __reduce__(self) -> tuple:
+        # pickled as a list of node records, not the linked list (which would recurse once
+        # per node)
+        index = {n: i for i, n in enumerate(self.nodes)}
+
+        def ref(n: Node) -> _NodeRef:
+            return _NodeRef(index[n])
+
+        records = [(n.op, n.target, map_arg(n.args, ref), map_arg(n.kwargs, ref), n.name,
+                    n.type, n.meta) for n in self.nodes]
+        return (_graph_from_records, (records,))
+
     # --- passes -------------------------------------------------------------------------------
     def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
         """Erase nodes whose results nobody uses (impure ones stay); True if any went."""
@@ -303,6 +315,27 @@ class Graph:
             if text is not None:
                 lines.append("    " + text)
         return "\n".join(lines)
+
+
+class _NodeRef:
+    """A node's position, standing for it in a pickled graph's arguments."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _graph_from_records(records: list) -> Graph:
+    g = Graph()
+    nodes: list = []
+
+    def node(a: Any) -> Any:
+        return map_aggregate(a, lambda x: nodes[x.index] if isinstance(x, _NodeRef) else x)
+
+    for op, target, args, kwargs, name, type_expr, meta in records:
+        n = g.create_node(op, target, node(args), node(kwargs), name, type_expr)
+        n.meta = meta
+        nodes.append(n)
+    return g
 
 
 def _pretty(target: Any) -> str:

@@ -8,7 +8,6 @@ from typing import Any
 from retrograd._ops.codegen import compile_function
 from retrograd._tensor import Tensor
 from retrograd.fx.graph import Graph
-from retrograd.fx.node import Node
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -138,11 +137,27 @@ class GraphModule(Module):
         out.meta = state.get("meta", {})
         return out
 
+    def __reduce__(self) -> tuple:
+        # the class is made per instance, so a GraphModule is pickled as what rebuilds it: the
+        # attributes its graph reads, the graph, its class name, training flag and meta
+        attrs = {}
+        for node in self._graph.nodes:
+            if node.op in ("get_attr", "call_module"):
+                obj: Any = self
+                for atom in node.target.split("."):
+                    obj = getattr(obj, atom)
+                attrs[node.target] = obj
+        return (_rebuild, (attrs, self._graph, type(self).__name__, self.training, self.meta))
+
     def __copy__(self) -> GraphModule:
         out = GraphModule(self, self._graph, type(self).__name__)
         out.meta = dict(self.meta)
         return out
 
 
-def _is_node(x: Any) -> bool:
-    return isinstance(x, Node)
+def _rebuild(attrs: dict, graph: Graph, class_name: str, training: bool,
+             meta: dict) -> GraphModule:
+    gm = GraphModule(attrs, graph, class_name)
+    gm.train(training)
+    gm.meta = meta
+    return gm
