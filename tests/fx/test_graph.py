@@ -232,3 +232,12 @@ def test_long_graph_copies_without_recursion():
     g.output(v)
     assert len(pickle.loads(pickle.dumps(g)).nodes) == 3002
     assert len(copy.deepcopy(g).nodes) == 3002
+
+
+def test_submodule_management():
+    gm = symbolic_trace(torch_like_net())
+    assert gm.add_submodule("extra.deep", retrograd.nn.ReLU())
+    assert isinstance(gm.extra.deep, retrograd.nn.ReLU)
+    gm.delete_all_unused_submodules()
+    assert not hasattr(gm, "extra") and hasattr(gm, "lin")
+    assert gm.delete_submodule("lin") and not gm.delete_submodule("lin")

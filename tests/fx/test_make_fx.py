@@ -222,3 +222,13 @@ def test_backward_graph_replays_on_new_inputs(case):
     constants = [n.target for n in gm.graph.nodes if n.op == "get_attr"]
     assert constants == ["_tensor_constant0"]  # only the seed of ones
     assert gm._tensor_constant0.tolist() == 1.0
+
+
+def test_print_readable_matches_torch():
+    def fn(t):
+        return lambda x, y: (t.sin(x) * y).max(0)
+
+    ours, _ = _trace(retrograd, fn, _x(2, 3), _x(3))
+    theirs, _ = _trace(torch, fn, _x(2, 3), _x(3))
+    assert ours.print_readable(print_output=False) == theirs.print_readable(
+        print_output=False).replace("torch.", "retrograd.")

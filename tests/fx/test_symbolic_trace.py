@@ -222,3 +222,12 @@ def test_proxy_repr_and_patches_restored_after_error():
     assert not hasattr(retrograd.sin, "__fx_records__")
     g = retrograd.fx.Graph()
     assert repr(Proxy(g.placeholder("x"))) == "Proxy(x)"
+
+
+def test_print_readable_matches_torch():
+    def f(lib):
+        return lambda x: lib.relu(x) + 1
+
+    ours = symbolic_trace(f(retrograd)).print_readable(print_output=False)
+    theirs = _fx(torch).symbolic_trace(f(torch)).print_readable(print_output=False)
+    assert ours == theirs.replace("torch.", "retrograd.")

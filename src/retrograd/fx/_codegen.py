@@ -132,8 +132,24 @@ def _resolves(path: str, obj: Any) -> bool:
     return value is obj
 
 
-def python_code(graph: Any, root_module: str = "self") -> PythonCode:
-    """The source of `forward` for `graph` and its globals (see the module docstring)."""
+_SHORT_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+                 "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+                 "bool": "b8", "complex64": "c64", "complex128": "c128"}
+
+
+def _annotation(node: Node) -> str:
+    """`: "f32[2, 3]"` for a node whose meta holds a tensor value (print_readable's form)."""
+    val = node.meta.get("val")
+    if not isinstance(val, retrograd.Tensor):
+        return ""
+    name = str(val.dtype).rpartition(".")[2]
+    dims = ", ".join(str(d) for d in val.shape)
+    return f': "{_SHORT_DTYPES.get(name, name)}[{dims}]"'
+
+
+def python_code(graph: Any, root_module: str = "self", verbose: bool = False) -> PythonCode:
+    """The source of `forward` for `graph` and its globals (see the module docstring);
+    `verbose` adds each tensor value's dtype and shape (`sin: "f32[2, 3]" = ...`)."""
     emit = _Emitter(graph)
     nodes = list(graph.nodes)
     # each value is freed right after the node that uses it last
@@ -149,20 +165,24 @@ def python_code(graph: Any, root_module: str = "self") -> PythonCode:
     for node in nodes:
         if node.op == "placeholder":
             default = f" = {emit.repr(node.args[0])}" if node.args else ""
-            params.append(f"{node.target}{default}")
+            note = _annotation(node) if verbose else ""
+            params.append(f"{node.target}{note}{default}")
             if node.name != node.target:
                 body.append(f"{node.name} = {node.target}")
             continue
         if node.op == "output":
             body.append(f"return {emit.repr(node.args[0])}")
             continue
-        line = f"{node.name} = {emit.expression(node, root_module)}"
+        note = _annotation(node) if verbose else ""
+        line = f"{node.name}{note} = {emit.expression(node, root_module)}"
         dead = [n.name for n in last_uses.get(node, ()) if n.op != "output"]
         if not node.users:
             dead.append(node.name)
         if dead:
             line += ";  " + " = ".join(dead) + " = None"
         body.append(line)
+    if verbose:  # no stack traces are recorded; torch's readable form says so
+        body.insert(0, "# No stacktrace found for following nodes")
     src = (f"\n\n\ndef forward({', '.join(params)}):\n"
            + "".join(f"    {line}\n" for line in body) + "    ")
     return PythonCode(src, emit.globals.values)

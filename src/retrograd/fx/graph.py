@@ -302,11 +302,12 @@ class Graph:
         print("\n".join(lines))
 
     # --- code ---------------------------------------------------------------------------------
-    def python_code(self, root_module: str = "self") -> Any:
-        """The graph as the source of `def forward(self, ...)` and the globals it needs."""
+    def python_code(self, root_module: str = "self", *, verbose: bool = False) -> Any:
+        """The graph as the source of `def forward(self, ...)` and the globals it needs
+        (`verbose`: with the dtype and shape of each tensor value known from node.meta)."""
         from retrograd.fx._codegen import python_code
 
-        return python_code(self, root_module)
+        return python_code(self, root_module, verbose)
 
     def __str__(self) -> str:
         lines = ["graph():"]

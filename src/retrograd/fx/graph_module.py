@@ -114,12 +114,57 @@ class GraphModule(Module):
                                        f"fx {name}.forward", f"{name}.forward")
         return code
 
+    def add_submodule(self, target: str, m: Module) -> bool:
+        """Install `m` at dotted `target`, making empty Modules on the way; False if a
+        non-Module attribute is in the way."""
+        *prefix, field = target.split(".")
+        mod: Module = self
+        for item in prefix:
+            sub = getattr(mod, item, None)
+            if sub is None:
+                sub = Module()
+                mod.add_module(item, sub)
+            if not isinstance(sub, Module):
+                return False
+            mod = sub
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at dotted `target`; False if there is none."""
+        *prefix, field = target.split(".")
+        mod: Any = self
+        for item in prefix:
+            mod = getattr(mod, item, None)
+            if not isinstance(mod, Module):
+                return False
+        if not isinstance(getattr(mod, field, None), Module):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Remove the submodules no call_module or get_attr node reaches."""
+        used: set = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                atoms = node.target.split(".")
+                used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+                if node.op == "call_module":  # all of a called module's own submodules
+                    sub = self.get_submodule(node.target)
+                    used.update(f"{node.target}.{name}" for name, _ in sub.named_modules()
+                                if name)
+        for name, _ in list(self.named_modules()):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
                        include_device: bool = False, colored: bool = False) -> str:
         """The generated code as a class definition (printed unless print_output=False)."""
-        lines = self._code.lstrip("\n").split("\n")
+        code = self._graph.python_code("self", verbose=True).src
+        lines = code.strip("\n ").split("\n")
         text = (f"class {type(self).__name__}(retrograd.nn.Module):\n"
-                + "\n".join("    " + line for line in lines) + "\n")
+                + "".join(f"    {line}\n" for line in lines))
         if print_output:
             print(text)
         return text
