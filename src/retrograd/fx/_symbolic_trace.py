@@ -106,6 +106,22 @@ def _public_function_wrappers() -> list:
     return _public_wrappers
 
 
+_TENSOR_OPERATORS = tuple(f"__{p}{n}__" for n in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift") for p in ("", "r")) + tuple(
+    f"__{n}__" for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def _deferring(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def operator(self: Tensor, other: Any) -> Any:
+        if isinstance(other, Proxy):
+            return NotImplemented
+        return method(self, other)
+
+    return operator
+
+
 class Tracer:
     """Records a program into a Graph by running it on Proxies (NOTE [Symbolic tracing]).
     Subclass and override is_leaf_module, call_module, create_arg, ... to change what is
@@ -276,6 +292,25 @@ class _Patches:
             for f in tracer._autowrap_functions:
                 if fn_globals.get(f.__name__) is f:
                     self._set(fn_globals, f.__name__, _recording(f, True))
+        # a tensor's operator with a Proxy on the other side defers to the Proxy's
+        for name in _TENSOR_OPERATORS:
+            method = Tensor.__dict__.get(name)
+            if method is not None:
+                self._set(Tensor, name, _deferring(method))
+        # public functions the traced code imported by name (`from retrograd import relu`),
+        # as its globals or its closure's cells
+        names = public_name_table()
+        for name, value in list((fn_globals or {}).items()):
+            if callable(value) and id(value) in names:
+                self._set(fn_globals, name, _recording(value))
+        for cell in getattr(self.fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if callable(value) and id(value) in names:
+                cell.cell_contents = _recording(value)
+                self.undo.append(functools.partial(setattr, cell, "cell_contents", value))
         module_call = Module.__call__
         module_getattr = Module.__getattr__
         cache: dict = {}
