@@ -232,3 +232,20 @@ def test_print_readable_matches_torch():
     theirs, _ = _trace(torch, fn, _x(2, 3), _x(3))
     assert ours.print_readable(print_output=False) == theirs.print_readable(
         print_output=False).replace("torch.", "retrograd.")
+
+
+def test_backward_into_grad_is_traced():
+    """.backward() inside make_fx: the copy into .grad and the sum of a second backward are
+    ops, so the returned .grad is computed by the graph."""
+    def f(x, w):
+        (x @ w).tanh().sum().backward()
+        (x @ w).sum().backward()
+        return w.grad
+
+    x = retrograd.randn(2, 3)
+    gm = make_fx(f)(x, retrograd.randn(3, 4, requires_grad=True))
+    ops = _ops(gm)
+    assert ops[-2:] == ["aten.mm.default", "aten.add_.Tensor"] and "aten.clone.default" in ops
+    w = retrograd.randn(3, 4)
+    expected = f(x, w.clone().requires_grad_())
+    np.testing.assert_allclose(gm(x, w).numpy(), expected.numpy(), rtol=1e-6)
