@@ -249,3 +249,22 @@ def test_backward_into_grad_is_traced():
     w = retrograd.randn(3, 4)
     expected = f(x, w.clone().requires_grad_())
     np.testing.assert_allclose(gm(x, w).numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_retrace_and_dead_code():
+    from retrograd.fx import symbolic_trace
+
+    def f(x):
+        unused = x.cos().sum()  # noqa: F841
+        return retrograd.autograd.grad((x.sin() * x).sum(), x)[0]
+
+    gm = make_fx(f)(retrograd.randn(3, requires_grad=True))
+    retraced = symbolic_trace(gm)
+    assert retraced.code == gm.code
+    assert gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+    assert "cos = " not in gm.code and "cos_1 = " in gm.code  # backward's cos stays
+    assert len(_ops(gm)) == len(_ops(retraced)) - 2
+    x = retrograd.randn(3, requires_grad=True)
+    np.testing.assert_allclose(gm(x).detach().numpy(), f(x).numpy(), rtol=1e-6)

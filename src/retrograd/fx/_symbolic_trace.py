@@ -20,6 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from retrograd._ops.dispatch import OpOverload
 from retrograd._tensor import Tensor
 from retrograd.fx._qualname import PUBLIC_MODULES, public_name_table
 from retrograd.fx.graph import Graph
@@ -120,6 +121,18 @@ def _deferring(method: Callable) -> Callable:
         return method(self, other)
 
     return operator
+
+
+def _recording_method(method: Callable) -> Callable:
+    """`method` of a callable object, recording a call of the object on Proxies."""
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = _find_tracer(args, kwargs)
+        if tracer is None:
+            return method(self, *args, **kwargs)
+        return tracer.create_proxy("call_function", self, args, kwargs)
+
+    return call
 
 
 class Tracer:
@@ -292,6 +305,8 @@ class _Patches:
             for f in tracer._autowrap_functions:
                 if fn_globals.get(f.__name__) is f:
                     self._set(fn_globals, f.__name__, _recording(f, True))
+        # calling an op overload on Proxies (retracing make_fx's graphs) records the call
+        self._set(OpOverload, "__call__", _recording_method(OpOverload.__call__))
         # a tensor's operator with a Proxy on the other side defers to the Proxy's
         for name in _TENSOR_OPERATORS:
             method = Tensor.__dict__.get(name)
