@@ -290,16 +290,21 @@ class _Patches:
             setattr(owner, name, value)
 
     def __enter__(self) -> None:
+        try:
+            self._patch()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _patch(self) -> None:
         tracer = self.tracer
         public_name_table()  # names of the public functions, read before they are replaced
         for mod, name, recorder in _public_function_wrappers():
             self._set(mod, name, recorder)
-        for globals_dict in {id(g): g for g in _wrapped.values()}.values():
-            for (gid, name), _ in _wrapped.items():
-                if gid == id(globals_dict):
-                    orig = globals_dict.get(name, getattr(builtins, name, None))
-                    if orig is not None:
-                        self._set(globals_dict, name, _recording(orig, True))
+        for (_, name), globals_dict in _wrapped.items():
+            orig = globals_dict.get(name, getattr(builtins, name, None))
+            if orig is not None:
+                self._set(globals_dict, name, _recording(orig, True))
         fn_globals = getattr(self.fn, "__globals__", None)
         if fn_globals is not None:
             for f in tracer._autowrap_functions:
@@ -340,8 +345,9 @@ class _Patches:
         self._set(Module, "__getattr__", getattr_)
 
     def __exit__(self, *exc: Any) -> None:
-        for undo in reversed(self.undo):
-            undo()
+        undo, self.undo = self.undo, []
+        for step in reversed(undo):
+            step()
 
 
 def symbolic_trace(root: Module | Callable, concrete_args: dict | None = None) -> GraphModule:
