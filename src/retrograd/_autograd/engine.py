@@ -361,13 +361,14 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
     if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
             and a.base is None and a.flags.writeable and a.shape == b.shape
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
-            and sys.getrefcount(a) <= 3 and not dispatch_modes()):
-        # (under a dispatch mode the sum is an op, so tracers see it)
+            and sys.getrefcount(a) <= 3):
         recorder = profiling.active
-        if recorder is None:
-            np.add(a, b, out=a)
-        else:
+        if recorder is not None:
             recorder.accumulate_in_place(a, b)
+        elif dispatch_modes():
+            old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
+        else:
+            np.add(a, b, out=a)
         return old
     return old + g
 
