@@ -27,7 +27,7 @@ LAYERS = [
         "retrograd._autograd.op_seam",
     ]),
     ("autograd core", ["retrograd._autograd"]),
-    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF"]),
+    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF", "retrograd.ops"]),
     ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
                       "retrograd._logging"]),
     ("libraries", [
@@ -37,6 +37,7 @@ LAYERS = [
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd.distributions",
     ]),
+    ("graph capture", ["retrograd.fx"]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.codegen", "retrograd._compile",
@@ -74,6 +75,10 @@ ALLOWED = {
         "lobpcg's backward is written as user code on the public namespace"),
     ("retrograd.optim", "retrograd"): ("called",
         "L-BFGS flattens parameters with the namespace's cat"),
+    ("retrograd.ops", "retrograd.autograd"): ("called",
+        "ops.profiler holds record_function's enter/exit ops; loaded on first use"),
+    ("retrograd.fx", "retrograd"): ("import",
+        "generated code runs on the public namespace (`retrograd.relu`, `retrograd.ops.aten`)"),
 }
 
 

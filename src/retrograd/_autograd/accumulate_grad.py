@@ -98,18 +98,29 @@ def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
     if grad is None:
         if not state.grad_enabled and _stealable(new_grad, var, shared):
             out = _wrap(new_grad._data)
+        elif dispatch_modes():
+            out = new_grad.clone()  # an op, so tracers see it (NOTE [Op-level tracing])
         else:
             out = clone_obey_contract(new_grad, var)
         var._grad = out
     elif not state.grad_enabled:
-        np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
-        if grad._version_counter is not None:
-            grad._version_counter.version += 1
+        if dispatch_modes():
+            grad.add_(new_grad)
+        else:
+            np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
+            if grad._version_counter is not None:
+                grad._version_counter.version += 1
         _check_layout(grad, var)
     else:
         result = grad + new_grad
         _check_layout(result, var)
         var._grad = result
+
+
+def dispatch_modes() -> list:
+    """The active dispatch modes (retrograd._ops.dispatch.mode_stack, one list for the process):
+    under one, gradients are summed and copied with ops rather than NumPy, so tracers see them."""
+    return op_seam.mode_stack
 
 
 def _stealable(new_grad: Tensor, var: Tensor, shared: int) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd import op_seam, profiling
+from retrograd._autograd.accumulate_grad import dispatch_modes
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
@@ -355,10 +356,12 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
             and sys.getrefcount(a) <= 3):
         recorder = profiling.active
-        if recorder is None:
-            np.add(a, b, out=a)
-        else:
+        if recorder is not None:
             recorder.accumulate_in_place(a, b)
+        elif dispatch_modes():
+            old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
+        else:
+            np.add(a, b, out=a)
         return old
     return old + g
 

@@ -26,6 +26,7 @@ _WHERE = {
     "c_name": ("metadata_inplace", "_c_name"),
     "to_numpy_array": ("creation", "to_numpy_array"),
     "empty_strided_array": ("creation", "empty_strided_array"),
+    "mode_stack": ("dispatch", "mode_stack"),
 }
 
 
@@ -43,6 +44,9 @@ def _module(name: str) -> Any:
     if name == "layout":
         from retrograd._ops import layout
         return layout
+    if name == "dispatch":
+        from retrograd._ops import dispatch
+        return dispatch
     if name == "metadata_inplace":
         from retrograd._ops import metadata_inplace
         return metadata_inplace
