@@ -33,11 +33,10 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd._autograd.state import state
-from retrograd._ops import dispatch
-from retrograd._tensor import Tensor
-
 from retrograd._compiler import config
 from retrograd._compiler.capture import Unsupported
+from retrograd._ops import dispatch
+from retrograd._tensor import Tensor
 
 log = logging.getLogger("retrograd.compiler")
 code_log = logging.getLogger("retrograd.graph_code")

@@ -17,13 +17,12 @@ import sys
 import numpy as np
 
 from retrograd._autograd.frames import user_frame
+from retrograd._compiler.graph import Graph, Node
+from retrograd._compiler.helpers import AS_STRIDED, AS_STRIDED_SCATTER, GETITEM
 from retrograd._ops.dispatch import OpOverload
 from retrograd._ops.registry import OPS, _promote
 from retrograd._tensor import Tensor
 from retrograd.utils._python_dispatch import TorchDispatchMode
-
-from retrograd._compiler.graph import Graph, Node
-from retrograd._compiler.helpers import AS_STRIDED, AS_STRIDED_SCATTER, GETITEM
 
 
 class Unsupported(Exception):

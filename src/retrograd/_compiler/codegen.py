@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from retrograd._ops.codegen import compile_function
-from retrograd._ops.dispatch import OpOverload
 from retrograd._compiler.capture import Functional
 from retrograd._compiler.graph import Graph, Node, last_uses
 from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
+from retrograd._ops.codegen import compile_function
+from retrograd._ops.dispatch import OpOverload
 
 # op name -> (NumPy function, number of tensor arguments it takes) for ops that are one ufunc
 # when every tensor argument already has the result's dtype
@@ -101,7 +101,8 @@ class _Writer:
             return None
         spec = _UFUNCS.get(node.target._op.name)
         val = node.meta.get("val")
-        if spec is None or not isinstance(val, np.ndarray) or val.dtype.kind != "f":
+        if spec is None or not isinstance(val, np.ndarray) or val.dtype.kind != "f" or \
+                val.ndim == 0:  # a 0-d ufunc result is a NumPy scalar
             return None
         fn, n = spec
         args = list(node.args)

@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 
 from retrograd._autograd.state import state
-from retrograd._tensor import Tensor, _wrap
-
 from retrograd._compiler.capture import Tracer, Unsupported, user_site
 from retrograd._compiler.graph import Graph, Node
-
+from retrograd._dtype import dtype
+from retrograd._tensor import Tensor, _wrap
 
 # --- flattening nested outputs and arguments ---------------------------------------------------
 
@@ -28,7 +27,7 @@ def flatten(value: Any) -> tuple:
     leaves: list = []
 
     def go(v):
-        if isinstance(v, (tuple, list)) and not hasattr(v, "_fields"):
+        if isinstance(v, (tuple, list)):
             return (type(v), tuple(go(x) for x in v))
         if isinstance(v, dict):
             return (dict, tuple((k, go(x)) for k, x in v.items()))
@@ -47,6 +46,9 @@ def unflatten(leaves: list, spec: Any) -> Any:
         kind, items = s
         if kind is dict:
             return {k: go(x) for k, x in items}
+        if hasattr(kind, "_fields") or hasattr(kind, "n_fields"):  # named tuples, return types
+            return kind(tuple(go(x) for x in items)) if hasattr(kind, "n_fields") \
+                else kind(*[go(x) for x in items])
         return kind(go(x) for x in items)
 
     return go(spec)
@@ -81,6 +83,9 @@ class _GuardDataDependent:
     def __exit__(self, *exc: Any) -> None:
         for name, original in self.saved.items():
             setattr(Tensor, name, original)
+
+
+_PLAIN = (bool, int, float, str, complex)
 
 
 # --- the joint capture ------------------------------------------------------------------------
@@ -152,8 +157,10 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
                 if isinstance(leaf, Tensor):
                     cap.out_leaves.append(("tensor", len(out_nodes)))
                     out_nodes.append((tracer.node_of(leaf), leaf))
-                else:
+                elif leaf is None or type(leaf) in _PLAIN or isinstance(leaf, dtype):
                     cap.out_leaves.append(("const", leaf))
+                else:
+                    raise Unsupported(f"an output of type {type(leaf).__name__}")
             primals = copies + [t for _, t in tracer.free]
             grads = []
             if want_backward and state.grad_enabled:
@@ -165,6 +172,9 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
                     tangents = []
                     for i in diff_out:
                         tan = _wrap(np.ones_like(out_nodes[i][1]._data))
+                        # a tangent that requires grad makes every backward step build a
+                        # graph, so it runs ops (the fast paths that skip them are not seen)
+                        tan._requires_grad = True
                         tracer.add_input(tan, "tangents")
                         tangents.append(tan)
                     result = autograd.grad([out_nodes[i][1] for i in diff_out],

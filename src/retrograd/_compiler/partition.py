@@ -10,6 +10,7 @@ inputs and intermediates eager's formulas save, no more.
 from __future__ import annotations
 
 from retrograd._compiler.graph import Graph, Node, map_nodes
+from retrograd._compiler.helpers import GETITEM
 
 
 def ancestors(targets: list) -> set:
@@ -47,6 +48,10 @@ def partition(joint: Graph, primals: list, tangents: list, n_fw_outputs: int) ->
     outs = list(joint.output_node.args[0])
     fw_outs, grads = outs[:n_fw_outputs], outs[n_fw_outputs:]
     fw_set = ancestors(fw_outs) | set(primals)
+    # a multi-output op's outputs are taken apart in the forward: a tuple is never saved
+    for n in joint.nodes:
+        if n.target is GETITEM and n.args[0] in fw_set:
+            fw_set.add(n)
     body = [n for n in joint.nodes if n.op == "call_function"]
     result = Partitioned()
     fw = result.forward
