@@ -5,15 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import numpy as np
-
 from retrograd._autograd.state import state
 from retrograd._compiler import cache, config
-from retrograd._compiler.capture import Unsupported
 from retrograd._compiler.graph import Graph
 from retrograd._compiler.joint import capture_joint
 from retrograd._compiler.partition import partition
 from retrograd._compiler.runtime import Entry
+from retrograd._compiler.verify import check_captured, check_perturbed
 
 code_log = logging.getLogger("retrograd.graph_code")
 
@@ -59,37 +57,6 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
                           for s in part.saved]
     entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)
     if config.verify:
-        _verify(entry, part, primals, tangents)
+        check_captured(entry, part)
+        check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
     return entry
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind in "fV":
-        a32, b32 = a.astype(np.float64), b.astype(np.float64)
-        return bool(np.allclose(a32, b32, rtol=1e-5, atol=1e-6, equal_nan=True))
-    return bool(np.array_equal(a, b))
-
-
-def _verify(entry: Entry, part, primals: list, tangents: list) -> None:
-    """Run the generated code once on the captured values and compare with them."""
-    fw_graph = part.forward
-    inputs = [p.meta["val"] for p in fw_graph.placeholders()]
-    expected = [None if o is None else o.meta["val"] for o in fw_graph.output_node.args[0]]
-    got = entry.forward.fn(*[np.array(x, copy=True) for x in inputs])
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if not _same(g, e):
-            raise Unsupported(f"the generated forward differs from eager at output {i}")
-    if part.backward is None:
-        return
-    bw_graph = part.backward
-    inputs = [p.meta["val"] for p in bw_graph.placeholders()]
-    expected = [None if o is None else o.meta["val"] for o in bw_graph.output_node.args[0]]
-    got = entry.backward.fn(*[np.array(x, copy=True) for x in inputs])
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if not _same(g, e):
-            raise Unsupported(f"the generated backward differs from eager at gradient {i}")

@@ -163,10 +163,12 @@ class Tracer(TorchDispatchMode):
             self.random_ops += 1
         written = None
         if op.inplace_idx:
-            written = args[op.inplace_idx[0]]._data
+            idx = op.inplace_idx[0]
+            written = args[idx]._data
             self._before_write(written)
         out = func(*args)
         if written is not None:
+            self._bind_snapshots(args[idx], node_args[idx])
             self._record_write(op, node_args, casts, written)
             return out
         if op.multi:
@@ -201,8 +203,25 @@ class Tracer(TorchDispatchMode):
                 casts[i] = ("scalar", call[i])
         return casts
 
+    def _bind_snapshots(self, t: Tensor, old: Node) -> None:
+        """The copy of the old value an in-place op's node saves for its formulas (made by the
+        runner, not by an op) is the value `old`."""
+        from retrograd._autograd.saved import SavedVariable
+
+        fn = t._grad_fn
+        node = getattr(fn, "fn", None) or fn
+        for sv in getattr(node, "_saved", None) or ():
+            if sv.__class__ is SavedVariable and isinstance(sv._data, Tensor):
+                arr = sv._data._data
+                if id(arr) not in self.env and id(arr) not in self.roots:
+                    self.bind(arr, old)
+
     def _before_write(self, arr: np.ndarray) -> None:
         root = self._logical_root(arr)
+        # nodes whose captured value is this memory keep the value they had
+        for a, node, _ in list(self.env.values()):
+            if node.meta.get("val") is a and np.may_share_memory(a, root):
+                node.meta["val"] = np.array(a, copy=True)
         if id(root) in self.owned or any(r is root for r, _ in self.undo):
             return
         self.undo.append((root, np.array(root, copy=True)))

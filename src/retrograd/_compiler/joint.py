@@ -88,6 +88,21 @@ class _GuardDataDependent:
 _PLAIN = (bool, int, float, str, complex)
 
 
+class RngSnapshot:
+    """The default generator's state and that of any Generator among `values`, to put back
+    (random ops drawn while capturing or checking must not shift what the real run draws)."""
+
+    def __init__(self, values: list) -> None:
+        from retrograd._ops.random import Generator, default_generator
+
+        self.gens = [default_generator] + [v for v in values if isinstance(v, Generator)]
+        self.states = [g.get_state() for g in self.gens]
+
+    def restore(self) -> None:
+        for g, s in zip(self.gens, self.states):
+            g.set_state(s)
+
+
 # --- the joint capture ------------------------------------------------------------------------
 
 class Captured:
@@ -121,7 +136,6 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     """Capture `fn(*args, **kwargs)`. `params`: (dict, key, tensor) slots of a module's
     parameters and buffers, swapped for copies while capturing."""
     from retrograd import autograd
-    from retrograd._ops.random import get_rng_state, set_rng_state
 
     cap = Captured()
     tracer = Tracer()
@@ -145,7 +159,7 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
             new_leaves.append(leaf)
     cap.n_inputs = len(copies) - cap.n_params
     call_args, call_kwargs = unflatten(new_leaves, spec)
-    rng = get_rng_state()
+    rng = RngSnapshot(leaves)
     hooks = state.saved_hooks
     state.saved_hooks = ()
     try:
@@ -185,7 +199,7 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
         state.saved_hooks = hooks
         for (slot, key, t) in params:
             slot[key] = t
-        set_rng_state(rng)
+        rng.restore()
         tracer.restore()
     cap.free = [t for _, t in tracer.free]
     cap.random_ops = tracer.random_ops
