@@ -53,6 +53,8 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
     log_graph("Forward graph", part.forward)
     if part.backward is not None:
         log_graph("Backward graph", part.backward, "backward")
+    entry.backward_free = [primal_names.index(f) - (len(primal_names) - len(cap.free))
+                           for f in part.backward_free]
     entry.saved_primal = [primal_names.index(s) if s in primal_names else None
                           for s in part.saved]
     entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)

@@ -202,6 +202,8 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
         rng.restore()
         tracer.restore()
     cap.free = [t for _, t in tracer.free]
+    for node, t in tracer.free:
+        node.meta["requires_grad"] = t._requires_grad
     cap.random_ops = tracer.random_ops
     primal_nodes = [n for n in tracer.inputs if n.target == "primals"]
     all_primals = primal_nodes + [n for n, _ in tracer.free]

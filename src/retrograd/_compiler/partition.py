@@ -40,6 +40,7 @@ class Partitioned:
         self.forward = Graph()
         self.backward: Graph | None = None
         self.saved: list = []  # names of saved values, in forward output order
+        self.backward_free: list = []  # names of read-only tensors the backward reads directly
 
 
 def partition(joint: Graph, primals: list, tangents: list, n_fw_outputs: int) -> Partitioned:
@@ -64,13 +65,17 @@ def partition(joint: Graph, primals: list, tangents: list, n_fw_outputs: int) ->
         return result
     bw_set = ancestors(grads) - fw_set
     saved: list = []
+    free: list = []  # tensors read from outside: the backward gets them from the call itself
     for n in joint.nodes:
         if n in bw_set:
             for i in n.inputs():
-                if i in fw_set and i not in saved:
+                if i.target == "free" and not i.meta.get("requires_grad"):
+                    if i not in free:
+                        free.append(i)
+                elif i in fw_set and i not in saved:
                     saved.append(i)
     for g in grads:  # a gradient that is a forward value itself
-        if isinstance(g, Node) and g in fw_set and g not in saved:
+        if isinstance(g, Node) and g in fw_set and g not in saved and g not in free:
             saved.append(g)
     fw.output(tuple([map_nodes(o, env.__getitem__) for o in fw_outs] + [env[s] for s in saved]))
     bw = result.backward = Graph()
@@ -79,7 +84,10 @@ def partition(joint: Graph, primals: list, tangents: list, n_fw_outputs: int) ->
         benv[s] = bw.placeholder(s.name, s.meta["val"], "saved")
     for t in tangents:
         benv[t] = bw.placeholder(t.name, t.meta["val"], "tangents")
+    for f in free:
+        benv[f] = bw.placeholder(f.name, f.meta["val"], "free")
     copy_into(bw, [n for n in body if n in bw_set], benv)
     bw.output(tuple(map_nodes(g, benv.__getitem__) for g in grads))
     result.saved = [s.name for s in saved]
+    result.backward_free = [f.name for f in free]
     return result

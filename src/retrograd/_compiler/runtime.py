@@ -32,6 +32,7 @@ class Entry:
         self.inline_hooks = False      # the forward already packs (saved-tensor hooks inlined)
         self.eager_reason: str | None = None  # set: run this variant eagerly
         self.free: list = []
+        self.backward_free: list = []  # indices into free of tensors the backward reads
 
 
 def _write_back(entry: Entry, primals: tuple, values: tuple) -> None:
@@ -68,7 +69,8 @@ class CompiledFunction(Function):
         entry = ctx.entry
         saved = [t._data for t in ctx.saved_tensors]
         tangents = [grads[i]._data for i in entry.diff_outputs]
-        result = entry.backward.fn(*saved, *tangents)
+        result = entry.backward.fn(*saved, *tangents,
+                                   *[entry.free[i]._data for i in entry.backward_free])
         out: list = [None] * (entry.n_primals + 1)
         for i, g in zip(entry.diff_primals, result):
             if g is not None:

@@ -122,7 +122,8 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
                               "captured ops")
     if entry.backward is None or not compare_grads:
         return
-    result = entry.backward.fn(*got[n + m:], *[t._data for t in tangents])
+    result = entry.backward.fn(*got[n + m:], *[t._data for t in tangents],
+                               *[entry.free[i]._data for i in entry.backward_free])
     for i, (g, e) in enumerate(zip(result, grads)):
         if not _same(g, None if e is None else e._data):
             raise Unsupported(f"gradient {i} depends on values computed outside the captured "
