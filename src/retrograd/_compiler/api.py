@@ -175,6 +175,9 @@ class CompiledCallable:
                     f"{e.reason}" + (f" at {e.where}" if e.where else "")) from None
             log.info("running %s eagerly for these inputs: %s", self.__name__, e)
             variant = _Eager(str(e))
+        except Exception as e:  # noqa: BLE001 - eager raises the function's own error again
+            log.warning("running %s eagerly: compiling it failed with %r", self.__name__, e)
+            variant = _Eager(repr(e))
         self.variants[key] = variant
         return variant
 

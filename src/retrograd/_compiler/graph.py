@@ -61,15 +61,20 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: list = []
         self._names: dict = {}
+        self._used: set = set()
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
 
     def _unique(self, base: str) -> str:
         base = base.rstrip("_") or "v"
-        n = self._names.get(base, 0)
-        self._names[base] = n + 1
-        return base if n == 0 else f"{base}_{n}"
+        while True:
+            n = self._names.get(base, 0)
+            self._names[base] = n + 1
+            name = base if n == 0 else f"{base}_{n}"
+            if name not in self._used:
+                self._used.add(name)
+                return name
 
     def _add(self, node: Node, at: int | None) -> Node:
         for i in node.inputs():
