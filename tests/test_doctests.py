@@ -12,6 +12,8 @@ MODULES = [
     "retrograd.autograd.graph",
     "retrograd.autograd.grad_mode",
     "retrograd.autograd.gradcheck",
+    "retrograd.ops", "retrograd.fx.graph", "retrograd.fx.graph_module", "retrograd.fx.interpreter",
+    "retrograd.fx._symbolic_trace", "retrograd.fx.experimental.proxy_tensor",
 ]
 
 # the public functions whose docstrings must carry an example
@@ -23,6 +25,9 @@ DOCUMENTED = [
     "retrograd.autograd.graph.increment_version", "retrograd.autograd.gradcheck",
     "retrograd.autograd.gradgradcheck", "retrograd.no_grad", "retrograd.enable_grad",
     "retrograd.inference_mode", "retrograd.set_grad_enabled",
+    "retrograd.fx.Graph", "retrograd.fx.GraphModule", "retrograd.fx.symbolic_trace",
+    "retrograd.fx.Interpreter", "retrograd.fx.wrap",
+    "retrograd.fx.experimental.proxy_tensor.make_fx",
 ]
 
 

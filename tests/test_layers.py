@@ -23,7 +23,7 @@ LAYERS = [
         "retrograd._autograd.state", "retrograd._autograd.hooks",
     ]),
     ("autograd core", ["retrograd._autograd"]),
-    ("ops", ["retrograd._ops", "retrograd.linalg"]),
+    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd.ops"]),
     ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
                       "retrograd._logging"]),
     ("libraries", [
@@ -33,6 +33,7 @@ LAYERS = [
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd.distributions",
     ]),
+    ("graph capture", ["retrograd.fx"]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.codegen", "retrograd._compile",
@@ -72,6 +73,10 @@ ALLOWED = {
         "the profiler swaps ranged versions into nn.functional while it runs; when started",
     ("retrograd._lobpcg", "retrograd"):
         "lobpcg's backward is written as user code on the public namespace; when called",
+    ("retrograd.ops", "retrograd.autograd"):
+        "ops.profiler holds record_function's enter/exit ops; loaded on first use",
+    ("retrograd.fx", "retrograd"):
+        "generated code runs on the public namespace (`retrograd.relu`, `retrograd.ops.aten`)",
     ("retrograd.optim", "retrograd"):
         "L-BFGS flattens parameters with the namespace's cat; imported when called",
 }

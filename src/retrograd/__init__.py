@@ -21,7 +21,7 @@ from retrograd._legacy import (
 from retrograd.storage import UntypedStorage, TypedStorage
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
-from retrograd._ops.dispatch import ops
+from retrograd import ops
 from retrograd.autograd.grad_mode import (
     no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
     is_inference_mode_enabled,
@@ -70,7 +70,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name in ("profiler", "distributions"):  # loaded on first use, as they are rarely needed
+    if name in ("profiler", "distributions", "fx"):  # loaded on first use: rarely needed
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -55,7 +55,7 @@ from retrograd.storage import UntypedStorage as UntypedStorage
 from retrograd.storage import TypedStorage as TypedStorage
 from retrograd import _ops as _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
-from retrograd._ops.dispatch import ops as ops
+from retrograd import ops as ops
 from retrograd.autograd.grad_mode import no_grad as no_grad
 from retrograd.autograd.grad_mode import enable_grad as enable_grad
 from retrograd.autograd.grad_mode import set_grad_enabled as set_grad_enabled

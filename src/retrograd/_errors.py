@@ -137,3 +137,6 @@ MATMUL_PRECISION = (
     "{} is not one of 'highest', 'high', or 'medium'; the current"
     "setFloat32MatmulPrecision call has no effect."
 )
+
+# an OpOverload called without a required argument
+OP_MISSING_ARGUMENT = "aten::{}() is missing value for argument '{}'. Declaration: {}"

@@ -360,7 +360,7 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
     if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
             and a.base is None and a.flags.writeable and a.shape == b.shape
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
-            and sys.getrefcount(a) <= 3):
+            and sys.getrefcount(a) <= 3 and not _dispatch_modes()):
         recorder = profiling.active
         if recorder is None:
             np.add(a, b, out=a)
@@ -368,6 +368,20 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
             recorder.accumulate_in_place(a, b)
         return old
     return old + g
+
+
+_mode_stack: list | None = None
+
+
+def _dispatch_modes() -> list:
+    """The active dispatch modes: under one the sum is an op, so tracers see it
+    (NOTE [Op-level tracing])."""
+    global _mode_stack
+    if _mode_stack is None:
+        from retrograd._ops.dispatch import mode_stack
+
+        _mode_stack = mode_stack
+    return _mode_stack
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:

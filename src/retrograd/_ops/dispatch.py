@@ -85,17 +85,28 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         from retrograd._ops.registry import run
 
-        if kwargs:
-            names = self._op.arg_names
-            full = list(args) + [None] * (len(names) - len(args))
-            for i, a in enumerate(self._op.schema.args):
-                if i >= len(args):
-                    full[i] = kwargs.get(a.name, a.default)
+        schema_args = self._op.schema.args
+        if kwargs or len(args) < len(schema_args):
+            # arguments after the positional ones by name, else their defaults (graphs record
+            # calls with the trailing defaults left out)
+            full = list(args)
+            for a in schema_args[len(args):]:
+                if a.name in kwargs:
+                    full.append(kwargs[a.name])
+                elif a.has_default or a.type.endswith("?"):
+                    full.append(a.default)
+                else:
+                    from retrograd._errors import OP_MISSING_ARGUMENT
+
+                    schema = self._op.schema
+                    raise RuntimeError(OP_MISSING_ARGUMENT.format(schema.name, a.name, schema))
             args = tuple(full)
         return run(self._op, tuple(args))
 
     @property
     def overloadpacket(self) -> OpOverloadPacket:
+        from retrograd import ops
+
         return getattr(ops.aten, self._op.schema.name)
 
     def __str__(self) -> str:
@@ -109,8 +120,18 @@ class OpOverload:
     def __eq__(self, other) -> bool:
         return isinstance(other, OpOverload) and other._op is self._op
 
+    def __reduce__(self):
+        # pickled by name: graphs that call ops can be saved
+        return (_overload_named, (self._op.name,))
+
     def __hash__(self) -> int:
         return hash(self._op.name)
+
+
+def _overload_named(name: str) -> OpOverload:
+    from retrograd._ops.registry import OPS
+
+    return overload_of(OPS[name])
 
 
 class OpOverloadPacket:
@@ -118,6 +139,8 @@ class OpOverloadPacket:
 
     def __init__(self, name: str, overloads: dict) -> None:
         self._name = name
+        self.__name__ = name
+        self._qualified_op_name = f"aten::{name}"
         self._overloads = overloads
 
     def __getattr__(self, overload: str) -> OpOverload:
@@ -141,7 +164,7 @@ class OpOverloadPacket:
 
 
 class _OpNamespace:
-    """`ops.aten`: every declared op by its schema name (built on first use)."""
+    """`retrograd.ops.aten`: every declared op by its schema name (built on first use)."""
 
     def __init__(self) -> None:
         self._packets: dict | None = None
@@ -162,22 +185,3 @@ class _OpNamespace:
         except KeyError:
             raise AttributeError(
                 f"'_OpNamespace' 'aten' object has no attribute '{name}'") from None
-
-
-class _Ops:
-    """`retrograd.ops`: the op namespaces (`aten`, and `profiler` for record_function's
-    enter/exit ops)."""
-
-    def __init__(self) -> None:
-        self.aten = _OpNamespace()
-
-    def __getattr__(self, name: str):
-        if name == "profiler":  # ops.profiler._record_function_enter/_exit (loaded on use)
-            from retrograd.autograd.profiler import _record_function_ops
-
-            self.profiler = _record_function_ops
-            return _record_function_ops
-        raise AttributeError(f"'_Ops' object has no attribute '{name}'")
-
-
-ops = _Ops()

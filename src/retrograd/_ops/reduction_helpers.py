@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._ops import dispatch
 from retrograd._ops.registry import op
 from retrograd._tensor import Tensor, _wrap
 
@@ -27,8 +28,9 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     dims = _summed_dims(gshape, shape)
     if not dims:
         return grad.reshape(shape) if len(gshape) != len(shape) else grad
-    if not (state.grad_enabled and grad._requires_grad):
-        # no double-backward graph is being built: one NumPy reduction, row-major result
+    if not (state.grad_enabled and grad._requires_grad) and not dispatch.mode_stack:
+        # no double-backward graph is being built and no mode watches the ops: one NumPy
+        # reduction, row-major result
         return _wrap(sum_to_array(grad._data, shape, dims))
     grad = grad.sum(dims, keepdim=True)
     if len(gshape) != len(shape):

@@ -50,6 +50,10 @@ class Schema:
     returns: tuple
     text: str = field(repr=False, default="")
 
+    def __str__(self) -> str:
+        # torch's FunctionSchema text: "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"
+        return f"aten::{self.text}" if self.text else f"aten::{self.full_name}"
+
     @property
     def full_name(self) -> str:
         return f"{self.name}.{self.overload}" if self.overload else self.name

@@ -1,0 +1,1 @@
+"""retrograd.fx.experimental: make_fx (proxy_tensor)."""
