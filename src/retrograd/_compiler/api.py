@@ -35,6 +35,7 @@ from typing import Any
 from retrograd._autograd.state import state
 from retrograd._compiler import config
 from retrograd._compiler.capture import Unsupported
+from retrograd._compiler.hooks import HookError
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
 
@@ -175,6 +176,8 @@ class CompiledCallable:
                     f"{e.reason}" + (f" at {e.where}" if e.where else "")) from None
             log.info("running %s eagerly for these inputs: %s", self.__name__, e)
             variant = _Eager(str(e))
+        except HookError:
+            raise
         except Exception as e:  # noqa: BLE001 - eager raises the function's own error again
             log.warning("running %s eagerly: compiling it failed with %r", self.__name__, e)
             variant = _Eager(repr(e))

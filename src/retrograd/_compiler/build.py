@@ -48,17 +48,22 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
     if hooks is not None:
         log_graph("Forward graph pre saved_tensors_hooks inlining", part.forward)
         log_graph("Backward graph pre saved_tensors_hooks inlining", part.backward, "backward")
-        hook_key = inline_hooks(part, hooks, primal_names, n_params, n_fw)
+        # parameters: a module's, and tensors requiring grad the function reads from outside
+        static = set(primal_names[:n_params]) | {
+            p.name for p in primals if p.target == "free" and p.meta.get("requires_grad")}
+        hook_key = inline_hooks(part, hooks, primal_names, static)
         entry.inline_hooks = True
     log_graph("Forward graph", part.forward)
     if part.backward is not None:
         log_graph("Backward graph", part.backward, "backward")
+    entry.saved_names = list(part.saved)
     entry.backward_free = [primal_names.index(f) - (len(primal_names) - len(cap.free))
                            for f in part.backward_free]
     entry.saved_primal = [primal_names.index(s) if s in primal_names else None
                           for s in part.saved]
     entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)
     if config.verify:
-        check_captured(entry, part)
+        # with hooks inlined the backward reads packed values, which capture did not see
+        check_captured(entry, part, check_backward=hooks is None)
         check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
     return entry

@@ -32,6 +32,7 @@ class Entry:
         self.inline_hooks = False      # the forward already packs (saved-tensor hooks inlined)
         self.eager_reason: str | None = None  # set: run this variant eagerly
         self.free: list = []
+        self.saved_names: list = []    # the backward's saved inputs (packed ones included)
         self.backward_free: list = []  # indices into free of tensors the backward reads
 
 
