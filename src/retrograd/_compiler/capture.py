@@ -85,6 +85,7 @@ class Tracer(TorchDispatchMode):
         self.inputs: list = []  # placeholder nodes, in order
         self.free: list = []    # (placeholder node, tensor) for tensors the function closed over
         self.mutated: dict = {}  # id(root) -> (placeholder node, root array) of written inputs
+        self.input_roots: dict = {}  # id(root array) -> its placeholder
         self.undo: list = []    # (array, copy) to restore free tensors written during capture
         self.keep: list = []    # arrays kept alive so their ids stay unique
         self.random_ops = 0
@@ -115,6 +116,7 @@ class Tracer(TorchDispatchMode):
         node = self.graph.placeholder(f"{kind}_{count}", arr, kind)
         self.inputs.append(node)
         self.bind(arr, node)
+        self.input_roots[id(self._logical_root(arr))] = node
         return node
 
     def node_of(self, t: Tensor) -> Node:
@@ -137,6 +139,7 @@ class Tracer(TorchDispatchMode):
         node = self.graph.placeholder(f"free_{len(self.free) + 1}", arr, "free")
         self.free.append((node, t))
         self.bind(arr, node, owned=False)
+        self.input_roots[id(self._logical_root(arr))] = node
         return node
 
     def _arg_node(self, a):
@@ -250,10 +253,7 @@ class Tracer(TorchDispatchMode):
             self.mutated[id(root)] = (placeholder, root)
 
     def _input_of(self, root: np.ndarray) -> Node | None:
-        for node in self.inputs + [n for n, _ in self.free]:
-            if node.meta["val"] is root:
-                return node
-        return None
+        return self.input_roots.get(id(root))
 
     def root_value(self, root: np.ndarray) -> Node:
         return self.roots[id(root)][1]

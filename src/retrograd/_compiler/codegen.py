@@ -137,9 +137,12 @@ def _alias_groups(graph: Graph) -> dict:
         if node.op != "call_function":
             continue
         val = node.meta.get("val")
+        view = node.target in (AS_STRIDED, GETITEM) or (
+            isinstance(node.target, OpOverload) and node.target._op.is_view) or \
+            node.meta.get("alias", False)
         for i in node.inputs():
             iv = i.meta.get("val")
-            if node.target in (AS_STRIDED, GETITEM) or (
+            if view or (
                     isinstance(val, np.ndarray) and isinstance(iv, np.ndarray)
                     and np.may_share_memory(val, iv)):
                 group[find(node)] = find(i)

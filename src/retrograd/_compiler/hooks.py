@@ -124,6 +124,7 @@ def _capture_hook(hook: Any, values: list, build: Any, what: str, saved: str) ->
 
 def _insert(graph: Graph, sub: Graph, env: dict, at: int, rename: dict) -> None:
     """Copy `sub`'s op nodes into `graph` at position `at`; env maps sub's placeholders."""
+    inputs = [p.meta["val"] for p in sub.placeholders()]
     for n in sub.nodes:
         if n.op != "call_function":
             continue
@@ -131,21 +132,27 @@ def _insert(graph: Graph, sub: Graph, env: dict, at: int, rename: dict) -> None:
                                   {k: map_nodes(v, env.__getitem__) for k, v in n.kwargs.items()},
                                   val=n.meta.get("val"), name=rename.get(n), at=at)
         new.meta.update({k: v for k, v in n.meta.items() if k != "val"})
+        val = n.meta.get("val")
+        if isinstance(val, np.ndarray) and any(np.may_share_memory(val, v) for v in inputs):
+            new.meta["alias"] = True  # shares the memory of the value it was inlined on
         env[n] = new
         at += 1
 
 
-def _selected(node: Node, primal_names: list, static: set) -> bool:
+def _selected(node: Node, primals: list, static: set) -> bool:
+    """Whether the filtering mode packs saved value `node`; a view of an input counts as that
+    input (its memory cannot be freed either)."""
     val = node.meta.get("val")
     if not isinstance(val, np.ndarray) or val.dtype.kind not in "fV":
         return False  # non-floating saved tensors are left alone
     mode = config.saved_tensors_hooks_filtering_mode
+    seen_as = [p.name for p in primals if p is node or np.may_share_memory(p.meta["val"], val)]
     if mode == "all":
         return True
     if mode == "no_static":
-        return node.name not in static
+        return not any(name in static for name in seen_as)
     if mode == "donated":
-        return node.name not in primal_names
+        return not seen_as
     raise ValueError(f"saved_tensors_hooks_filtering_mode must be 'donated', 'no_static' or "
                      f"'all', not {mode!r}")
 
@@ -167,8 +174,9 @@ def inline_hooks(part: Any, pair: tuple, primal_names: list, static: set) -> Any
     new_saved_nodes: list = []
     new_saved_names: list = []
     bw_by_name = {n.name: n for n in bw.placeholders()}
+    primals = [p for p in fw.placeholders() if p.name in primal_names]
     for s in saved_nodes:
-        if not _selected(s, primal_names, static):
+        if not _selected(s, primals, static):
             new_saved_nodes.append(s)
             new_saved_names.append(s.name)
             continue
