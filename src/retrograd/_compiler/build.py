@@ -64,6 +64,6 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
     entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)
     if config.verify:
         # with hooks inlined the backward reads packed values, which capture did not see
-        check_captured(entry, part, check_backward=hooks is None)
+        check_captured(entry, part, cap, check_backward=hooks is None)
         check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
     return entry

@@ -88,7 +88,7 @@ class Tracer(TorchDispatchMode):
         self.input_roots: dict = {}  # id(root array) -> its placeholder
         self.undo: list = []    # (array, copy) to restore free tensors written during capture
         self.keep: list = []    # arrays kept alive so their ids stay unique
-        self.random_ops = 0
+        self.backward_phase = False  # set once the function returned: autograd runs now
         self.checks: list = []  # (shape/dtype) assertions for hook graphs
 
     # --- values -----------------------------------------------------------------------------
@@ -137,6 +137,7 @@ class Tracer(TorchDispatchMode):
             return node
         # a tensor the function reads without computing it: passed in at every call
         node = self.graph.placeholder(f"free_{len(self.free) + 1}", arr, "free")
+        node.meta["requires_grad"] = t._requires_grad  # as first read (writes may change it)
         self.free.append((node, t))
         self.bind(arr, node, owned=False)
         self.input_roots[id(self._logical_root(arr))] = node
@@ -161,9 +162,6 @@ class Tracer(TorchDispatchMode):
             args = tuple(full)
         node_args = tuple(self._arg_node(a) for a in args)
         casts = self._casts(op, args)
-        if op.name.startswith(("rand", "normal", "bernoulli", "dropout", "multinomial",
-                               "uniform", "exponential", "geometric", "cauchy", "log_normal")):
-            self.random_ops += 1
         written = None
         if op.inplace_idx:
             idx = op.inplace_idx[0]
@@ -249,7 +247,12 @@ class Tracer(TorchDispatchMode):
         self.env[id(arr)] = [arr, node, info[2]]
         self.keep.append(arr)
         placeholder = self._input_of(root)
-        if placeholder is not None:
+        if placeholder is not None and not self.backward_phase:
+            if placeholder.target == "free":
+                # the tensor is held by the compiled code: writing it back would change what
+                # the next call reads
+                raise Unsupported(f"{op.name} writes a tensor the function reads from outside",
+                                  user_site())
             self.mutated[id(root)] = (placeholder, root)
 
     def _input_of(self, root: np.ndarray) -> Node | None:

@@ -121,7 +121,7 @@ class Captured:
         self.mutated: list = []       # primal indices whose memory the function writes
         self.diff_outputs: list = []  # indices of tensor outputs that get a tangent
         self.diff_primals: list = []  # primal indices that get a gradient
-        self.random_ops = 0
+        self.rng_after_forward: Any = None  # generator states once the forward ran
 
 
 def _copy_leaf(t: Tensor) -> Tensor:
@@ -175,6 +175,8 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
                     cap.out_leaves.append(("const", leaf))
                 else:
                     raise Unsupported(f"an output of type {type(leaf).__name__}")
+            tracer.backward_phase = True
+            cap.rng_after_forward = RngSnapshot(leaves).states
             primals = copies + [t for _, t in tracer.free]
             grads = []
             if want_backward and state.grad_enabled:
@@ -202,9 +204,6 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
         rng.restore()
         tracer.restore()
     cap.free = [t for _, t in tracer.free]
-    for node, t in tracer.free:
-        node.meta["requires_grad"] = t._requires_grad
-    cap.random_ops = tracer.random_ops
     primal_nodes = [n for n in tracer.inputs if n.target == "primals"]
     all_primals = primal_nodes + [n for n, _ in tracer.free]
     cap.primal_grad = [t._requires_grad for t in copies + cap.free]

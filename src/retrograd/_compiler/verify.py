@@ -26,19 +26,19 @@ def _same(a, b) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def check_captured(entry: Any, part: Any, check_backward: bool = True) -> None:
+def check_captured(entry: Any, part: Any, cap: Any, check_backward: bool = True) -> None:
     """Run the generated code once on the captured values and compare with them (random ops
     draw what they drew while capturing)."""
     from retrograd._compiler.joint import RngSnapshot
 
     seed = RngSnapshot(list(entry.forward.constants.values()))
     try:
-        _check_captured(entry, part, check_backward)
+        _check_captured(entry, part, check_backward, cap)
     finally:
         seed.restore()
 
 
-def _check_captured(entry: Any, part: Any, check_backward: bool) -> None:
+def _check_captured(entry: Any, part: Any, check_backward: bool, cap: Any) -> None:
     fw_graph = part.forward
     inputs = [p.meta["val"] for p in fw_graph.placeholders()]
     expected = [None if o is None else o.meta["val"] for o in fw_graph.output_node.args[0]]
@@ -46,6 +46,10 @@ def _check_captured(entry: Any, part: Any, check_backward: bool) -> None:
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated forward differs from eager at output {i}")
+    from retrograd._ops.random import default_generator
+
+    if not _same_state(default_generator.get_state(), cap.rng_after_forward[0]):
+        raise Unsupported("random numbers drawn outside the captured ops")
     if part.backward is None or not check_backward:
         return
     bw_graph = part.backward
@@ -55,6 +59,11 @@ def _check_captured(entry: Any, part: Any, check_backward: bool) -> None:
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated backward differs from eager at gradient {i}")
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    return np.array_equal(np.asarray(a._data if isinstance(a, Tensor) else a),
+                          np.asarray(b._data if isinstance(b, Tensor) else b))
 
 
 def _perturbed(t: Tensor, rng) -> Tensor:
