@@ -34,6 +34,7 @@ LAYERS = [
         "retrograd.distributions",
     ]),
     ("graph capture", ["retrograd.fx"]),
+    ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.codegen", "retrograd._compile",
@@ -77,6 +78,10 @@ ALLOWED = {
         "ops.profiler holds record_function's enter/exit ops; loaded on first use",
     ("retrograd.fx", "retrograd"):
         "generated code runs on the public namespace (`retrograd.relu`, `retrograd.ops.aten`)",
+    ("retrograd.nn", "retrograd._compile"):
+        "Module.compile() compiles the module in place, as torch's does; imported when called",
+    ("retrograd._compiler", "retrograd"):
+        "cached compiled code is keyed by retrograd.__version__; read when caching",
     ("retrograd.optim", "retrograd"):
         "L-BFGS flattens parameters with the namespace's cat; imported when called",
 }

@@ -45,7 +45,7 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
     primal_names = [p.name for p in primals]
     n_params = cap.n_params
     hook_key = None
-    if hooks is not None:
+    if hooks is not None and part.backward is not None:
         log_graph("Forward graph pre saved_tensors_hooks inlining", part.forward)
         log_graph("Backward graph pre saved_tensors_hooks inlining", part.backward, "backward")
         # parameters: a module's, and tensors requiring grad the function reads from outside

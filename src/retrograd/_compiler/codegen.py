@@ -152,7 +152,7 @@ def _alias_groups(graph: Graph) -> dict:
 def generate(graph: Graph, name: str, label: str, reuse: bool = True) -> Generated:
     lines, ns, constants = _write(graph, name, reuse)
     fn = compile_function(name, lines, ns, label, name)
-    return Generated(fn, fn.__retrograd_source__, constants)
+    return Generated(fn, getattr(fn, "__retrograd_source__"), constants)
 
 
 def namespace_for(graph: Graph, reuse: bool = True) -> dict:

@@ -59,7 +59,7 @@ def structure_key(pair: tuple) -> Any:
     without one the key is None (bypass the cache)."""
     from retrograd._compiler.cache import BYPASS
 
-    parts = []
+    parts: list = []
     for gm in pair:
         index: dict = {}
         for i, n in enumerate(gm.graph.nodes):

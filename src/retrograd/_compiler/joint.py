@@ -166,7 +166,7 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
         with _GuardDataDependent(tracer), tracer:
             out = fn(*call_args, **call_kwargs)
             out_leaves, cap.out_spec = flatten(out)
-            out_nodes = []
+            out_nodes: list = []
             for leaf in out_leaves:
                 if isinstance(leaf, Tensor):
                     cap.out_leaves.append(("tensor", len(out_nodes)))

@@ -32,11 +32,12 @@ class Entry:
         self.inline_hooks = False      # the forward already packs (saved-tensor hooks inlined)
         self.eager_reason: str | None = None  # set: run this variant eagerly
         self.free: list = []
+        self.free_guards: list = []  # per free tensor: its guard when captured
         self.saved_names: list = []    # the backward's saved inputs (packed ones included)
         self.backward_free: list = []  # indices into free of tensors the backward reads
 
 
-def _write_back(entry: Entry, primals: tuple, values: tuple) -> None:
+def _write_back(entry: Entry, primals: tuple | list, values: tuple) -> None:
     for i, new in zip(entry.mutated, values):
         t = primals[i]
         np.copyto(t._data, new)
