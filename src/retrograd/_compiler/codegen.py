@@ -152,7 +152,8 @@ def _alias_groups(graph: Graph) -> dict:
 def generate(graph: Graph, name: str, label: str, reuse: bool = True) -> Generated:
     lines, ns, constants = _write(graph, name, reuse)
     fn = compile_function(name, lines, ns, label, name)
-    return Generated(fn, getattr(fn, "__retrograd_source__"), constants)
+    source: str = fn.__retrograd_source__  # type: ignore[attr-defined]
+    return Generated(fn, source, constants)
 
 
 def namespace_for(graph: Graph, reuse: bool = True) -> dict:
