@@ -259,3 +259,27 @@ def test_reset_zeroes_counters():
     assert counters["compiles"] == 1
     retrograd.compiler.reset()
     assert counters == {"compiles": 0, "cache_hit": 0, "cache_miss": 0, "cache_bypass": 0}
+
+
+def test_set_logs_graph_code_prints_the_graphs(capsys):
+    from retrograd._logging import set_logs
+
+    set_logs(graph_code=True)
+    try:
+        retrograd.compile(f)(_leaf(3, 4), _leaf(4, 5))
+    finally:
+        set_logs()
+    err = capsys.readouterr().err
+    assert "===== Forward graph =====" in err and "===== Backward graph =====" in err
+    assert 'mm: "f32[3, 5]" = aten.mm.default(primals_1, primals_2)' in err
+
+
+def test_retrograd_logs_environment_variable():
+    import subprocess
+
+    code = ("import retrograd; x = retrograd.ones(2, requires_grad=True); "
+            "retrograd.compile(lambda t: (t * 3).sum())(x)")
+    env = dict(os.environ, RETROGRAD_LOGS="graph_code")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert 'mul: "f32[2]" = aten.mul.Tensor(primals_1, 3)' in run.stderr
