@@ -59,8 +59,8 @@ def main() -> None:
         t0 = time.perf_counter()
         step(compiled, x)
         first = time.perf_counter() - t0
-        t = best_of_each({"eager": lambda m=model: step(m, x),
-                          "compiled": lambda m=compiled: step(m, x)}, repeat=7, number=20)
+        t = best_of_each({"eager": lambda m=model, x=x: step(m, x),
+                          "compiled": lambda m=compiled, x=x: step(m, x)}, repeat=7, number=20)
         print(f"{name:30s} {t['eager'] * 1e3:9.3f} {t['compiled'] * 1e3:12.3f} "
               f"{t['eager'] / t['compiled']:7.2f}x {first:13.2f}")
 
