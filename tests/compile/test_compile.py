@@ -135,6 +135,20 @@ def test_parameter_identity_is_guarded():
     assert counters["compiles"] == 2
 
 
+def test_train_and_eval_modes_are_guarded():
+    model = retrograd.nn.Sequential(retrograd.nn.Linear(4, 4), retrograd.nn.BatchNorm1d(4))
+    ref = retrograd.nn.Sequential(retrograd.nn.Linear(4, 4), retrograd.nn.BatchNorm1d(4))
+    ref.load_state_dict(model.state_dict())
+    model.compile()
+    x = _leaf(8, 4)
+    for mode in ("train", "eval", "train"):
+        getattr(model, mode)()
+        getattr(ref, mode)()
+        np.testing.assert_allclose(model(x).detach().numpy(), ref(x).detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    assert counters["compiles"] == 2
+
+
 def test_recompile_limit_then_eager_with_a_warning():
     cf = retrograd.compile(f)
     with pytest.warns(UserWarning, match="recompile_limit"):

@@ -36,6 +36,7 @@ from retrograd._autograd.state import state
 from retrograd._compiler import config
 from retrograd._compiler.capture import Unsupported
 from retrograd._compiler.hooks import HookError
+from retrograd._dtype import get_default_dtype
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
 
@@ -81,7 +82,7 @@ def _leaf_guard(v: Any) -> Any:
 
 
 _PARTS = ("grad mode", "parameters", "arguments", "argument structure",
-          "saved tensors hooks", "inference mode")
+          "saved tensors hooks", "inference mode", "module training flags", "default dtype")
 
 
 def _explain(old: tuple, new: tuple) -> str:
@@ -124,6 +125,11 @@ class CompiledCallable:
                         slots.append((table, k, t))
         return slots
 
+    def _training_flags(self) -> tuple:
+        if self.module is None:
+            return ()
+        return tuple(m.training for m in self.module.modules())
+
     def _eager(self, args: tuple, kwargs: dict) -> Any:
         return self.fn(*args, **kwargs)
 
@@ -137,7 +143,8 @@ class CompiledCallable:
         leaves, spec = flatten((args, kwargs))
         key = (state.grad_enabled,
                tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
-               tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(), state.inference)
+               tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(), state.inference,
+               self._training_flags(), get_default_dtype())
         variant = self.variants.get(key)
         if variant is None:
             variant = self._new_variant(key, args, kwargs, slots)
