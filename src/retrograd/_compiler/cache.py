@@ -129,4 +129,5 @@ def _from_source(graph, name: str, source: str, label: str, reuse: bool) -> Gene
 
     ns = namespace_for(graph, reuse)
     fn = compile_function(name, source.rstrip("\n").split("\n"), ns, label, name)
-    return Generated(fn, source, {})
+    constants = {k: v for k, v in ns.items() if k.startswith("_c") and k[2:].isdigit()}
+    return Generated(fn, source, constants)

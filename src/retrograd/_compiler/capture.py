@@ -89,7 +89,6 @@ class Tracer(TorchDispatchMode):
         self.undo: list = []    # (array, copy) to restore free tensors written during capture
         self.keep: list = []    # arrays kept alive so their ids stay unique
         self.backward_phase = False  # set once the function returned: autograd runs now
-        self.checks: list = []  # (shape/dtype) assertions for hook graphs
 
     # --- values -----------------------------------------------------------------------------
     def _logical_root(self, arr: np.ndarray) -> np.ndarray:
