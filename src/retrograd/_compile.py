@@ -18,7 +18,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
             mode: str | None = None, options: dict | None = None, disable: bool = False,
             **kwargs: Any) -> Callable:
     """The compiled function or module; with no model, a decorator that compiles its argument.
-    `backend` is accepted for torch's signature: retrograd always generates NumPy code."""
+    `backend` and `mode` are accepted for torch's signature: retrograd always generates NumPy
+    code. Shapes always specialize (one graph per shape); `dynamic=True` lifts the recompile
+    limit instead of tracing symbolic sizes."""
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                   mode=mode, options=options, disable=disable, **kwargs)
