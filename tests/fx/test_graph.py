@@ -241,3 +241,20 @@ def test_submodule_management():
     gm.delete_all_unused_submodules()
     assert not hasattr(gm, "extra") and hasattr(gm, "lin")
     assert gm.delete_submodule("lin") and not gm.delete_submodule("lin")
+
+
+def test_inserting_after_keeps_creation_order():
+    """Deliberately unlike torch (which puts each new node right after the anchor, reversing
+    them): nodes made in one inserting_after block keep their order, so a node may use the one
+    made before it."""
+    g = Graph()
+    x = g.placeholder("x")
+    g.output(x)
+    with g.inserting_after(x):
+        a = g.call_function(operator.neg, (x,))
+        g.call_function(operator.abs, (a,))
+    with g.inserting_after():
+        g.call_function(operator.pos, (x,))
+    with g.inserting_before():
+        g.call_function(operator.invert, (x,))
+    assert [n.name for n in g.nodes] == ["invert", "x", "neg", "abs_1", "output", "pos"]

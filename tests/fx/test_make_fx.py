@@ -232,3 +232,40 @@ def test_print_readable_matches_torch():
     theirs, _ = _trace(torch, fn, _x(2, 3), _x(3))
     assert ours.print_readable(print_output=False) == theirs.print_readable(
         print_output=False).replace("torch.", "retrograd.")
+
+
+def test_backward_into_grad_is_traced():
+    """.backward() inside make_fx: the copy into .grad and the sum of a second backward are
+    ops, so the returned .grad is computed by the graph."""
+    def f(x, w):
+        (x @ w).tanh().sum().backward()
+        (x @ w).sum().backward()
+        return w.grad
+
+    x = retrograd.randn(2, 3)
+    gm = make_fx(f)(x, retrograd.randn(3, 4, requires_grad=True))
+    ops = _ops(gm)
+    assert ops[-2:] == ["aten.mm.default", "aten.add_.Tensor"] and "aten.clone.default" in ops
+    w = retrograd.randn(3, 4)
+    expected = f(x, w.clone().requires_grad_())
+    np.testing.assert_allclose(gm(x, w).numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_retrace_and_dead_code():
+    from retrograd.fx import symbolic_trace
+
+    def f(x):
+        unused = x.cos().sum()  # noqa: F841
+        return retrograd.autograd.grad((x.sin() * x).sum(), x)[0]
+
+    gm = make_fx(f)(retrograd.randn(3, requires_grad=True))
+    retraced = symbolic_trace(gm)
+    assert retraced.code == gm.code
+    assert gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+    assert "cos = " not in gm.code and "cos_1 = " in gm.code  # backward's cos stays
+    # gone: the unused cos and sum, and the loss (sin * x, sum): backward starts from the seed
+    assert len(_ops(gm)) == len(_ops(retraced)) - 4
+    x = retrograd.randn(3, requires_grad=True)
+    np.testing.assert_allclose(gm(x).detach().numpy(), f(x).numpy(), rtol=1e-6)

@@ -231,3 +231,24 @@ def test_print_readable_matches_torch():
     ours = symbolic_trace(f(retrograd)).print_readable(print_output=False)
     theirs = _fx(torch).symbolic_trace(f(torch)).print_readable(print_output=False)
     assert ours == theirs.replace("torch.", "retrograd.")
+
+
+def test_tensor_operators_with_a_proxy_on_the_right():
+    w = retrograd.tensor([1., 2.])
+    gm = symbolic_trace(lambda x: (w + x) * (w @ x) - (w < x).float())
+    assert [n.target.__name__ for n in gm.graph.find_nodes(op="call_function")] == [
+        "add", "matmul", "mul", "gt", "sub"]  # w < x is x.__gt__(w)
+    x = retrograd.tensor([3., 1.])
+    np.testing.assert_allclose(gm(x).numpy(), ((w + x) * (w @ x) - (w < x).float()).numpy())
+    assert not hasattr(retrograd.Tensor.__dict__["__add__"], "__wrapped__")
+
+
+def test_functions_imported_by_name_are_recorded():
+    from retrograd import relu
+
+    def f(x):
+        return relu(x) + 1
+
+    gm = symbolic_trace(f)
+    assert gm.graph.find_nodes(op="call_function")[0].target is retrograd.relu
+    assert "relu = retrograd.relu(x)" in gm.code

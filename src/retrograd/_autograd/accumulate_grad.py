@@ -97,18 +97,37 @@ def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
     if grad is None:
         if not state.grad_enabled and _stealable(new_grad, var, shared):
             out = _wrap(new_grad._data)
+        elif dispatch_modes():
+            out = new_grad.clone()  # an op, so tracers see it (NOTE [Op-level tracing])
         else:
             out = clone_obey_contract(new_grad, var)
         var._grad = out
     elif not state.grad_enabled:
-        np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
-        if grad._version_counter is not None:
-            grad._version_counter.version += 1
+        if dispatch_modes():
+            grad.add_(new_grad)
+        else:
+            np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
+            if grad._version_counter is not None:
+                grad._version_counter.version += 1
         _check_layout(grad, var)
     else:
         result = grad + new_grad
         _check_layout(result, var)
         var._grad = result
+
+
+_mode_stack: list | None = None
+
+
+def dispatch_modes() -> list:
+    """The active dispatch modes (retrograd._ops.dispatch.mode_stack): under one, gradients
+    are summed and copied with ops rather than NumPy, so tracers see them."""
+    global _mode_stack
+    if _mode_stack is None:
+        from retrograd._ops.dispatch import mode_stack
+
+        _mode_stack = mode_stack
+    return _mode_stack
 
 
 def _stealable(new_grad: Tensor, var: Tensor, shared: int) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd import profiling
+from retrograd._autograd.accumulate_grad import dispatch_modes
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
@@ -360,28 +361,16 @@ def _accumulate(old: Tensor, g: Tensor) -> Tensor:
     if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
             and a.base is None and a.flags.writeable and a.shape == b.shape
             and a.dtype == b.dtype and sys.getrefcount(old) <= 4
-            and sys.getrefcount(a) <= 3 and not _dispatch_modes()):
+            and sys.getrefcount(a) <= 3):
         recorder = profiling.active
-        if recorder is None:
-            np.add(a, b, out=a)
-        else:
+        if recorder is not None:
             recorder.accumulate_in_place(a, b)
+        elif dispatch_modes():
+            old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
+        else:
+            np.add(a, b, out=a)
         return old
     return old + g
-
-
-_mode_stack: list | None = None
-
-
-def _dispatch_modes() -> list:
-    """The active dispatch modes: under one the sum is an op, so tracers see it
-    (NOTE [Op-level tracing])."""
-    global _mode_stack
-    if _mode_stack is None:
-        from retrograd._ops.dispatch import mode_stack
-
-        _mode_stack = mode_stack
-    return _mode_stack
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:

@@ -20,6 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from retrograd._ops.dispatch import OpOverload
 from retrograd._tensor import Tensor
 from retrograd.fx._qualname import PUBLIC_MODULES, public_name_table
 from retrograd.fx.graph import Graph
@@ -104,6 +105,34 @@ def _public_function_wrappers() -> list:
                     out.append((mod, name, _recording(value)))
         _public_wrappers = out
     return _public_wrappers
+
+
+_TENSOR_OPERATORS = tuple(f"__{p}{n}__" for n in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift") for p in ("", "r")) + tuple(
+    f"__{n}__" for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def _deferring(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def operator(self: Tensor, other: Any) -> Any:
+        if isinstance(other, Proxy):
+            return NotImplemented
+        return method(self, other)
+
+    return operator
+
+
+def _recording_method(method: Callable) -> Callable:
+    """`method` of a callable object, recording a call of the object on Proxies."""
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tracer = _find_tracer(args, kwargs)
+        if tracer is None:
+            return method(self, *args, **kwargs)
+        return tracer.create_proxy("call_function", self, args, kwargs)
+
+    return call
 
 
 class Tracer:
@@ -261,21 +290,47 @@ class _Patches:
             setattr(owner, name, value)
 
     def __enter__(self) -> None:
+        try:
+            self._patch()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _patch(self) -> None:
         tracer = self.tracer
         public_name_table()  # names of the public functions, read before they are replaced
         for mod, name, recorder in _public_function_wrappers():
             self._set(mod, name, recorder)
-        for globals_dict in {id(g): g for g in _wrapped.values()}.values():
-            for (gid, name), _ in _wrapped.items():
-                if gid == id(globals_dict):
-                    orig = globals_dict.get(name, getattr(builtins, name, None))
-                    if orig is not None:
-                        self._set(globals_dict, name, _recording(orig, True))
+        for (_, name), globals_dict in _wrapped.items():
+            orig = globals_dict.get(name, getattr(builtins, name, None))
+            if orig is not None:
+                self._set(globals_dict, name, _recording(orig, True))
         fn_globals = getattr(self.fn, "__globals__", None)
         if fn_globals is not None:
             for f in tracer._autowrap_functions:
                 if fn_globals.get(f.__name__) is f:
                     self._set(fn_globals, f.__name__, _recording(f, True))
+        # calling an op overload on Proxies (retracing make_fx's graphs) records the call
+        self._set(OpOverload, "__call__", _recording_method(OpOverload.__call__))
+        # a tensor's operator with a Proxy on the other side defers to the Proxy's
+        for name in _TENSOR_OPERATORS:
+            method = Tensor.__dict__.get(name)
+            if method is not None:
+                self._set(Tensor, name, _deferring(method))
+        # public functions the traced code imported by name (`from retrograd import relu`),
+        # as its globals or its closure's cells
+        names = public_name_table()
+        for name, value in list((fn_globals or {}).items()):
+            if callable(value) and id(value) in names:
+                self._set(fn_globals, name, _recording(value))
+        for cell in getattr(self.fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if callable(value) and id(value) in names:
+                cell.cell_contents = _recording(value)
+                self.undo.append(functools.partial(setattr, cell, "cell_contents", value))
         module_call = Module.__call__
         module_getattr = Module.__getattr__
         cache: dict = {}
@@ -290,8 +345,9 @@ class _Patches:
         self._set(Module, "__getattr__", getattr_)
 
     def __exit__(self, *exc: Any) -> None:
-        for undo in reversed(self.undo):
-            undo()
+        undo, self.undo = self.undo, []
+        for step in reversed(undo):
+            step()
 
 
 def symbolic_trace(root: Module | Callable, concrete_args: dict | None = None) -> GraphModule:

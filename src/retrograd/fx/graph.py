@@ -189,8 +189,9 @@ class Graph:
 
     @contextlib.contextmanager
     def inserting_after(self, n: Node | None = None) -> Iterator[None]:
-        """New nodes go after `n` (the start of the graph if None), in order, in the block."""
-        anchor = [n if n is not None else self._root]
+        """New nodes go after `n` (the end of the graph if None), in the order they are made
+        (torch puts each right after `n`, so several come out reversed)."""
+        anchor = [n if n is not None else self._root._prev]
 
         def insert(node: Node) -> None:
             anchor[0].append(node)
