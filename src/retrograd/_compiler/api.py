@@ -111,7 +111,8 @@ class CompiledCallable:
         self.compiled = 0
         self.warned = False
         self.__wrapped__ = fn
-        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__name__ = type(module).__name__ if module is not None else getattr(
+            fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def _param_slots(self) -> list:
