@@ -38,6 +38,7 @@ LAYERS = [
         "retrograd.distributions",
     ]),
     ("graph capture", ["retrograd.fx"]),
+    ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.codegen", "retrograd._compile",
@@ -79,6 +80,10 @@ ALLOWED = {
         "ops.profiler holds record_function's enter/exit ops; loaded on first use"),
     ("retrograd.fx", "retrograd"): ("import",
         "generated code runs on the public namespace (`retrograd.relu`, `retrograd.ops.aten`)"),
+    ("retrograd.nn", "retrograd._compile"): ("called",
+        "Module.compile() compiles the module in place, as torch's does"),
+    ("retrograd._compiler", "retrograd"): ("called",
+        "cached compiled code is keyed by retrograd.__version__; read when caching"),
 }
 
 

@@ -45,6 +45,7 @@ from retrograd.amp.autocast_mode import (
     get_autocast_gpu_dtype, set_autocast_gpu_dtype,
 )
 from retrograd._compile import compile
+from retrograd import compiler
 from retrograd.serialization import save, load
 from retrograd import serialization
 from retrograd._config import (

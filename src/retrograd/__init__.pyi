@@ -90,6 +90,7 @@ from retrograd.amp.autocast_mode import set_autocast_cpu_dtype as set_autocast_c
 from retrograd.amp.autocast_mode import get_autocast_gpu_dtype as get_autocast_gpu_dtype
 from retrograd.amp.autocast_mode import set_autocast_gpu_dtype as set_autocast_gpu_dtype
 from retrograd._compile import compile as compile
+from retrograd import compiler as compiler
 from retrograd.serialization import save as save
 from retrograd.serialization import load as load
 from retrograd import serialization as serialization

@@ -1,8 +1,8 @@
-"""retrograd.compile: accepted everywhere torch.compile is, and runs the code eagerly.
+"""retrograd.compile: capture a function or module as graphs and run generated NumPy code
+(retrograd._compiler; NOTE [Compiler pipeline]).
 
-retrograd has no graph compiler behind this name, so the model or function is handed back as it
-is: training scripts that compile by default run unchanged, and a compiled module keeps its own
-state_dict keys (torch's wrapper prefixes them with "_orig_mod.").
+A compiled module is the module itself, with its calls going through the compiled code: it
+keeps its own state_dict keys (torch's wrapper prefixes them with "_orig_mod.").
 """
 
 from __future__ import annotations
@@ -14,12 +14,20 @@ from retrograd import _errors as E
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: A001
-            dynamic: bool | None = None, backend: str | Callable | None = "inductor",
+            dynamic: bool | None = None, backend: str | Callable | None = "numpy",
             mode: str | None = None, options: dict | None = None, disable: bool = False,
             **kwargs: Any) -> Callable:
-    """The model or function itself; with no model, a decorator that returns its argument."""
+    """The compiled function or module; with no model, a decorator that compiles its argument.
+    `backend` and `mode` are accepted for torch's signature: retrograd always generates NumPy
+    code. Shapes always specialize (one graph per shape); `dynamic=True` lifts the recompile
+    limit instead of tracing symbolic sizes."""
     if model is None:
-        return lambda fn: fn
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                  mode=mode, options=options, disable=disable, **kwargs)
     if not callable(model):
         raise AssertionError(E.COMPILE_NOT_CALLABLE.format(type(model)))
-    return model
+    if disable:
+        return model
+    from retrograd._compiler import compile_callable
+
+    return compile_callable(model, fullgraph, bool(dynamic), backend)

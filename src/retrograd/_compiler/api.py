@@ -1,0 +1,212 @@
+"""retrograd.compile: guards, recompiles and the compile pipeline (NOTE [Compiler pipeline]).
+
+NOTE [Compiler pipeline]
+A compiled function keeps one compiled variant per guard key and runs the first whose key
+matches the call. Compiling a variant goes through these stages, each printable as Python
+(`retrograd._logging.set_logs(graph_code=True)` or RETROGRAD_LOGS=graph_code):
+ 1. capture (capture.py, joint.py): the function runs once on copies of its inputs under a
+    dispatch mode that records every op, then retrograd's own autograd.grad runs over its
+    outputs with tangent placeholders, so the derivative formulas become graph nodes too; reading
+    a captured value into Python (bool, item, tolist, numpy) ends capture (Unsupported).
+ 2. functionalize (capture.py, as it records): an in-place op becomes its functional op; on a
+    view, an as_strided_scatter computes the new base and the base's other views re-read it. The
+    joint graph is a pure DAG.
+ 3. partition (partition.py): the forward graph computes the outputs (and the new values of
+    inputs it writes); the rest goes to the backward graph; what crosses is what eager saves.
+ 4. saved-tensor hooks (hooks.py): with a GraphModule pack/unpack pair active, the pack graph is
+    captured on each saved value and the unpack graph on the packed values, inlined into the
+    forward (after the value's last use) and the backward (before its first use).
+ 5. codegen (codegen.py): each graph becomes a Python function calling NumPy, dropping values
+    after their last use and writing pointwise results into dead buffers (out=). The source is
+    cached in memory and on disk (cache.py), keyed by the graphs' text.
+ 6. run (runtime.py): the forward runs as a custom Function whose node, CompiledFunctionBackward,
+    runs the generated backward; ordinary autograd does the rest.
+A variant is checked once against the captured values before use (config.verify); whatever
+cannot be captured or checked runs eagerly, logged, never with a wrong result.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from retrograd._autograd.state import state
+from retrograd._compiler import config
+from retrograd._compiler.capture import Unsupported
+from retrograd._compiler.hooks import HookError
+from retrograd._dtype import get_default_dtype
+from retrograd._ops import dispatch
+from retrograd._tensor import Tensor
+
+log = logging.getLogger("retrograd.compiler")
+code_log = logging.getLogger("retrograd.graph_code")
+
+counters: dict = {"compiles": 0, "cache_hit": 0, "cache_miss": 0, "cache_bypass": 0}
+
+
+class _Eager:
+    """A variant that runs eagerly (`reason` says why)."""
+
+    def __init__(self, reason: str) -> None:
+        self.eager_reason = reason
+
+
+def hooks_key() -> Any:
+    """The guard on saved-tensor hooks: an inlineable (GraphModule) pair by identity; plain
+    callables, which run eagerly anyway, never cause a recompile."""
+    from retrograd._compiler.hooks import inlineable
+
+    stack = state.saved_hooks
+    if not stack or not inlineable(stack[-1]):
+        return None
+    pack, unpack = stack[-1]
+    return ("inline", id(pack), id(unpack), config.saved_tensors_hooks_filtering_mode,
+            config.saved_tensors_hooks_placement)
+
+
+def _tensor_guard(t: Tensor) -> tuple:
+    a = t._data
+    return (a.shape, a.dtype.str, a.dtype.name, t._requires_grad, a.flags.c_contiguous)
+
+
+def _leaf_guard(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return ("T",) + _tensor_guard(v)
+    try:
+        hash(v)
+    except TypeError:
+        return ("id", id(v))
+    return (type(v).__name__, v)
+
+
+_PARTS = ("grad mode", "parameters", "arguments", "argument structure",
+          "saved tensors hooks", "inference mode", "module training flags", "default dtype")
+
+
+def _explain(old: tuple, new: tuple) -> str:
+    for name, a, b in zip(_PARTS, old, new):
+        if a != b:
+            if name in ("parameters", "arguments") and len(a) == len(b):
+                for i, (x, y) in enumerate(zip(a, b)):
+                    if x != y:
+                        return f"{name}[{i}] changed: {x} -> {y}"
+            return f"{name} changed: {a} -> {b}"
+    return "guards changed"
+
+
+class CompiledCallable:
+    """What retrograd.compile returns for a function (modules use it as _compiled_call_impl)."""
+
+    def __init__(self, fn: Callable, module: Any = None, fullgraph: bool = False,
+                 dynamic: bool = False, backend: Any = "numpy") -> None:
+        self.fn = fn
+        self.module = module
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend = backend
+        self.variants: dict = {}
+        self.last_key: tuple | None = None
+        self.compiled = 0
+        self.warned = False
+        self.__wrapped__ = fn
+        self.__name__ = type(module).__name__ if module is not None else getattr(
+            fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def _param_slots(self) -> list:
+        if self.module is None:
+            return []
+        slots = []
+        for m in self.module.modules():
+            for table in (m._parameters, m._buffers):
+                for k, t in table.items():
+                    if t is not None:
+                        slots.append((table, k, t))
+        return slots
+
+    def _training_flags(self) -> tuple:
+        if self.module is None:
+            return ()
+        return tuple(m.training for m in self.module.modules())
+
+    def _eager(self, args: tuple, kwargs: dict) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if dispatch.mode_stack or state.saved_hooks_disabled_msg is not None:
+            return self._eager(args, kwargs)  # a dispatch mode (autocast, a tracer) is active
+        from retrograd._compiler.joint import flatten
+        from retrograd._compiler.runtime import run_entry
+
+        slots = self._param_slots()
+        leaves, spec = flatten((args, kwargs))
+        key = (state.grad_enabled,
+               tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
+               tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(), state.inference,
+               self._training_flags(), get_default_dtype())
+        variant = self.variants.get(key)
+        if variant is None:
+            variant = self._new_variant(key, args, kwargs, slots)
+        if variant.eager_reason is not None:
+            return self._eager(args, kwargs)
+        for t, g in zip(variant.free, variant.free_guards):
+            if _tensor_guard(t) != g:  # a tensor read from outside changed shape or dtype
+                del self.variants[key]
+                return self(*args, **kwargs)
+        primals = [t for _, _, t in slots] + [v for v in leaves if isinstance(v, Tensor)]
+        return run_entry(variant, primals + variant.free)
+
+    def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
+        if self.last_key is not None:
+            log.info("recompiling %s: %s", self.__name__, _explain(self.last_key, key))
+        self.last_key = key
+        if self.compiled >= config.recompile_limit and not self.dynamic:
+            if not self.warned:
+                warnings.warn(f"retrograd.compile: {self.__name__} was recompiled "
+                              f"{config.recompile_limit} times (config.recompile_limit); "
+                              "running it eagerly from now on", stacklevel=3)
+                self.warned = True
+            variant: Any = _Eager("recompile limit reached")
+            self.variants[key] = variant
+            return variant
+        self.compiled += 1
+        counters["compiles"] += 1
+        try:
+            from retrograd._compiler.build import build
+
+            variant = build(self.fn, args, kwargs, slots, self.__name__)
+        except Unsupported as e:
+            if self.fullgraph:
+                raise RuntimeError(
+                    f"retrograd.compile(fullgraph=True) cannot capture {self.__name__}: "
+                    f"{e.reason}" + (f" at {e.where}" if e.where else "")) from None
+            log.info("running %s eagerly for these inputs: %s", self.__name__, e)
+            variant = _Eager(str(e))
+        except HookError:
+            raise
+        except Exception as e:  # noqa: BLE001 - eager raises the function's own error again
+            log.warning("running %s eagerly: compiling it failed with %r", self.__name__, e)
+            variant = _Eager(repr(e))
+        self.variants[key] = variant
+        return variant
+
+
+def compile_callable(model: Callable, fullgraph: bool, dynamic: bool, backend: Any) -> Any:
+    from retrograd.nn.modules.module import Module
+
+    if isinstance(model, Module):
+        model._compiled_call_impl = CompiledCallable(model._eager_call, model, fullgraph,
+                                                     bool(dynamic), backend)
+        return model
+    return CompiledCallable(model, None, fullgraph, bool(dynamic), backend)
+
+
+def reset() -> None:
+    """Empty the in-memory cache and zero the counters."""
+    from retrograd._compiler import cache
+
+    cache.MEMORY.clear()
+    for k in counters:
+        counters[k] = 0

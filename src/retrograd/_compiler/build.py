@@ -1,0 +1,69 @@
+"""Build one compiled variant: the stages of NOTE [Compiler pipeline] in order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from retrograd._autograd.state import state
+from retrograd._compiler import cache, config
+from retrograd._compiler.graph import Graph
+from retrograd._compiler.joint import capture_joint
+from retrograd._compiler.partition import partition
+from retrograd._compiler.runtime import Entry
+from retrograd._compiler.verify import check_captured, check_perturbed
+
+code_log = logging.getLogger("retrograd.graph_code")
+
+
+def log_graph(title: str, graph: Graph, name: str = "forward") -> None:
+    if code_log.isEnabledFor(logging.INFO):
+        code_log.info("===== %s =====\n%s", title, graph.python_code(name))
+
+
+def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> Entry:
+    from retrograd._compiler.api import _tensor_guard
+    from retrograd._compiler.hooks import current_inlineable, inline_hooks
+
+    cap = capture_joint(fn, args, kwargs, slots, state.grad_enabled)
+    graph = cap.graph
+    placeholders = graph.placeholders()
+    primals = [n for n in placeholders if n.target in ("primals", "free")]
+    tangents = [n for n in placeholders if n.target == "tangents"]
+    n_fw = cap.n_fw_outputs + len(cap.mutated)
+    part = partition(graph, primals, tangents, n_fw)
+    entry = Entry()
+    entry.n_outputs = cap.n_fw_outputs
+    entry.mutated = cap.mutated
+    entry.diff_outputs = cap.diff_outputs
+    entry.diff_primals = cap.diff_primals
+    entry.n_primals = len(primals)
+    entry.out_spec, entry.out_leaves = cap.out_spec, cap.out_leaves
+    entry.free = cap.free
+    entry.free_guards = [_tensor_guard(t) for t in cap.free]
+    hooks = current_inlineable() if part.backward is not None else None
+    primal_names = [p.name for p in primals]
+    n_params = cap.n_params
+    hook_key = None
+    if hooks is not None and part.backward is not None:
+        log_graph("Forward graph pre saved_tensors_hooks inlining", part.forward)
+        log_graph("Backward graph pre saved_tensors_hooks inlining", part.backward, "backward")
+        # parameters: a module's, and tensors requiring grad the function reads from outside
+        static = set(primal_names[:n_params]) | {
+            p.name for p in primals if p.target == "free" and p.meta.get("requires_grad")}
+        hook_key = inline_hooks(part, hooks, primal_names, static)
+        entry.inline_hooks = True
+    log_graph("Forward graph", part.forward)
+    if part.backward is not None:
+        log_graph("Backward graph", part.backward, "backward")
+    entry.saved_names = list(part.saved)
+    entry.backward_free = [primal_names.index(f) - (len(primal_names) - len(cap.free))
+                           for f in part.backward_free]
+    entry.saved_primal = [primal_names.index(s) if s in primal_names else None
+                          for s in part.saved]
+    entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)
+    if config.verify:
+        # with hooks inlined the backward reads packed values, which capture did not see
+        check_captured(entry, part, cap, check_backward=hooks is None)
+        check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
+    return entry

@@ -1,0 +1,103 @@
+"""Running a compiled graph: the forward as NumPy code, the backward as one node,
+CompiledFunctionBackward, in retrograd's ordinary autograd graph (NOTE [Compiler pipeline],
+stage 6). Because the node is a custom Function's, `.grad` goes through AccumulateGrad, tensor
+and node hooks fire, and saved inputs are checked against in-place changes, as in eager.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from retrograd._autograd.state import state
+from retrograd._tensor import Tensor, _wrap
+from retrograd.autograd.function import Function, once_differentiable
+
+
+class Entry:
+    """One compiled variant: generated forward (and backward) and how to call them."""
+
+    def __init__(self) -> None:
+        self.forward: Any = None       # Generated
+        self.backward: Any = None      # Generated or None (inference)
+        self.n_outputs = 0             # tensor outputs of the function
+        self.mutated: list = []        # primal indices written by the function
+        self.saved_primal: list = []   # per saved value: primal index, or None (intermediate)
+        self.diff_outputs: list = []
+        self.diff_primals: list = []
+        self.n_primals = 0
+        self.out_spec: Any = None
+        self.out_leaves: list = []
+        self.inline_hooks = False      # the forward already packs (saved-tensor hooks inlined)
+        self.eager_reason: str | None = None  # set: run this variant eagerly
+        self.free: list = []
+        self.free_guards: list = []  # per free tensor: its guard when captured
+        self.saved_names: list = []    # the backward's saved inputs (packed ones included)
+        self.backward_free: list = []  # indices into free of tensors the backward reads
+
+
+def _write_back(entry: Entry, primals: tuple | list, values: tuple) -> None:
+    for i, new in zip(entry.mutated, values):
+        t = primals[i]
+        np.copyto(t._data, new)
+        if t._version_counter is not None:
+            t._version_counter.version += 1
+
+
+class CompiledFunction(Function):
+    """The compiled forward and backward as one custom Function (its node prints as
+    CompiledFunctionBackward, torch's name for the same thing)."""
+
+    @staticmethod
+    def forward(ctx: Any, entry: Entry, *primals: Tensor) -> tuple:
+        outs = entry.forward.fn(*[p._data for p in primals])
+        n, m = entry.n_outputs, len(entry.mutated)
+        _write_back(entry, primals, outs[n:n + m])
+        saved = []
+        for i, arr in zip(entry.saved_primal, outs[n + m:]):
+            saved.append(primals[i] if i is not None else _wrap(arr))
+        ctx.entry = entry
+        ctx.save_for_backward(*saved)
+        results = tuple(_wrap(a) for a in outs[:n])
+        non_diff = [r for i, r in enumerate(results) if i not in entry.diff_outputs]
+        if non_diff:
+            ctx.mark_non_differentiable(*non_diff)
+        return results
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        entry = ctx.entry
+        saved = [t._data for t in ctx.saved_tensors]
+        tangents = [grads[i]._data for i in entry.diff_outputs]
+        result = entry.backward.fn(*saved, *tangents,
+                                   *[entry.free[i]._data for i in entry.backward_free])
+        out: list = [None] * (entry.n_primals + 1)
+        for i, g in zip(entry.diff_primals, result):
+            if g is not None:
+                out[i + 1] = _wrap(g)
+        return tuple(out)
+
+
+def run_entry(entry: Entry, primals: list) -> Any:
+    """Call the compiled variant on the call's tensors; the function's output structure."""
+    if entry.backward is None:
+        outs = entry.forward.fn(*[p._data for p in primals])
+        n = entry.n_outputs
+        _write_back(entry, primals, outs[n:n + len(entry.mutated)])
+        tensors = [_wrap(a) for a in outs[:n]]
+    elif entry.inline_hooks:
+        # the forward packs its saved values itself: the hooks must not run on them again
+        hooks = state.saved_hooks
+        state.saved_hooks = ()
+        try:
+            tensors = list(CompiledFunction.apply(entry, *primals))
+        finally:
+            state.saved_hooks = hooks
+    else:
+        tensors = list(CompiledFunction.apply(entry, *primals))
+    from retrograd._compiler.joint import unflatten
+
+    leaves = [tensors[v] if kind == "tensor" else v for kind, v in entry.out_leaves]
+    return unflatten(leaves, entry.out_spec)
