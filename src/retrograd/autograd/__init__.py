@@ -237,7 +237,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(function, name)
     if name in ("graph", "functional", "forward_ad", "anomaly_mode", "function", "profiler",
-                "profiler_util"):
+                "profiler_util", "_functions"):
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")
