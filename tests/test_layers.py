@@ -31,7 +31,7 @@ LAYERS = [
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
-        "retrograd.distributions",
+        "retrograd.distributions", "retrograd.library",
     ]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",

@@ -69,7 +69,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name in ("profiler", "distributions"):  # loaded on first use, as they are rarely needed
+    if name in ("profiler", "distributions", "library"):  # loaded on first use (rarely needed)
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -45,6 +45,9 @@ def replay(func: OpOverload, args: tuple, outputs):
     in-place op gets the earlier result written into its argument)."""
     import copy
 
+    if func.__class__ is not OpOverload:  # a user op (retrograd.library) replays itself
+        return func._replay(args, outputs)
+
     import numpy as np
 
     from retrograd._ops.registry import run_eager
@@ -164,9 +167,31 @@ class _OpNamespace:
                 f"'_OpNamespace' 'aten' object has no attribute '{name}'") from None
 
 
+class UserNamespace:
+    """`ops.<ns>` for a namespace other than aten: the user-defined ops in it (filled by
+    retrograd.library). As in torch, any name is a namespace, empty until ops are defined."""
+
+    def __init__(self, ns: str) -> None:
+        self.ns = ns
+        self.packets: dict = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.packets[name]
+        except KeyError:
+            raise AttributeError(
+                f"'_OpNamespace' '{self.ns}' object has no attribute '{name}'") from None
+
+
+# namespace -> its UserNamespace (retrograd.library fills it; `ops.<namespace>` reads it)
+user_namespaces: dict = {}
+
+
 class _Ops:
-    """`retrograd.ops`: the op namespaces (`aten`, and `profiler` for record_function's
-    enter/exit ops)."""
+    """`retrograd.ops`: the op namespaces (`aten`, `profiler` for record_function's
+    enter/exit ops, and those of user-defined ops)."""
 
     def __init__(self) -> None:
         self.aten = _OpNamespace()
@@ -177,6 +202,9 @@ class _Ops:
 
             self.profiler = _record_function_ops
             return _record_function_ops
+        if not name.startswith("__"):  # not cached: a scoped library's ops go when it closes
+            space = user_namespaces.get(name)
+            return space if space is not None else UserNamespace(name)
         raise AttributeError(f"'_Ops' object has no attribute '{name}'")
 
 

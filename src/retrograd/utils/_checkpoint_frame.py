@@ -316,7 +316,9 @@ class _StopBeforeOp:
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         frame = self.frame
         pack = frame.recompute_pack
-        if (pack is not None and not kwargs and state.saved_hooks
+        # (a user op saves in its setup_context, after its kernel: never stopped before it)
+        if (pack is not None and not kwargs and func.__class__ is dispatch.OpOverload
+                and state.saved_hooks
                 and state.saved_hooks[-1][0] is pack and dispatch.autocast is None):
             gid = frame.recompute_gid
             remaining = len(frame.weak_holders) - frame.recomp_counter[gid]
