@@ -379,6 +379,10 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, with no autograd history."""
+        if self.__class__ is not Tensor and hasattr(type(self), "__torch_dispatch__"):
+            from retrograd._ops.subclass import detach_wrapper  # NOTE [Wrapper subclasses]
+
+            return detach_wrapper(self)
         out = _wrap(self._data)
         out._version_counter = self._version_counter
         return out

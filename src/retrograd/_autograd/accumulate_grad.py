@@ -100,7 +100,7 @@ def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
         else:
             out = clone_obey_contract(new_grad, var)
         var._grad = out
-    elif not state.grad_enabled:
+    elif not state.grad_enabled and grad._data.flags.writeable:
         np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
         if grad._version_counter is not None:
             grad._version_counter.version += 1
@@ -176,6 +176,8 @@ def empty_like_layout(param: np.ndarray, dtype=None) -> np.ndarray:
 
 
 def clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
+    if not new_grad._data.flags.writeable and hasattr(type(new_grad), "__torch_dispatch__"):
+        return new_grad.clone()  # a wrapper subclass: its class copies what it wraps
     if state.grad_enabled and new_grad._requires_grad:
         from retrograd._ops.copy import copy_into_new
 

@@ -143,6 +143,11 @@ class OpOverloadPacket:
         return f"aten.{self._name}"
 
 
+# aten overloads run as Tensor methods, not declared ops (detach, sym_size, ...; filled by
+# retrograd._ops.subclass): modes never see them, wrapper subclasses do
+method_overloads: dict = {}
+
+
 class _OpNamespace:
     """`ops.aten`: every declared op by its schema name (built on first use)."""
 
@@ -159,6 +164,8 @@ class _OpNamespace:
             for full, op in OPS.items():
                 base, _, overload = full.partition(".")
                 grouped.setdefault(base, {})[overload or "default"] = overload_of(op)
+            for k, v in method_overloads.items():
+                grouped.setdefault(k, {}).update(v)
             self._packets = {k: OpOverloadPacket(k, v) for k, v in grouped.items()}
         try:
             return self._packets[name]

@@ -27,8 +27,9 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     dims = _summed_dims(gshape, shape)
     if not dims:
         return grad.reshape(shape) if len(gshape) != len(shape) else grad
-    if not (state.grad_enabled and grad._requires_grad):
+    if not (state.grad_enabled and grad._requires_grad) and grad.__class__ is Tensor:
         # no double-backward graph is being built: one NumPy reduction, row-major result
+        # (a wrapper subclass's array holds no values: its class sums)
         return _wrap(sum_to_array(grad._data, shape, dims))
     grad = grad.sum(dims, keepdim=True)
     if len(gshape) != len(shape):
