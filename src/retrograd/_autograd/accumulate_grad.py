@@ -100,7 +100,7 @@ def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
         else:
             out = clone_obey_contract(new_grad, var)
         var._grad = out
-    elif not state.grad_enabled and grad._data.flags.writeable:
+    elif not state.grad_enabled and grad.__class__ is Tensor:  # (a subclass may hold no data)
         np.add(grad._data, new_grad._data, out=grad._data, casting="unsafe")
         if grad._version_counter is not None:
             grad._version_counter.version += 1
