@@ -4,11 +4,21 @@ autograd on the wrappers, the subclass computing on what it wraps, detach, check
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 
 import numpy as np
+import pytest
 
 from tests.parity.harness import both, error_of
+
+
+@pytest.fixture(autouse=True)
+def _collect_wrappers():
+    # graphs hold wrappers in reference cycles; while any is alive every op goes through the
+    # subclass dispatcher, which later tests in this process must not see
+    yield
+    gc.collect()
 
 
 def _wrapper_class(lib, log):
@@ -147,3 +157,18 @@ def test_inplace_on_wrapper_that_requires_grad():
     inner, version, err = prog(retrograd)
     assert inner.tolist() == (_x(retrograd) + 1).tolist() and version == 1
     assert err == "raised"  # retrograd: not supported (torch runs it through the subclass)
+
+
+def test_dispatcher_leaves_the_mode_stack_with_the_last_wrapper():
+    import retrograd
+    from retrograd._ops import dispatch
+
+    gc.collect()  # wrappers of earlier tests, held in reference cycles
+    before = list(dispatch.mode_stack)
+    wrapper = _wrapper_class(retrograd, [])
+    w = wrapper(_x(retrograd).requires_grad_())
+    (w * 2).sum().backward()
+    assert len(dispatch.mode_stack) == len(before) + 1
+    del w
+    gc.collect()  # the graph holds the wrappers in reference cycles
+    assert dispatch.mode_stack == before

@@ -18,6 +18,7 @@ In-place ops on a wrapper that needs a gradient are not supported (NotImplemente
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -70,7 +71,7 @@ def make_wrapper_subclass(cls: type, size, strides=None, storage_offset=None,
     t._view = None
     t._grad_acc = None
     t._meta = None
-    _install()
+    _track(t)
     return t
 
 
@@ -166,9 +167,24 @@ def _keep_wrappers_saved(op, outs: tuple) -> None:
 _DISPATCHER = _SubclassDispatch()
 
 
-def _install() -> None:
-    if _DISPATCHER not in dispatch.mode_stack:
+_live = [0]  # wrapper instances alive
+
+
+def _track(t: Tensor) -> None:
+    """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
+    nothing for it once the last wrapper is gone."""
+    if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
         dispatch.mode_stack.insert(0, _DISPATCHER)
+    _live[0] += 1
+    weakref.finalize(t, _released)
+
+
+def _released() -> None:
+    _live[0] -= 1
+    # (were the last wrapper to die while the dispatcher itself runs, it stays until the next
+    # wrapper made is released)
+    if _live[0] == 0 and _DISPATCHER in dispatch.mode_stack:
+        dispatch.mode_stack.remove(_DISPATCHER)
 
 
 # --- detach ------------------------------------------------------------------------------------
@@ -271,6 +287,7 @@ def shallow_copy(t: Tensor) -> Tensor:
     out._meta = None
     if hasattr(t, "__dict__"):
         out.__dict__.update(t.__dict__)
+    _track(out)
     return out
 
 
