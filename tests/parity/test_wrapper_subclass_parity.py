@@ -172,3 +172,23 @@ def test_dispatcher_leaves_the_mode_stack_with_the_last_wrapper():
     del w
     gc.collect()  # the graph holds the wrappers in reference cycles
     assert dispatch.mode_stack == before
+
+
+def test_selective_checkpoint_caches_wrapper_outputs():
+    def prog(lib):
+        ck = importlib.import_module(lib.__name__ + ".utils.checkpoint")
+        log = []
+        wrapper = _wrapper_class(lib, log)
+
+        def fn(t):
+            return (t.sin() * t).exp().sum()
+
+        w = wrapper(_x(lib).requires_grad_())
+        ctx = functools.partial(ck.create_selective_checkpoint_contexts,
+                                [lib.ops.aten.sin.default, lib.ops.aten.exp.default])
+        out = ck.checkpoint(fn, w, use_reentrant=False, context_fn=ctx)
+        log.clear()
+        out.backward()
+        return w.grad.inner, log.count("aten.sin.default"), log.count("aten.exp.default")
+
+    both(prog, rtol=1e-5, atol=1e-4)

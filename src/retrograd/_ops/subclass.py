@@ -85,9 +85,6 @@ class _SubclassDispatch:
             return func(*args, **kwargs)
         if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
             return _below_autograd(cls, func, args, kwargs)
-        from retrograd._autograd.views import make_views
-        from retrograd._ops.registry import _build_node
-
         op = func._op
         build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
         if op.inplace_idx:
@@ -100,16 +97,27 @@ class _SubclassDispatch:
                 if isinstance(args[i], Tensor):
                     bump_version(args[i], op.name, depth=2)
             return out
-        out = _below_autograd(cls, func, args, kwargs)
-        outs = tuple(out) if op.multi else (out,)
-        if not all(isinstance(o, Tensor) for o in outs):
-            return out
-        if op.is_view:
-            make_views(op, args, outs, build)
-        if build:
-            _build_node(op, args, outs)
-            _keep_wrappers_saved(op, outs)
+        return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
+
+
+def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
+    """Give the outputs of func(*args), computed by a subclass (or cached), their autograd
+    history: views of their base, and the op's node saving wrappers as themselves."""
+    from retrograd._autograd.views import make_views
+    from retrograd._ops.registry import _build_node
+
+    op = func._op
+    if build is None:
+        build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
+    outs = tuple(out) if op.multi else (out,)
+    if not all(isinstance(o, Tensor) for o in outs):
         return out
+    if op.is_view:
+        make_views(op, args, outs, build)
+    if build:
+        _build_node(op, args, outs)
+        _keep_wrappers_saved(op, outs)
+    return out
 
 
 def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
