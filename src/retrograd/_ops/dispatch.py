@@ -46,7 +46,7 @@ def replay(func: OpOverload, args: tuple, outputs):
     import copy
 
     if func.__class__ is not OpOverload:  # a user op (retrograd.library) replays itself
-        return func._replay(args, outputs)
+        return func._replay(args, outputs)  # type: ignore[attr-defined]
     outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
     if not func._op.inplace_idx and any(hasattr(type(o), "__torch_dispatch__") for o in outs):
         from retrograd._ops.subclass import with_history  # NOTE [Wrapper subclasses]
