@@ -473,3 +473,20 @@ def test_no_grad_forward_runs_the_function_once_without_a_graph():
         return calls[0], out.requires_grad, out
 
     both(prog)
+
+
+def test_current_dispatch_mode_while_recomputing():
+    def prog(lib):
+        ck = _ck(lib)
+        pd = importlib.import_module(lib.__name__ + ".utils._python_dispatch")
+        seen = []
+
+        def fn(t):
+            seen.append(pd._get_current_dispatch_mode())
+            return t.sin().exp()
+
+        a = lib.tensor([1.0, 0.5], requires_grad=True)
+        ck.checkpoint(fn, a, use_reentrant=False).sum().backward()
+        return seen
+
+    assert both(prog) == [None, None]

@@ -78,6 +78,8 @@ def make_wrapper_subclass(cls: type, size, strides=None, storage_offset=None,
 class _SubclassDispatch:
     """The bottom dispatch mode (NOTE [Wrapper subclasses])."""
 
+    _internal = True  # not shown by _get_current_dispatch_mode
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         cls = _wrapper_class(args, kwargs)

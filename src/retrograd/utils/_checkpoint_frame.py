@@ -310,6 +310,8 @@ class _StopBeforeOp:
     """The dispatch mode of NOTE [Stopping before the op], active while a frame recomputes with
     early stop."""
 
+    _internal = True  # not shown by _get_current_dispatch_mode
+
     def __init__(self, frame: Frame) -> None:
         self.frame = frame
 
