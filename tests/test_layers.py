@@ -35,7 +35,7 @@ LAYERS = [
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
-        "retrograd.distributions",
+        "retrograd.distributions", "retrograd.library",
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),

@@ -387,6 +387,8 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, with no autograd history."""
+        if self.__class__ is not Tensor and hasattr(type(self), "__torch_dispatch__"):
+            return op_seam.detach_wrapper(self)  # NOTE [Wrapper subclasses]
         out = _wrap(self._data)
         out._version_counter = self._version_counter
         return out

@@ -482,6 +482,13 @@ class Tensor:
 
     def __xor__(self, other: Any) -> Tensor:
         ...
+    _make_wrapper_subclass: Any
+
+    def _view_func(self, new_base: Tensor, symint_visitor_fn: Any=..., tensor_visitor_fn: Any=...) -> Any:
+        ...
+
+    def _view_func_unsafe(self, new_base: Tensor, symint_visitor_fn: Any=..., tensor_visitor_fn: Any=...) -> Any:
+        ...
 
     def abs(self) -> Tensor:
         ...
@@ -1261,6 +1268,9 @@ class Tensor:
         ...
 
     def sin_(self) -> Tensor:
+        ...
+
+    def slice_inverse(self, src: Tensor, dim: _int=..., start: _int | None=..., end: _int | None=..., step: _int=...) -> Tensor:
         ...
 
     def softmax(self, dim: _int, dtype: Any=...) -> Tensor:

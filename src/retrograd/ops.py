@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrograd._ops.dispatch import _OpNamespace
+from retrograd._ops.dispatch import UserNamespace, _OpNamespace, user_namespaces
 
 aten = _OpNamespace()
 _namespaces: dict = {}  # namespace name -> object whose attributes are its ops
@@ -38,4 +38,8 @@ def __getattr__(name: str) -> Any:
         from retrograd.autograd.profiler import _record_function_ops
 
         return _record_function_ops
+    if not name.startswith("__"):  # as torch, any name is a namespace, empty until ops are
+        # defined in it (retrograd.library); not cached: a scoped library's ops go when it closes
+        space = user_namespaces.get(name)
+        return space if space is not None else UserNamespace(name)
     raise AttributeError(f"module 'retrograd.ops' has no attribute '{name}'")

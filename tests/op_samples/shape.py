@@ -28,6 +28,15 @@ def expand_as(lib, x, y):
     return x.expand_as(y)
 
 
+def slice_inverse_of_slice(lib, x):
+    # the whole dim: the result aliases exactly self's elements, so finite differences agree
+    return lib.slice_inverse(x[:, 0:4], x.detach(), 1, 0, 4)
+
+
+def slice_inverse_method(lib, x):
+    return x[1:3].slice_inverse(x.detach()[1:3], dim=0)
+
+
 def chain_of_views(lib, x):
     # a view of a view of a view: select -> diagonal -> slice
     return x.select(0, 1).diagonal()[1:]
@@ -68,6 +77,8 @@ SAMPLES = [
     Sample("diagonal", (arr(2, 3, 4),), {"dim1": -1, "dim2": 1}, name="kw"),
     Sample("diagonal", (arr(3, 4, noncontig=True), 1), name="noncontig"),
     Sample(chain_of_views, (arr(3, 3, 3),)),
+    Sample(slice_inverse_of_slice, (arr(3, 4, 5),)),
+    Sample(slice_inverse_method, (arr(4, 2),)),
     # multi-output views
     Sample("unbind", (arr(3, 2),)),
     Sample("Tensor.unbind", (arr(3, 2), 1), name="dim"),

@@ -391,17 +391,43 @@ def test_graph_exec_group_recomputes_once_for_disjoint_backwards():
     assert both(prog)[0] == 2
 
 
-def test_the_op_that_completes_recomputation_still_runs_in_retrograd():
-    # retrograd's dispatch modes see an op before its node saves anything, so the op whose
-    # saving ends an early-stopped recomputation has run; torch stops before its kernel
-    ck = _ck(retrograd)
+def test_early_stop_ends_before_the_op_that_completes_recomputation():
+    # torch saves an op's inputs before its kernel, below no mode: when the tensors left to
+    # recompute are all inputs of the next op, neither the op nor a dispatch mode runs for it
     mode = importlib.import_module("tests.parity.test_checkpoint_selective_parity")
-    counter = mode._counting_mode(retrograd)
-    a = retrograd.tensor(1.0, requires_grad=True)
-    with counter:
-        out = ck.checkpoint(lambda t: t.sin(), a, use_reentrant=False)
-        out.backward()
-    assert counter.ops.count("sin.default") == 2
+
+    def prog(lib):
+        ck = _ck(lib)
+        counter = mode._counting_mode(lib)
+        calls = [0]
+
+        def fn(t):
+            calls[0] += 1
+            return t.sin().exp() * t
+
+        a = lib.tensor([1.0, 0.5], requires_grad=True)
+        with counter:
+            out = ck.checkpoint(fn, a, use_reentrant=False)
+            out.sum().backward()
+        return calls[0], counter.ops.count("sin.default"), counter.ops.count("mul.Tensor"), a.grad
+
+    calls, sins, _, _ = both(prog)
+    assert calls == 2 and sins == 2  # sin runs again (exp needs it); mul is never recomputed
+
+
+def test_early_stop_after_outputs_needed_runs_the_op():
+    mode = importlib.import_module("tests.parity.test_checkpoint_selective_parity")
+
+    def prog(lib):
+        ck = _ck(lib)
+        counter = mode._counting_mode(lib)
+        a = lib.tensor([1.0, 0.5], requires_grad=True)
+        with counter:
+            out = ck.checkpoint(lambda t: t.exp(), a, use_reentrant=False)  # saves its result
+            out.sum().backward()
+        return counter.ops.count("exp.default"), a.grad
+
+    assert both(prog)[0] == 2
 
 
 def test_overlapping_backwards_in_one_graph_exec_group():
@@ -447,3 +473,20 @@ def test_no_grad_forward_runs_the_function_once_without_a_graph():
         return calls[0], out.requires_grad, out
 
     both(prog)
+
+
+def test_current_dispatch_mode_while_recomputing():
+    def prog(lib):
+        ck = _ck(lib)
+        pd = importlib.import_module(lib.__name__ + ".utils._python_dispatch")
+        seen = []
+
+        def fn(t):
+            seen.append(pd._get_current_dispatch_mode())
+            return t.sin().exp()
+
+        a = lib.tensor([1.0, 0.5], requires_grad=True)
+        ck.checkpoint(fn, a, use_reentrant=False).sum().backward()
+        return seen
+
+    assert both(prog) == [None, None]

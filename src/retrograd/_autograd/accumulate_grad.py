@@ -103,7 +103,7 @@ def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
         else:
             out = clone_obey_contract(new_grad, var)
         var._grad = out
-    elif not state.grad_enabled:
+    elif not state.grad_enabled and grad.__class__ is Tensor:  # (a subclass may hold no data)
         if dispatch_modes():
             grad.add_(new_grad)
         else:
@@ -188,6 +188,8 @@ def empty_like_layout(param: np.ndarray, dtype=None) -> np.ndarray:
 
 
 def clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
+    if not new_grad._data.flags.writeable and hasattr(type(new_grad), "__torch_dispatch__"):
+        return new_grad.clone()  # a wrapper subclass: its class copies what it wraps
     if state.grad_enabled and new_grad._requires_grad:
         return op_seam.copy_into_new(new_grad, empty_like_layout(var._data, new_grad._data.dtype))
     out = empty_like_layout(var._data, new_grad._data.dtype)

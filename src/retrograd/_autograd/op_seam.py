@@ -27,6 +27,8 @@ _WHERE = {
     "to_numpy_array": ("creation", "to_numpy_array"),
     "empty_strided_array": ("creation", "empty_strided_array"),
     "mode_stack": ("dispatch", "mode_stack"),
+    "shallow_copy": ("subclass", "shallow_copy"),
+    "detach_wrapper": ("subclass", "detach_wrapper"),
 }
 
 
@@ -44,6 +46,9 @@ def _module(name: str) -> Any:
     if name == "layout":
         from retrograd._ops import layout
         return layout
+    if name == "subclass":
+        from retrograd._ops import subclass
+        return subclass
     if name == "dispatch":
         from retrograd._ops import dispatch
         return dispatch

@@ -182,7 +182,11 @@ class SavedVariable(SavedTensor):
             if grad_fn is None and not self._requires_grad and not value._requires_grad:
                 return value
             arr = value._data
-        out = _wrap(arr)
+        if hooks is not None and value.__class__ is not Tensor \
+                and hasattr(type(value), "__torch_dispatch__"):
+            out = op_seam.shallow_copy(value)  # NOTE [Wrapper subclasses]
+        else:
+            out = _wrap(arr)
         if grad_fn is not None:
             out._grad_fn = grad_fn
             out._output_nr = self._output_nr

@@ -45,6 +45,14 @@ def replay(func: OpOverload, args: tuple, outputs):
     in-place op gets the earlier result written into its argument)."""
     import copy
 
+    if func.__class__ is not OpOverload:  # a user op (retrograd.library) replays itself
+        return func._replay(args, outputs)  # type: ignore[attr-defined]
+    outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+    if not func._op.inplace_idx and any(hasattr(type(o), "__torch_dispatch__") for o in outs):
+        from retrograd._ops.subclass import with_history  # NOTE [Wrapper subclasses]
+
+        return with_history(func, args, outputs)
+
     import numpy as np
 
     from retrograd._ops.registry import run_eager
@@ -163,6 +171,11 @@ class OpOverloadPacket:
         return f"aten.{self._name}"
 
 
+# aten overloads run as Tensor methods, not declared ops (detach, sym_size, ...; filled by
+# retrograd._ops.subclass): modes never see them, wrapper subclasses do
+method_overloads: dict = {}
+
+
 class _OpNamespace:
     """`retrograd.ops.aten`: every declared op by its schema name (built on first use)."""
 
@@ -179,9 +192,34 @@ class _OpNamespace:
             for full, op in OPS.items():
                 base, _, overload = full.partition(".")
                 grouped.setdefault(base, {})[overload or "default"] = overload_of(op)
+            for k, v in method_overloads.items():
+                grouped.setdefault(k, {}).update(v)
             self._packets = {k: OpOverloadPacket(k, v) for k, v in grouped.items()}
         try:
             return self._packets[name]
         except KeyError:
             raise AttributeError(
                 f"'_OpNamespace' 'aten' object has no attribute '{name}'") from None
+
+
+class UserNamespace:
+    """`ops.<ns>` for a namespace other than aten: the user-defined ops in it (filled by
+    retrograd.library). As in torch, any name is a namespace, empty until ops are defined."""
+
+    def __init__(self, ns: str) -> None:
+        self.ns = ns
+        self.packets: dict = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self.packets[name]
+        except KeyError:
+            raise AttributeError(
+                f"'_OpNamespace' '{self.ns}' object has no attribute '{name}'") from None
+
+
+# namespace -> its UserNamespace (retrograd.library fills it; `ops.<namespace>` reads it)
+user_namespaces: dict = {}
+

@@ -202,6 +202,9 @@ def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=N
         raise TypeError(f"set_() received an invalid combination of arguments - got "
                         f"({type(source).__name__}, ...)")
     _set_storage(self, storage, arr)
+    # a leaf's next backward gets a new AccumulateGrad (its shape may have changed); graphs
+    # built before keep the old node, reachable through the gradient edge taken then
+    self._grad_acc = None
     bump_version(self, "set_", depth=1)
     return self
 

@@ -28,9 +28,10 @@ def sum_to(grad: Tensor, shape: tuple) -> Tensor:
     dims = _summed_dims(gshape, shape)
     if not dims:
         return grad.reshape(shape) if len(gshape) != len(shape) else grad
-    if not (state.grad_enabled and grad._requires_grad) and not dispatch.mode_stack:
-        # no double-backward graph is being built and no mode watches the ops: one NumPy
-        # reduction, row-major result
+    if (not (state.grad_enabled and grad._requires_grad) and not dispatch.mode_stack
+            and grad.__class__ is Tensor):
+        # no double-backward graph is being built, no mode watches the ops and the array holds
+        # the values (a wrapper subclass's does not: its class sums): one NumPy reduction
         return _wrap(sum_to_array(grad._data, shape, dims))
     grad = grad.sum(dims, keepdim=True)
     if len(gshape) != len(shape):

@@ -21,6 +21,7 @@ class Arg:
     has_default: bool = False
     kwarg_only: bool = False
     alias: str | None = None  # "a" for a view, "a!" for a write
+    symint: bool = False  # declared SymInt (an int here; view replay's visitors tell it apart)
 
     @property
     def is_tensor(self) -> bool:
@@ -136,9 +137,10 @@ def parse_schema(text: str) -> Schema:
             continue
         decl, eq, default = a.partition("=")
         typ, nm = decl.strip().rsplit(" ", 1)
+        symint = "SymInt" in typ
         typ, alias = _parse_type(typ.strip())
         args.append(Arg(nm, typ, _parse_default(default.strip()) if eq else None, bool(eq), kw,
-                        alias))
+                        alias, symint))
     ret = ret.strip()
     if ret.startswith("("):
         ret = ret[1:-1]

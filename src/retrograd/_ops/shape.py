@@ -78,7 +78,7 @@ def _view_forward(a, size):
     return out
 
 
-_view = op("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_forward,
+_view = op("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_forward,
            grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
            array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
            function=False, method=False)
@@ -184,7 +184,7 @@ def _sum_to_array(grad, shape):
     return sum_to_array(grad, tuple(shape))
 
 
-_expand = op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)",
+_expand = op("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
              _expand_forward, grads={"self": lambda grad, self_shape: _sum_to(grad, self_shape)},
              array_grads={"self": lambda grad, self_shape: _sum_to_array(grad, self_shape)},
              function=False, method=False)

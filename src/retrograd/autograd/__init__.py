@@ -77,7 +77,12 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     raise RuntimeError(E.NOT_SCALAR)
                 if not t.is_floating_point():
                     raise RuntimeError(E.NOT_FLOAT_IMPLICIT.format(t.dtype))
-                out.append(_wrap(np.ones_like(t._data, order="K")))
+                if t.__class__ is not Tensor and hasattr(type(t), "__torch_dispatch__"):
+                    from retrograd._ops.subclass import ones_like_wrapper
+
+                    out.append(ones_like_wrapper(t))  # a wrapper subclass makes its own ones
+                else:
+                    out.append(_wrap(np.ones_like(t._data, order="K")))
             else:
                 out.append(None)
             continue
@@ -237,7 +242,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(function, name)
     if name in ("graph", "functional", "forward_ad", "anomaly_mode", "function", "profiler",
-                "profiler_util"):
+                "profiler_util", "_functions"):
         import importlib
 
         return importlib.import_module(f"retrograd.autograd.{name}")

@@ -14,12 +14,22 @@ soon as it is unpacked, even with retain_graph=True, so a second backward recomp
 stop (the default) the recomputation is interrupted by an exception as soon as the last holder
 has its value. Holders are weakly referenced by the frame: a part of the graph already freed (a
 backward run inside the forward) is skipped.
+
+NOTE [Stopping before the op]
+torch's autograd layer saves an op's inputs before its kernel runs, and dispatch modes sit below
+it; so when the tensors left to recompute are all inputs of the next op, early stop ends the
+recomputation before that op runs or any mode sees it. retrograd's modes sit above the op and
+inputs are saved after the forward, so during an early-stop recomputation a dispatch mode on
+top of the stack (_StopBeforeOp) looks at each op first: if the first saves it would make are
+the remaining tensors, all inputs, it saves them (filling the holders; the last one stops the
+recomputation) instead of running the op.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -27,6 +37,7 @@ from typing import Any
 
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
+from retrograd._ops import dispatch
 from retrograd._ops.random import default_generator
 from retrograd._tensor import Tensor
 from retrograd.amp.autocast_mode import _replay as autocast_replay
@@ -202,6 +213,8 @@ class Frame:
         self.is_recomputed: defaultdict = defaultdict(bool)
         self.forward_completed = False
         self.ignore_saved_mismatch = False
+        self.recompute_pack: Callable | None = None  # the pack hook of the recomputation running
+        self.recompute_gid: Any = None
 
     def save_inputs(self, args: tuple) -> None:
         # saved like any tensor, so an enclosing checkpoint's hooks own them
@@ -214,13 +227,18 @@ class Frame:
         inputs = self.get_inputs()
         prev = state.grad_enabled
         state.grad_enabled = True
+        hooks = _recomputation_hooks(self, gid)
+        outer = self.recompute_pack, self.recompute_gid, _stopping.mode
+        self.recompute_pack, self.recompute_gid = hooks.pack_hook, gid
+        _stopping.mode = _StopBeforeOp(self) if self.early_stop else None
         try:
-            with _recomputation_hooks(self, gid):
+            with hooks:
                 self.recompute_fn(*inputs)
         except _StopRecomputation:
             pass
         finally:
             state.grad_enabled = prev
+            self.recompute_pack, self.recompute_gid, _stopping.mode = outer
         self.is_recomputed[gid] = True
         self.check_recomputed_tensors_match(gid)
 
@@ -273,6 +291,75 @@ def _recomputation_hooks(frame: Frame, gid: Any) -> saved_tensors_hooks:
 
 def _identity(x: Tensor) -> Tensor:
     return x
+
+
+class _Stopping(threading.local):
+    mode: _StopBeforeOp | None = None  # the mode of the recomputation starting on this thread
+
+
+_stopping = _Stopping()
+
+
+def _stop_before_op() -> Any:
+    # entered inside the recompute context, so above its modes, as torch's autograd layer is
+    mode = _stopping.mode
+    return mode if mode is not None else contextlib.nullcontext()
+
+
+class _StopBeforeOp:
+    """The dispatch mode of NOTE [Stopping before the op], active while a frame recomputes with
+    early stop."""
+
+    _internal = True  # not shown by _get_current_dispatch_mode
+
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        frame = self.frame
+        pack = frame.recompute_pack
+        # (a user op saves in its setup_context, after its kernel: never stopped before it)
+        if (pack is not None and not kwargs and func.__class__ is dispatch.OpOverload
+                and state.saved_hooks
+                and state.saved_hooks[-1][0] is pack and dispatch.autocast is None):
+            gid = frame.recompute_gid
+            remaining = len(frame.weak_holders) - frame.recomp_counter[gid]
+            inputs = _inputs_saved_first(func._op, args, remaining)
+            if inputs:
+                for t in inputs:
+                    SavedVariable(t, False)  # packs it; the last one stops the recomputation
+                _internal_assert(False)
+        return func(*args, **(kwargs or {}))
+
+    def __enter__(self) -> _StopBeforeOp:
+        dispatch.mode_stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        dispatch.mode_stack.remove(self)
+
+
+def _inputs_saved_first(op, args: tuple, n: int) -> list | None:
+    """The input tensors an op call would save first, if its first `n` saves are all inputs
+    (saved before its forward could run); else None."""
+    from retrograd._ops.registry import _ARG_TENSOR, _OUTPUT
+
+    if (n <= 0 or op.node_cls is None or op.inplace_idx or op.list_idx
+            or not state.grad_enabled):
+        return None
+    mask = tuple(isinstance(args[i], Tensor) and args[i]._requires_grad for i in op.tensor_idx)
+    if not any(mask):
+        return None
+    out: list = []
+    for name in op.saved_plan(mask).names:
+        kind, i = op._how_to_save(name)
+        if kind == _OUTPUT:
+            return None
+        if kind == _ARG_TENSOR and isinstance(args[i], Tensor):
+            out.append(args[i])
+            if len(out) == n:
+                return out
+    return None
 
 
 def checkpoint_hooks(frame: Frame) -> saved_tensors_hooks:
@@ -333,7 +420,7 @@ def checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, context
             default_generator.set_state(rng_state)
         try:
             # the forward's autocast state, so recomputed tensors get the dtypes they had
-            with autocast_replay(autocast_state), recompute_context:
+            with autocast_replay(autocast_state), recompute_context, _stop_before_op():
                 fn(*inputs, **kwargs)
         finally:
             if outer_rng is not None:
@@ -342,6 +429,7 @@ def checkpoint_without_reentrant(fn: Callable, preserve_rng_state: bool, context
     frame = Frame(recompute_fn,
                   _early_stop_override if _early_stop_override is not None else early_stop,
                   unpack_error_cb, metadata_fn)
+
     if not state.grad_enabled:
         return fn(*args, **kwargs)
     frame.save_inputs(args)

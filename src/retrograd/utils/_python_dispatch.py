@@ -26,4 +26,9 @@ class TorchDispatchMode:
 
 
 def _get_current_dispatch_mode():
-    return dispatch.mode_stack[-1] if dispatch.mode_stack else None
+    # retrograd's own modes (checkpoint's early stop, the wrapper-subclass dispatcher) stand for
+    # parts of torch that are not modes: users do not see them
+    for mode in reversed(dispatch.mode_stack):
+        if not getattr(mode, "_internal", False):
+            return mode
+    return None

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from retrograd._ops.dispatch import OpOverload, OpOverloadPacket, replay
+from retrograd._ops.dispatch import OpOverload, OpOverloadPacket, method_overloads, replay
 from retrograd._tensor import Tensor
 from retrograd.utils._python_dispatch import TorchDispatchMode
 
@@ -48,7 +48,11 @@ class CheckpointPolicy(enum.Enum):
 
 
 _SAVE = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
-SAC_IGNORED_OPS: set = set()  # retrograd's detach and metadata queries are not dispatched ops
+# torch's list: detach and the metadata queries are never cached (retrograd's modes do not even
+# see them; wrapper subclasses do)
+SAC_IGNORED_OPS: set = {ov for name in ("detach", "sym_size", "sym_stride", "sym_numel",
+                                        "sym_storage_offset")
+                        for ov in method_overloads[name].values()}
 
 
 def _policy_from_bool(b: bool) -> CheckpointPolicy:

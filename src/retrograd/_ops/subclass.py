@@ -1,0 +1,308 @@
+"""Wrapper tensor subclasses: Tensor._make_wrapper_subclass and __torch_dispatch__.
+
+NOTE [Wrapper subclasses]
+A wrapper subclass instance (made by Tensor._make_wrapper_subclass in the subclass's __new__)
+has a shape, strides, dtype and requires_grad but no data of its own: its array is zeros, read
+only, and stands only for the geometry. Every op that receives one is handed to the class's
+`__torch_dispatch__(func, types, args, kwargs)`, which computes with whatever the instance
+wraps, as in torch:
+- dispatch modes see the op first (the subclass dispatcher is the bottom mode of the stack,
+  installed when the first wrapper is made, so programs without wrappers never pay for it);
+- autograd works on the wrappers: the op's node is built on the wrapper inputs and outputs and
+  saves the wrappers themselves, while __torch_dispatch__ runs with grad mode off (torch runs
+  it below autograd), so the tensors it computes with record no graph;
+- detach() of a wrapper dispatches aten.detach to the subclass, so the tensors autograd and
+  checkpointing keep are wrappers too.
+In-place ops on a wrapper that needs a gradient are not supported (NotImplementedError).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from retrograd import _dtype as D
+from retrograd._autograd.state import state
+from retrograd._ops import dispatch
+from retrograd._tensor import Tensor, VersionCounter
+
+WRAPPER_INPLACE_GRAD = (
+    "in-place op {} on a wrapper tensor subclass that requires grad is not supported")
+
+
+def is_wrapper(t: Any) -> bool:
+    """A Tensor whose class dispatches its ops (defines __torch_dispatch__)."""
+    return isinstance(t, Tensor) and getattr(type(t), "__torch_dispatch__", None) is not None
+
+
+def make_wrapper_subclass(cls: type, size, strides=None, storage_offset=None,
+                          memory_format=None, dtype=None, layout=None, device=None,
+                          pin_memory: bool = False, requires_grad: bool = False,
+                          dispatch_sizes_strides_policy=None, dispatch_device: bool = False,
+                          dispatch_layout: bool = False, _extra_dispatch_keys=None,
+                          storage_size=None) -> Any:
+    """An instance of `cls` with the given geometry and no data (NOTE [Wrapper subclasses])."""
+    if device is not None:
+        from retrograd._device import device as check_device
+
+        check_device(device)  # only the CPU exists
+    shape = tuple(int(n) for n in size)
+    np_dtype = (dtype or D.get_default_dtype()).np
+    if strides is None:
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= max(n, 1)
+    strides = tuple(int(s) for s in strides)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 1
+    item = np_dtype.itemsize
+    arr = np.lib.stride_tricks.as_strided(np.zeros(extent, np_dtype), shape,
+                                          tuple(s * item for s in strides), writeable=False)
+    t: Any = object.__new__(cls)
+    t._data = arr
+    t._requires_grad = bool(requires_grad)
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    vc = t._version_counter = object.__new__(VersionCounter)
+    vc.version = 0
+    t._view = None
+    t._grad_acc = None
+    t._meta = None
+    _track(t)
+    return t
+
+
+class _SubclassDispatch:
+    """The bottom dispatch mode (NOTE [Wrapper subclasses])."""
+
+    _internal = True  # not shown by _get_current_dispatch_mode
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        cls = _wrapper_class(args, kwargs)
+        if cls is None:
+            return func(*args, **kwargs)
+        if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
+            return _below_autograd(cls, func, args, kwargs)
+        op = func._op
+        build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
+        if op.inplace_idx:
+            if build:
+                raise NotImplementedError(WRAPPER_INPLACE_GRAD.format(func))
+            out = _below_autograd(cls, func, args, kwargs)
+            from retrograd._ops.inplace import bump_version
+
+            for i in op.inplace_idx:
+                if isinstance(args[i], Tensor):
+                    bump_version(args[i], op.name, depth=2)
+            return out
+        return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
+
+
+def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
+    """Give the outputs of func(*args), computed by a subclass (or cached), their autograd
+    history: views of their base, and the op's node saving wrappers as themselves."""
+    from retrograd._autograd.views import make_views
+    from retrograd._ops.registry import _build_node
+
+    op = func._op
+    if build is None:
+        build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
+    outs = tuple(out) if op.multi else (out,)
+    if not all(isinstance(o, Tensor) for o in outs):
+        return out
+    if op.is_view:
+        make_views(op, args, outs, build)
+    if build:
+        _build_node(op, args, outs)
+        _keep_wrappers_saved(op, outs)
+    return out
+
+
+def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
+    finally:
+        state.grad_enabled = prev
+
+
+def _wrapper_class(args: tuple, kwargs: dict) -> type | None:
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            for t in a:
+                if is_wrapper(t):
+                    return type(t)
+        elif is_wrapper(a):
+            return type(a)
+    return None
+
+
+def _any_requires_grad(args: tuple) -> bool:
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                return True
+        elif isinstance(a, (list, tuple)):
+            if any(isinstance(t, Tensor) and t._requires_grad for t in a):
+                return True
+    return False
+
+
+def _keep_wrappers_saved(op, outs: tuple) -> None:
+    """A node saves its outputs as their arrays (NOTE [Saving without cycles]); a wrapper's
+    array holds no values, so the node keeps the wrapper output itself."""
+    from retrograd._autograd.saved import SavedVariable
+    from retrograd._ops.registry import _OUTPUT
+
+    node = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
+    if node is None:
+        return
+    saved = list(node._saved)
+    for j, name in enumerate(node._plan.names):
+        kind, i = op._how_to_save(name)
+        sv = saved[j]
+        if (kind == _OUTPUT and sv.__class__ is SavedVariable and not sv._original
+                and sv._hooks is None and is_wrapper(outs[i])):
+            keep = SavedVariable(outs[i], False)
+            keep._output_nr = outs[i]._output_nr
+            saved[j] = keep
+    node._saved = tuple(saved)
+
+
+_DISPATCHER = _SubclassDispatch()
+
+
+_live = [0]  # wrapper instances alive
+
+
+def _track(t: Tensor) -> None:
+    """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
+    nothing for it once the last wrapper is gone."""
+    if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
+        dispatch.mode_stack.insert(0, _DISPATCHER)
+    _live[0] += 1
+    weakref.finalize(t, _released)
+
+
+def _released() -> None:
+    _live[0] -= 1
+    # (were the last wrapper to die while the dispatcher itself runs, it stays until the next
+    # wrapper made is released)
+    if _live[0] == 0 and _DISPATCHER in dispatch.mode_stack:
+        dispatch.mode_stack.remove(_DISPATCHER)
+
+
+# --- detach ------------------------------------------------------------------------------------
+
+
+class MethodOverload(dispatch.OpOverload):
+    """An aten overload that retrograd runs as a Tensor method rather than as a declared op
+    (detach, the metadata queries): what a wrapper subclass's __torch_dispatch__ receives for
+    them, and `ops.aten.<name>.<overload>`."""
+
+    __slots__ = ("_text", "_fn")
+
+    def __init__(self, text: str, fn: Any) -> None:
+        self._text = text
+        self._fn = fn
+
+    @property
+    def _schema(self):
+        from retrograd._ops.schema import parse_schema
+
+        return parse_schema(self._text)
+
+    def name(self) -> str:
+        return "aten::" + self._text.split("(")[0]
+
+    def __call__(self, *args: Any) -> Any:
+        return self._fn(*args)
+
+    def __str__(self) -> str:
+        base, _, overload = self._text.split("(")[0].partition(".")
+        return f"aten.{base}.{overload or 'default'}"
+
+    def __repr__(self) -> str:
+        base, _, overload = self._text.split("(")[0].partition(".")
+        return f"<OpOverload(op='aten.{base}', overload='{overload or 'default'}')>"
+
+    def __eq__(self, other) -> bool:
+        return other is self
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    from retrograd._ops.creation import ones_like
+
+    return ones_like(t)
+
+
+detach_overload = MethodOverload("detach(Tensor(a) self) -> Tensor(a)", Tensor.detach)
+ones_like_overload = MethodOverload(
+    "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+    "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", _ones_like)
+METHOD_OVERLOADS = {
+    "detach": {"default": detach_overload},
+    "ones_like": {"default": ones_like_overload},
+    "sym_size": {"default": MethodOverload("sym_size(Tensor self) -> SymInt[]",
+                                           lambda t: list(t.shape)),
+                 "int": MethodOverload("sym_size.int(Tensor self, int dim) -> SymInt",
+                                       lambda t, d: t.size(d))},
+    "sym_stride": {"default": MethodOverload("sym_stride(Tensor self) -> SymInt[]",
+                                             lambda t: list(t.stride())),
+                   "int": MethodOverload("sym_stride.int(Tensor self, int dim) -> SymInt",
+                                         lambda t, d: t.stride(d))},
+    "sym_numel": {"default": MethodOverload("sym_numel(Tensor self) -> SymInt",
+                                            lambda t: t.numel())},
+    "sym_storage_offset": {"default": MethodOverload(
+        "sym_storage_offset(Tensor self) -> SymInt", lambda t: t.storage_offset())},
+}
+dispatch.method_overloads.update(METHOD_OVERLOADS)
+
+
+def detach_wrapper(t: Tensor) -> Tensor:
+    """detach() of a wrapper: the subclass computes it; the result shares t's version counter
+    and has no history."""
+    out = _below_autograd(type(t), detach_overload, (t,), {})
+    if isinstance(out, Tensor):
+        out._grad_fn = None
+        out._requires_grad = False
+        out._version_counter = t._version_counter
+    return out
+
+
+def ones_like_wrapper(t: Tensor) -> Tensor:
+    """backward()'s implicit gradient for a wrapper output: ones, made by its class."""
+    return _below_autograd(type(t), ones_like_overload, (t,), {})
+
+
+def shallow_copy(t: Tensor) -> Tensor:
+    """A new instance of t's class over the same array and attributes, with no history."""
+    out = object.__new__(type(t))
+    out._data = t._data
+    out._requires_grad = False
+    out._grad_fn = None
+    out._output_nr = 0
+    out._grad = None
+    out._version_counter = t._version_counter
+    out._view = None
+    out._grad_acc = None
+    out._meta = None
+    if hasattr(t, "__dict__"):
+        out.__dict__.update(t.__dict__)
+    _track(out)
+    return out
+
+
+def _make_wrapper_subclass(cls: type, *args: Any, **kwargs: Any) -> Any:
+    return make_wrapper_subclass(cls, *args, **kwargs)
+
+
+Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)  # type: ignore[attr-defined]
