@@ -140,3 +140,7 @@ MATMUL_PRECISION = (
 
 # an OpOverload called without a required argument
 OP_MISSING_ARGUMENT = "aten::{}() is missing value for argument '{}'. Declaration: {}"
+
+# reading the values of a wrapper tensor subclass directly (its class holds them)
+NUMPY_SUBCLASS = ".numpy() is not supported for tensor subclasses."
+TOLIST_SUBCLASS = ".tolist() is not supported for tensor subclasses, got {}"

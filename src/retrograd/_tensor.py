@@ -426,14 +426,20 @@ class Tensor:
         # torch allows it under no_grad: nothing done to the array can be recorded there
         if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
+        if self.__class__ is not Tensor and _is_wrapper(self):
+            raise RuntimeError(E.NUMPY_SUBCLASS)
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.__class__ is not Tensor and _is_wrapper(self):
+            raise RuntimeError(E.NUMPY_SUBCLASS)
         if dtype is not None:
             return self._data.astype(dtype)
         return self._data
 
     def item(self):
+        if self.__class__ is not Tensor and _is_wrapper(self):
+            return op_seam.item_wrapper(self)  # NOTE [Wrapper subclasses]
         if self._data.size != 1:
             raise RuntimeError(E.ITEM_NUMEL.format(self._data.size))
         v = self._data.reshape(()).item() if self._data.ndim else self._data.item()
@@ -442,6 +448,8 @@ class Tensor:
         return v
 
     def tolist(self):
+        if self.__class__ is not Tensor and _is_wrapper(self):
+            raise RuntimeError(E.TOLIST_SUBCLASS.format(type(self).__name__))
         if self._data.dtype.kind not in "biuf":
             return self._data.astype(np.float32).tolist()
         return self._data.tolist()
@@ -576,6 +584,11 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
 
 
 _new = object.__new__
+
+
+def _is_wrapper(t: Tensor) -> bool:
+    # a wrapper subclass's own array holds no values: reading it directly would give zeros
+    return getattr(type(t), "__torch_dispatch__", None) is not None
 
 
 def _wrap(arr: np.ndarray) -> Tensor:

@@ -192,3 +192,16 @@ def test_selective_checkpoint_caches_wrapper_outputs():
         return w.grad.inner, log.count("aten.sin.default"), log.count("aten.exp.default")
 
     both(prog, rtol=1e-5, atol=1e-4)
+
+
+def test_reading_values_of_a_wrapper():
+    # its own array holds no values: item() asks the class, numpy()/tolist() refuse (never zeros)
+    def prog(lib):
+        log = []
+        w = _wrapper_class(lib, log)(_x(lib))
+        item = w[0, 2].item()
+        return (item, log[-1], error_of(lambda: w.numpy()), error_of(lambda: w.tolist()),
+                error_of(lambda: np.asarray(w)))
+
+    r = both(prog)
+    assert r[0] == 2.0 and r[1] == "aten._local_scalar_dense.default"

@@ -29,6 +29,7 @@ _WHERE = {
     "mode_stack": ("dispatch", "mode_stack"),
     "shallow_copy": ("subclass", "shallow_copy"),
     "detach_wrapper": ("subclass", "detach_wrapper"),
+    "item_wrapper": ("subclass", "item_wrapper"),
 }
 
 

@@ -248,8 +248,11 @@ detach_overload = MethodOverload("detach(Tensor(a) self) -> Tensor(a)", Tensor.d
 ones_like_overload = MethodOverload(
     "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
     "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", _ones_like)
+local_scalar_dense_overload = MethodOverload("_local_scalar_dense(Tensor self) -> Scalar",
+                                             Tensor.item)
 METHOD_OVERLOADS = {
     "detach": {"default": detach_overload},
+    "_local_scalar_dense": {"default": local_scalar_dense_overload},
     "ones_like": {"default": ones_like_overload},
     "sym_size": {"default": MethodOverload("sym_size(Tensor self) -> SymInt[]",
                                            lambda t: list(t.shape)),
@@ -276,6 +279,11 @@ def detach_wrapper(t: Tensor) -> Tensor:
         out._requires_grad = False
         out._version_counter = t._version_counter
     return out
+
+
+def item_wrapper(t: Tensor) -> Any:
+    """item() of a wrapper: its class reads the value (its own array holds none)."""
+    return _below_autograd(type(t), local_scalar_dense_overload, (t,), {})
 
 
 def ones_like_wrapper(t: Tensor) -> Tensor:
