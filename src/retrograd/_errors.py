@@ -137,3 +137,9 @@ MATMUL_PRECISION = (
     "{} is not one of 'highest', 'high', or 'medium'; the current"
     "setFloat32MatmulPrecision call has no effect."
 )
+
+# arguments that fit none of an op's overloads (NOTE [Overloads])
+INVALID_ARGUMENTS = ("{}() received an invalid combination of arguments - got ({}), but "
+                     "expected one of:")
+INVALID_TYPES = "      didn't match because some of the arguments have invalid types: ({})"
+INVALID_KEYWORDS = "      didn't match because some of the keywords were incorrect: {}"

@@ -636,28 +636,28 @@ class Tensor:
     def chunk(self, chunks: _int, dim: _int=...) -> tuple:
         ...
 
-    def clamp(self, min: Any=..., max: Any=...) -> Tensor:
+    def clamp(self, min: Tensor | _int | _float | _bool | None=..., max: Tensor | _int | _float | _bool | None=...) -> Tensor:
         ...
 
-    def clamp_(self, min: Any=..., max: Any=...) -> Tensor:
+    def clamp_(self, min: _int | _float | _bool | Tensor | None=..., max: _int | _float | _bool | Tensor | None=...) -> Tensor:
         ...
 
-    def clamp_max(self, max: Any) -> Tensor:
+    def clamp_max(self, max: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_max_(self, other: Any) -> Any:
+    def clamp_max_(self, max: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_min(self, min: Any) -> Tensor:
+    def clamp_min(self, min: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_min_(self, other: Any) -> Any:
+    def clamp_min_(self, min: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clip(self, min: Any=..., max: Any=...) -> Tensor:
+    def clip(self, min: Tensor | _int | _float | _bool | None=..., max: Tensor | _int | _float | _bool | None=...) -> Tensor:
         ...
 
-    def clip_(self, min: Any=..., max: Any=...) -> Tensor:
+    def clip_(self, min: _int | _float | _bool | Tensor | None=..., max: _int | _float | _bool | Tensor | None=...) -> Tensor:
         ...
 
     def clone(self, *, memory_format: _MemoryFormat | None=...) -> Tensor:
@@ -702,16 +702,16 @@ class Tensor:
     def diagonal(self, offset: _int=..., dim1: _int=..., dim2: _int=...) -> Tensor:
         ...
 
-    def div(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def div(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def div_(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def div_(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def divide(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def divide(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def divide_(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def divide_(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
     def dot(self, tensor: Tensor) -> Tensor:
@@ -762,7 +762,7 @@ class Tensor:
     def exponential_(self, lambd: _float=..., *, generator: _Generator | None=...) -> Tensor:
         ...
 
-    def fill_(self, value: Any) -> Any:
+    def fill_(self, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def fix(self, *, out: Tensor | None=...) -> Tensor:
@@ -798,10 +798,10 @@ class Tensor:
     def floor_divide_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def fmod(self, other: Any) -> Tensor:
+    def fmod(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def fmod_(self, other: Any) -> Any:
+    def fmod_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def frac(self) -> Tensor:
@@ -921,10 +921,10 @@ class Tensor:
     def le_(self, other: Any) -> Any:
         ...
 
-    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+    def lerp(self, end: Tensor | _int | _float | _bool, weight: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def lerp_(self, end: Any, weight: Any) -> Any:
+    def lerp_(self, end: Tensor | _int | _float | _bool, weight: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def less(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
@@ -1134,10 +1134,10 @@ class Tensor:
     def positive(self) -> Tensor:
         ...
 
-    def pow(self, exponent: Any) -> Tensor:
+    def pow(self, exponent: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def pow_(self, other: Any) -> Any:
+    def pow_(self, exponent: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def prod(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=...) -> Any:
@@ -1161,10 +1161,10 @@ class Tensor:
     def relu_(self) -> Tensor:
         ...
 
-    def remainder(self, other: Any) -> Tensor:
+    def remainder(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def remainder_(self, other: Any) -> Any:
+    def remainder_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def repeat(self, *sizes: Any) -> Any:
@@ -1185,10 +1185,10 @@ class Tensor:
     def roll(self, shifts: Any, dims: Any=...) -> Tensor:
         ...
 
-    def round(self, *, decimals: Any=...) -> Tensor:
+    def round(self, *, decimals: _int=...) -> Tensor:
         ...
 
-    def round_(self, *, decimals: Any=...) -> Any:
+    def round_(self, *, decimals: _int=...) -> Tensor:
         ...
 
     def rsqrt(self) -> Tensor:

@@ -24,6 +24,7 @@ from retrograd._ops.layout import (
     promoting,
     result_dtype,
 )
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -167,21 +168,11 @@ def _rsub(a, b, alpha):
 _RSUB_GRADS = {"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
                "other": lambda grad: grad}
 rsub_t = op("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub,
-            grads=_RSUB_GRADS, function=False, method=False)
+            grads=_RSUB_GRADS, method=False)
 # `2 - x` is rsub.Scalar in torch (RsubBackward1)
 rsub_s = op("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub,
-            node="RsubBackward1", grads={"self": _RSUB_GRADS["self"]},
-            function=False, method=False)
-
-
-def rsub(input: Tensor, other, alpha=1) -> Tensor:
-    """other - alpha * input (torch.rsub; also Tensor.__rsub__)."""
-    if isinstance(other, Tensor):
-        return rsub_t(input, other, alpha=alpha)
-    return rsub_s(input, other, alpha)
-
-
-register("rsub", rsub)
+            grads={"self": _RSUB_GRADS["self"]}, method=False)
+rsub = overloaded("rsub")  # other - alpha * input (torch.rsub; also Tensor.__rsub__)
 
 mul = op("mul.Tensor(Tensor self, Tensor other) -> Tensor", _np_mul, promote="all",
          grads={"self": lambda grad, other: grad * other,
@@ -228,7 +219,13 @@ def _div_trunc(a, b):
 _np_floor_divide = binary(np.floor_divide)
 
 
+def _check_mode(rounding_mode) -> None:
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(ROUNDING_MODE.format(rounding_mode))
+
+
 def _div_mode(a, b, rounding_mode):
+    _check_mode(rounding_mode)
     if rounding_mode is None:
         return _np_div(*promote_args((a, b), (0, 1), to_float=True))
     a, b = promote_args((a, b), (0, 1))
@@ -253,31 +250,14 @@ def _div_mode_other_grad(grad, self, other, other_dtype, rounding_mode):
     return -grad * ((self / other) / other)
 
 
-# an explicit rounding_mode, even None, selects this overload in torch
+# an explicit rounding_mode, even None, selects this overload in torch (DivBackward1 is
+# div.Scalar, which retrograd's div.Tensor covers)
 div_mode = op("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
               _div_mode, node="DivBackward2",
-              grads={"self": _div_mode_self_grad, "other": _div_mode_other_grad},
-              function=False, method=False)
-
-
-def _check_mode(rounding_mode) -> None:
-    if rounding_mode not in (None, "trunc", "floor"):
-        raise RuntimeError(ROUNDING_MODE.format(rounding_mode))
-
-
-_UNSET = object()
-
-
-def divide(input: Tensor, other, *, rounding_mode=_UNSET) -> Tensor:
-    """torch.div: true division, or rounded division with rounding_mode 'trunc' / 'floor'."""
-    if rounding_mode is _UNSET:
-        return div(input, other)
-    _check_mode(rounding_mode)
-    return div_mode(input, other, rounding_mode=rounding_mode)
-
-
-register("div", divide, method=True)
-register("divide", divide, method=True)
+              grads={"self": _div_mode_self_grad, "other": _div_mode_other_grad})
+divide = overloaded("div")  # true division, or rounded with rounding_mode 'trunc' / 'floor'
+register("divide", divide)
+register_method("divide", overloaded("div", method=True))
 register("true_divide", div, method=True)
 
 floor_divide = _not_implemented_node(op(
@@ -307,45 +287,25 @@ def _fmod(a, b):
 
 _np_remainder, _np_fmod = binary(np.remainder), binary(np.fmod)
 
+remainder_s = op("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+                 promoting(_remainder, (0, 1)), grads={"self": lambda grad: grad})
 remainder_t = op("remainder.Tensor(Tensor self, Tensor other) -> Tensor", _remainder,
-                 promote="all", node="RemainderBackward1",
+                 promote="all",
                  grads={"self": lambda grad: grad,
                         "other": lambda grad, self, other:
-                        -grad * div_mode(self, other, rounding_mode="floor")},
-                 function=False, method=False)
-remainder_s = op("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-                 promoting(_remainder, (0, 1)), node="RemainderBackward0",
-                 grads={"self": lambda grad: grad}, function=False, method=False)
+                        -grad * div_mode(self, other, rounding_mode="floor")})
 remainder_st = _not_implemented_node(op(
     "remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-    promoting(_remainder, (0, 1)), grads={"other": _no_derivative("remainder")},
-    function=False, method=False))
+    promoting(_remainder, (0, 1)), grads={"other": _no_derivative("remainder")}))
+remainder = overloaded("remainder")
 
+fmod_s = op("fmod.Scalar(Tensor self, Scalar other) -> Tensor", promoting(_fmod, (0, 1)),
+            grads={"self": lambda grad: grad})
 fmod_t = op("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod, promote="all",
-            node="FmodBackward1",
             grads={"self": lambda grad: grad,
                    "other": lambda grad, self, other:
-                   -grad * div_mode(self, other, rounding_mode="trunc")},
-            function=False, method=False)
-fmod_s = op("fmod.Scalar(Tensor self, Scalar other) -> Tensor", promoting(_fmod, (0, 1)),
-            node="FmodBackward0", grads={"self": lambda grad: grad},
-            function=False, method=False)
-
-
-def remainder(input, other) -> Tensor:
-    if isinstance(other, Tensor):
-        return remainder_t(input, other)
-    if isinstance(input, Tensor):
-        return remainder_s(input, other)
-    return remainder_st(input, other)
-
-
-def fmod(input: Tensor, other) -> Tensor:
-    return fmod_t(input, other) if isinstance(other, Tensor) else fmod_s(input, other)
-
-
-register("remainder", remainder, method=True)
-register("fmod", fmod, method=True)
+                   -grad * div_mode(self, other, rounding_mode="trunc")})
+fmod = overloaded("fmod")
 
 
 # --- pow -----------------------------------------------------------------------------------------
@@ -433,30 +393,21 @@ def _pow_base_grad(grad, self, exponent, result):
 
 
 pow_ts = op("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_tensor_scalar,
-            node="PowBackward0", grads={"self": _pow_scalar_grad},
+            grads={"self": _pow_scalar_grad},
             array_grads={"self": lambda grad, self, exponent: _pow_scalar_grad_array(
-                grad, self, exponent)},
-            function=False, method=False)
+                grad, self, exponent)})
 pow_tt = op("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-            pointwise(promoting(_pow, (0, 1))), node="PowBackward1",
-            grads={"self": _pow_self_grad, "exponent": _pow_exponent_grad},
-            function=False, method=False)
-pow_s = op("pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
-           promoting(_pow, (0, 1)), node="PowBackward2",
-           grads={"exponent": _pow_base_grad}, function=False, method=False)
-
-
-def pow(input, exponent) -> Tensor:  # noqa: A001 - torch's name
-    if isinstance(exponent, Tensor):
-        return pow_tt(input, exponent) if isinstance(input, Tensor) else pow_s(input, exponent)
-    return pow_ts(input, exponent)
+            pointwise(promoting(_pow, (0, 1))),
+            grads={"self": _pow_self_grad, "exponent": _pow_exponent_grad})
+pow_s = op("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", promoting(_pow, (0, 1)),
+           grads={"exponent": _pow_base_grad})
+pow = overloaded("pow")  # noqa: A001 - torch's name
 
 
 def square(input: Tensor) -> Tensor:
     return pow_ts(input, 2)
 
 
-register("pow", pow, method=True)
 register("square", square, method=True)
 
 
@@ -710,8 +661,8 @@ floor = op("floor(Tensor self) -> Tensor", _rounding(np.floor, "floor_vml_cpu"),
 ceil = op("ceil(Tensor self) -> Tensor", _rounding(np.ceil, "ceil_vml_cpu"), grads=_ZERO)
 trunc = op("trunc(Tensor self) -> Tensor", _rounding(np.trunc, "trunc_vml_cpu"), grads=_ZERO)
 register("fix", trunc, method=True)
-_round = op("round(Tensor self) -> Tensor", _rounding(np.rint, "round_vml_cpu"), grads=_ZERO,
-            function=False, method=False)
+# an explicit decimals, even 0, selects round.decimals (RoundBackward1) in torch
+_round = op("round(Tensor self) -> Tensor", _rounding(np.rint, "round_vml_cpu"), grads=_ZERO)
 
 
 def _round_decimals_forward(a, decimals):
@@ -724,18 +675,8 @@ def _round_decimals_forward(a, decimals):
 
 
 _round_decimals = op("round.decimals(Tensor self, *, int decimals) -> Tensor",
-                     _round_decimals_forward, node="RoundBackward1", grads=_ZERO,
-                     function=False, method=False)
-
-
-def round(input: Tensor, *, decimals=_UNSET) -> Tensor:  # noqa: A001 - torch's name
-    # an explicit decimals, even 0, selects round.decimals (RoundBackward1) in torch
-    if decimals is _UNSET:
-        return _round(input)
-    return _round_decimals(input, decimals=decimals)
-
-
-register("round", round, method=True)
+                     _round_decimals_forward, grads=_ZERO)
+round = overloaded("round")  # noqa: A001 - torch's name
 
 
 def _frac(a):
@@ -776,24 +717,13 @@ def _lerp(a, end, weight):
 
 
 lerp_s = op("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", pointwise(_lerp),
-            node="LerpBackward0",
             grads={"self": lambda grad, weight: grad * (1 - weight),
-                   "end": lambda grad, weight: grad * weight},
-            function=False, method=False)
+                   "end": lambda grad, weight: grad * weight})
 lerp_t = op("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", pointwise(_lerp),
-            node="LerpBackward1",
             grads={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight,
-                   "weight": lambda grad, self, end: grad * (end - self)},
-            function=False, method=False)
-
-
-def lerp(input: Tensor, end: Tensor, weight) -> Tensor:
-    return lerp_t(input, end, weight) if isinstance(weight, Tensor) else \
-        lerp_s(input, end, weight)
-
-
-register("lerp", lerp, method=True)
+                   "weight": lambda grad, self, end: grad * (end - self)})
+lerp = overloaded("lerp")
 
 
 def _addcmul(a, t1, t2, value):
@@ -897,56 +827,31 @@ def _clamp_min_max_grad(grad, self, min, max, output_mask):  # noqa: A002
     return gmin, gmax
 
 
-clamp_s = op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", _clamp_scalar,
-             node="ClampBackward1", grads={"self": _clamp_grad},
-             array_grads={"self": lambda grad, self, min, max: _clamp_grad_array(
-                 grad, self, min, max)},
-             function=False, method=False)
 clamp_t = op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-             pointwise(promoting(_clamp, (0, 1, 2))), node="ClampBackward0",
-             grads={"self": _clamp_grad, "min, max": _clamp_min_max_grad},
-             function=False, method=False)
-
-
-def clamp(input: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - torch's names
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return clamp_t(input, min, max)
-    return clamp_s(input, min, max)
-
-
-register("clamp", clamp, method=True)
-register("clip", clamp, method=True)
+             pointwise(promoting(_clamp, (0, 1, 2))),
+             grads={"self": _clamp_grad, "min, max": _clamp_min_max_grad})
+clamp_s = op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", _clamp_scalar,
+             grads={"self": _clamp_grad},
+             array_grads={"self": lambda grad, self, min, max: _clamp_grad_array(
+                 grad, self, min, max)})
+clamp = overloaded("clamp")
+register("clip", clamp)
+register_method("clip", overloaded("clamp", method=True))
 
 clamp_min_s = op("clamp_min(Tensor self, Scalar min) -> Tensor",
-                 lambda a, lo: _clamp_scalar(a, lo, None), node="ClampMinBackward0",
-                 grads={"self": lambda grad, self, min: where(C.ge(self, min), grad, 0.0)},
-                 function=False, method=False)
+                 lambda a, lo: _clamp_scalar(a, lo, None),
+                 grads={"self": lambda grad, self, min: where(C.ge(self, min), grad, 0.0)})
 clamp_min_t = op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor",
-                 binary(promoting(np.maximum, (0, 1))), node="ClampMinBackward1",
+                 binary(promoting(np.maximum, (0, 1))),
                  grads={"self": lambda grad, self, min: where(C.ge(self, min), grad, 0.0),
-                        "min": lambda grad, self, min: where(C.lt(self, min), grad, 0.0)},
-                 function=False, method=False)
+                        "min": lambda grad, self, min: where(C.lt(self, min), grad, 0.0)})
 clamp_max_s = op("clamp_max(Tensor self, Scalar max) -> Tensor",
-                 lambda a, hi: _clamp_scalar(a, None, hi), node="ClampMaxBackward0",
-                 grads={"self": lambda grad, self, max: where(C.le(self, max), grad, 0.0)},
-                 function=False, method=False)
+                 lambda a, hi: _clamp_scalar(a, None, hi),
+                 grads={"self": lambda grad, self, max: where(C.le(self, max), grad, 0.0)})
 clamp_max_t = op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor",
-                 binary(promoting(np.minimum, (0, 1))), node="ClampMaxBackward1",
+                 binary(promoting(np.minimum, (0, 1))),
                  grads={"self": lambda grad, self, max: where(C.le(self, max), grad, 0.0),
-                        "max": lambda grad, self, max: where(C.gt(self, max), grad, 0.0)},
-                 function=False, method=False)
-
-
-def clamp_min(input: Tensor, min) -> Tensor:  # noqa: A002
-    return clamp_min_t(input, min) if isinstance(min, Tensor) else clamp_min_s(input, min)
-
-
-def clamp_max(input: Tensor, max) -> Tensor:  # noqa: A002
-    return clamp_max_t(input, max) if isinstance(max, Tensor) else clamp_max_s(input, max)
-
-
-register("clamp_min", clamp_min, method=True)
-register("clamp_max", clamp_max, method=True)
+                        "max": lambda grad, self, max: where(C.gt(self, max), grad, 0.0)})
 
 
 def _where(condition, a, b):
@@ -1111,43 +1016,10 @@ register_method("fix_", globals()["trunc_"])
 register("fix_", globals()["trunc_"])
 
 
-def _dispatch_inplace(tensor_op, scalar_op):
-    def method(self, other):
-        return tensor_op(self, other) if isinstance(other, Tensor) else scalar_op(self, other)
-
-    return method
-
-
-def _div_(self: Tensor, other, *, rounding_mode=_UNSET) -> Tensor:
-    if rounding_mode is _UNSET:
-        return div_t_(self, other)
-    _check_mode(rounding_mode)
-    return div_mode_(self, other, rounding_mode=rounding_mode)
-
-
-register_method("div_", _div_)
-register_method("divide_", _div_)
+register_method("divide_", overloaded("div_", method=True))
 register_method("true_divide_", div_t_)
-register_method("remainder_", _dispatch_inplace(remainder_t_, remainder_s_))
-register_method("fmod_", _dispatch_inplace(fmod_t_, fmod_s_))
-register_method("pow_", _dispatch_inplace(pow_tt_, pow_ts_))
 register_method("square_", lambda self: pow_ts_(self, 2))
-register_method("lerp_", lambda self, end, weight: lerp_t_(self, end, weight)
-                if isinstance(weight, Tensor) else lerp_s_(self, end, weight))
-register_method("round_", lambda self, *, decimals=_UNSET: round_(self) if decimals is _UNSET
-                else round_decimals_(self, decimals=decimals))
-
-
-def _clamp_(self: Tensor, min=None, max=None) -> Tensor:  # noqa: A002
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return clamp_t_(self, min, max)
-    return clamp_s_(self, min, max)
-
-
-register_method("clamp_", _clamp_)
-register_method("clip_", _clamp_)
-register_method("clamp_min_", _dispatch_inplace(clamp_min_t_, clamp_min_s_))
-register_method("clamp_max_", _dispatch_inplace(clamp_max_t_, clamp_max_s_))
+register_method("clip_", overloaded("clamp_", method=True))
 
 
 # --- zero_, fill_ -------------------------------------------------------------------------------
@@ -1163,17 +1035,11 @@ def _fill(dst, value):
 
 zero_ = op("zero_(Tensor(a!) self) -> Tensor(a!)", lambda dst: dst.fill(0),
            grads={"self": lambda grad: zeros_like(grad)}, function=False)
+# FillBackward0 and 1 are torch's out-of-place fill, which retrograd does not declare
 fill_s_ = op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill,
-             node="FillBackward2", grads={"self": lambda grad: zeros_like(grad)},
-             function=False, method=False)
+             node="FillBackward2", grads={"self": lambda grad: zeros_like(grad)})
 fill_t_ = op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill,
-             node="FillBackward3", grads={"self": lambda grad: zeros_like(grad),
-                                          "value": lambda grad: grad.sum()},
-             function=False, method=False)
-register_method("fill_", lambda self, value: fill_t_(self, value) if isinstance(value, Tensor)
-                else fill_s_(self, value))
-register("fill_", lambda input, value: fill_t_(input, value) if isinstance(value, Tensor)
-         else fill_s_(input, value))
+             grads={"self": lambda grad: zeros_like(grad), "value": lambda grad: grad.sum()})
 register("zero_", zero_)
 
 
@@ -1201,14 +1067,6 @@ def _rpow(self: Tensor, other) -> Tensor:
     return pow_s(other, self)
 
 
-def _ipow(self: Tensor, other) -> Tensor:
-    return pow_tt_(self, other) if isinstance(other, Tensor) else pow_ts_(self, other)
-
-
-def _imod(self: Tensor, other) -> Tensor:
-    return remainder_t_(self, other) if isinstance(other, Tensor) else remainder_s_(self, other)
-
-
 Tensor.__pow__ = pow
 Tensor.__rpow__ = _rpow
 Tensor.__abs__ = abs
@@ -1222,8 +1080,8 @@ Tensor.__isub__ = sub_
 Tensor.__imul__ = mul_
 Tensor.__itruediv__ = div_t_
 Tensor.__ifloordiv__ = floor_divide_
-Tensor.__imod__ = _imod
-Tensor.__ipow__ = _ipow
+Tensor.__imod__ = overloaded("remainder_", method=True)
+Tensor.__ipow__ = overloaded("pow_", method=True)
 # operators.install() (run later) sets __rtruediv__ as a true division; methods registered
 # here are installed after it, so torch's reciprocal-then-multiply form wins
 register_method("__rtruediv__", _rtruediv)
