@@ -48,6 +48,13 @@ CALLS = {
     "lerp tensor": lambda m, x: x.lerp(x * 2, x * 0 + 0.25),
     "round": lambda m, x: m.round(x),
     "round decimals": lambda m, x: x.round(decimals=1),
+    "sum": lambda m, x: m.sum(x),
+    "sum dim None": lambda m, x: m.sum(x, None),
+    "sum dim method": lambda m, x: x.sum(0, keepdim=True),
+    "mean": lambda m, x: x.mean(),
+    "mean dims": lambda m, x: m.mean(x, (0,)),
+    "prod": lambda m, x: m.prod(x),
+    "prod dim": lambda m, x: x.prod(0),
 }
 
 
@@ -101,7 +108,28 @@ ERRORS = {
     "lerp method": lambda m, x: x.lerp(x, "a"),
     "fill_ method": lambda m, x: x.detach().fill_("a"),
     "rsub str": lambda m, x: m.rsub(x, "a"),
+    "sum keepdim alone": lambda m, x: m.sum(x, keepdim=True),
+    "sum method keepdim alone": lambda m, x: x.sum(keepdim=True),
+    "all str": lambda m, x: m.all(x, "a"),
 }
+
+
+LOGICAL = {
+    "all": lambda m, x: m.all(x),
+    "all dim": lambda m, x: m.all(x, 0),
+    "any dims": lambda m, x: m.any(x, (0, 1)),
+    "any keepdim": lambda m, x: x.any(keepdim=True),
+    "all dim keyword": lambda m, x: x.all(dim=1, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("name", list(LOGICAL))
+def test_all_any_overloads(name):
+    data = np.array([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]])
+    expected = LOGICAL[name](torch, torch.tensor(data))
+    got = LOGICAL[name](retrograd, retrograd.tensor(data))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert got.shape == expected.shape
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

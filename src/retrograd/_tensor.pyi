@@ -15,6 +15,7 @@ from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
+from retrograd._dims import wrap_dim as _wrap_dim
 
 class VersionCounter:
     version: Any
@@ -525,7 +526,7 @@ class Tensor:
     def addmv_(self, mat: Tensor | _int | _float | _bool, vec: Tensor | _int | _float | _bool, *, beta: _int | _float | _bool=..., alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
-    def all(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def all(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
         ...
 
     def allclose(self, other: Tensor, rtol: _float=..., atol: _float=..., equal_nan: _bool=...) -> _bool:
@@ -540,7 +541,7 @@ class Tensor:
     def aminmax(self, *, dim: Any=..., keepdim: Any=...) -> Any:
         ...
 
-    def any(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def any(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
         ...
 
     def argmax(self, dim: _int | None=..., keepdim: _bool=...) -> Tensor:
@@ -1023,7 +1024,7 @@ class Tensor:
     def maximum(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def mean(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=..., out: Any=...) -> Any:
+    def mean(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def median(self, dim: Any=..., keepdim: Any=...) -> Any:
@@ -1140,7 +1141,7 @@ class Tensor:
     def pow_(self, exponent: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def prod(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=...) -> Any:
+    def prod(self, dim: _int=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def random_(self, *args: Any, generator: Any=..., **kwargs: Any) -> Any:
@@ -1296,7 +1297,7 @@ class Tensor:
     def sub_(self, other: Tensor | _int | _float | _bool, *, alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
-    def sum(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=..., out: Any=...) -> Any:
+    def sum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def swapaxes(self, dim0: _int, dim1: _int) -> Tensor:
@@ -1445,9 +1446,6 @@ def _wrap(arr: np.ndarray) -> Tensor:
     ...
 
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
-    ...
-
-def _wrap_dim(dim: _int, ndim: _int) -> _int:
     ...
 
 def _is_contiguous(a: np.ndarray) -> _bool:

@@ -20,6 +20,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._dims import wrap_dim
 from retrograd._ops.layout import torch_order
 from retrograd._ops.registry import op, register, register_method
 from retrograd._ops.shape import (
@@ -29,7 +30,6 @@ from retrograd._ops.shape import (
     slice_backward,
     slice_op,
     unsqueeze,
-    wrap_dim,
 )
 from retrograd._tensor import Tensor, _wrap
 

@@ -238,7 +238,7 @@ def make_dispatcher(group: Group) -> Callable:
     if has_out:
         sig.append("out=None" if kw_started else "*, out=None")
     lines = [f"def {group.name}({', '.join(sig)}):"]
-    order = torch_order(group)
+    order = torch_order(group, exact=False)
     for loose in (False, True) if checked else (False,):
         for k in order:
             opdef, fn = entries[k]
@@ -314,27 +314,44 @@ def _scalar_tensor(v) -> bool:
     return _is_number(v)
 
 
-def _arg_smaller(t1: str, t2: str) -> bool:
-    """torch's priority between two argument types: Scalar after Tensor, int[] after int."""
+def _arg_smaller(t1: str, t2: str, exact: bool) -> bool:
+    """torch's priority between two argument types: Scalar after Tensor, int[] after int (and,
+    unless `exact`, int[]? after int: retrograd's int[] also takes a bare int, so the int
+    overload must be tried first where torch needs no such order)."""
     return (t1 == "Scalar" and t2 == "Tensor" or t1 == "Scalar?" and t2 == "Tensor?"
-            or t1 == "int[]" and t2 in ("int", "int?")
+            or (t1 == "int[]" or not exact and t1 == "int[]?") and t2 in ("int", "int?")
             or t1 == "Tensor[]" and "[]" in t2 or t1 == "int" and t2 == "Tensor")
 
 
-def torch_order(group: Group) -> list:
+# the argument types as torch's signature text spells them (its order sorts this text)
+_SORT_TYPES = {"int[]": "IntArrayRef", "int": "int64_t", "float": "double",
+               "str": "c10::string_view", "Tensor[]": "TensorList"}
+
+
+def _sort_key(args) -> str:
+    parts: list = []
+    for a in args:
+        if a.kwarg_only and "*" not in parts:
+            parts.append("*")
+        base = a.type.rstrip("?")
+        parts.append(f"{_SORT_TYPES.get(base, base)}{'?' if a.type.endswith('?') else ''} "
+                     f"{a.name}")
+    return ", ".join(parts)
+
+
+def torch_order(group: Group, exact: bool = True) -> list:
     """The overloads' indices in the order torch's argument parser tries (and lists) them:
     sorted by signature text, then any overload that is a narrower form of another (a Scalar
     where the other has a Tensor) after it."""
     entries = group.entries
-    keys = [option_text(opdef, group.method, False).replace("Number", "Scalar")
-            for opdef, _ in entries]
+    keys = [_sort_key(opdef.schema.args[group.method:]) for opdef, _ in entries]
     ids = sorted(range(len(entries)), key=lambda i: keys[i])
     types = {i: [a.type for a in entries[i][0].schema.args[group.method:]] for i in ids}
 
     def smaller(i: int, j: int) -> bool:
         a, b = types[i], types[j]
         return (len(a) == len(b) and a != b
-                and all(x == y or _arg_smaller(x, y) for x, y in zip(a, b)))
+                and all(x == y or _arg_smaller(x, y, exact) for x, y in zip(a, b)))
 
     larger = {i: {j for j in ids if smaller(i, j)} for i in ids}
     larger = {i: js for i, js in larger.items() if js}
@@ -388,7 +405,8 @@ def option_text(opdef, method: bool, with_out: bool) -> str:
 
 
 # overloads whose torch binding takes no out= (retrograd's entry points take it anyway)
-_NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor"})
+_NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
+                              "prod"})
 
 
 def _value_type(v) -> str:
@@ -410,37 +428,57 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
     the order of `params`, then out): those left at their default count as not given."""
     args: list = []
     kwargs: dict = {}
+    gap = False  # an argument after one not given was given by keyword
     for p, value in zip(params, values):
-        if isinstance(value, _Unset) or (not p.required and value is p.default):
+        if isinstance(value, _Unset):
+            gap = True
+            continue
+        if not p.required and value is p.default:
             if not p.kwarg_only:
                 args.append(_UNSET)
             continue
-        if p.kwarg_only:
+        if p.kwarg_only or gap:
             kwargs[p.name] = value
         else:
             args.append(value)
     if len(values) > len(params) and values[-1] is not None:
         kwargs["out"] = values[-1]
-    if group.method:
-        args = args[1:]
     while args and isinstance(args[-1], _Unset):
         args.pop()
+    if group.method:
+        args = args[1:]
     got = [_value_type(v) for v in args] + [f"{k}={_value_type(v)}" for k, v in kwargs.items()]
-    lines = [E.INVALID_ARGUMENTS.format(group.name, ", ".join(got))]
+    # torch's text keeps a trailing ", " when only keywords were given
+    lines = [E.INVALID_ARGUMENTS.format(group.name, ", ".join(got) + (", " if kwargs and not args
+                                                                       else ""))]
     for k in torch_order(group):
         opdef, fn = group.entries[k]
         with_out = not group.method and _takes_out(fn) and opdef.name not in _NO_OUT_IN_TORCH
-        lines.append(f" * {option_text(opdef, group.method, with_out)}")
-        schema_args = opdef.schema.args[1:] if group.method else opdef.schema.args
-        if len(schema_args) + with_out != len(args) + len(kwargs):
+        text = option_text(opdef, group.method, with_out)
+        lines.append(f" * {text}")
+        # torch compares the given count with the listing's comma-separated pieces ("*"
+        # included) and looks for keywords among the last pieces' final words
+        pieces = text[1:-1].split(", ") if text != "()" else []
+        if len(pieces) != len(args) + len(kwargs):
             continue
-        by_name = {a.name: a for a in schema_args}
-        unknown = [k for k in kwargs if k not in by_name and k != "out"]
+        last_words = {p.rsplit(" ", 1)[-1] for p in pieces[max(len(pieces) - len(kwargs), 0):]}
+        unknown = [name for name in kwargs if name not in last_words]
         if unknown:
             lines.append(E.INVALID_KEYWORDS.format(", ".join(unknown)))
             continue
-        marks = [t if _fits(a, v) else f"!{t}!" for a, v, t in zip(schema_args, args, got)]
-        marks += [f"{k}={_value_type(v)}" if k == "out" or _fits(by_name[k], v)
-                  else f"{k}=!{_value_type(v)}!" for k, v in kwargs.items()]
+        schema_args = [a for a in opdef.schema.args[group.method:]]
+        by_piece = []
+        for a in schema_args:
+            if a.kwarg_only and "*" not in [x for x, _ in by_piece]:
+                by_piece.append(("*", None))
+            by_piece.append(("", a))
+        marks = []
+        for (_, a), v, t in zip(by_piece, args, got):
+            marks.append(t if a is not None and _fits(a, v) else f"!{t}!")
+        by_name = {a.name: a for a in schema_args}
+        for name, v in kwargs.items():
+            t = _value_type(v)
+            fits = name in by_name and _fits(by_name[name], v)
+            marks.append(f"{name}={t}" if fits else f"{name}=!{t}!")
         lines.append(E.INVALID_TYPES.format(", ".join(marks)))
     return TypeError("\n".join(lines) + "\n")

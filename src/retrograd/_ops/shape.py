@@ -20,6 +20,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._dims import wrap_dim
 from retrograd._ops.inplace import internal_overlap
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
@@ -38,13 +39,6 @@ def size_args(args: tuple) -> tuple:
         if s.__class__ is not int:
             return tuple(int(s) for s in args)
     return tuple(args)
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
-    return dim % n
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:
