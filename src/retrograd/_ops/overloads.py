@@ -466,8 +466,8 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
         if unknown:
             lines.append(E.INVALID_KEYWORDS.format(", ".join(unknown)))
             continue
-        schema_args = [a for a in opdef.schema.args[group.method:]]
-        by_piece = []
+        schema_args = list(opdef.schema.args[group.method:])
+        by_piece: list = []
         for a in schema_args:
             if a.kwarg_only and "*" not in [x for x, _ in by_piece]:
                 by_piece.append(("*", None))
