@@ -1006,10 +1006,10 @@ class Tensor:
     def lt_(self, other: Any) -> Any:
         ...
 
-    def masked_fill(self, mask: Tensor, value: Any) -> Any:
+    def masked_fill(self, mask: Tensor, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def masked_fill_(self, mask: Tensor, value: Any) -> Any:
+    def masked_fill_(self, mask: Tensor | _int | _float | _bool, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def masked_select(self, mask: Tensor) -> Tensor:
@@ -1282,7 +1282,7 @@ class Tensor:
     def square_(self) -> Any:
         ...
 
-    def squeeze(self, dim: Any=...) -> Tensor:
+    def squeeze(self, dim: _int | Sequence[_int]=...) -> Tensor:
         ...
 
     def squeeze_(self, *args: Any, **kwargs: Any) -> Tensor:

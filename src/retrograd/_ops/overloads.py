@@ -239,7 +239,10 @@ def make_dispatcher(group: Group) -> Callable:
         sig.append("out=None" if kw_started else "*, out=None")
     lines = [f"def {group.name}({', '.join(sig)}):"]
     order = torch_order(group, exact=False)
-    for loose in (False, True) if checked else (False,):
+    # the second pass differs from the first only for Tensor and Scalar arguments
+    convertible = any(a.type.rstrip("?") in ("Tensor", "Scalar")
+                      for p in params if p.name in checked for a in p.per_overload.values())
+    for loose in (False, True) if convertible else (False,):
         for k in order:
             opdef, fn = entries[k]
             ns[f"_f{k}"] = fn

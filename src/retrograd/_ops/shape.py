@@ -22,6 +22,7 @@ from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._dims import wrap_dim
 from retrograd._ops.inplace import internal_overlap
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -407,8 +408,7 @@ alias = op("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(),
 
 _squeeze = op("squeeze(Tensor(a) self) -> Tensor(a)", np.squeeze,
               grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-              array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-              function=False, method=False)
+              array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
 
 
 def _squeeze_dim_forward(a, dim):
@@ -417,10 +417,8 @@ def _squeeze_dim_forward(a, dim):
 
 
 _squeeze_dim = op("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_dim_forward,
-                  node="SqueezeBackward1",
                   grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                  function=False, method=False)
+                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
 
 
 def _squeeze_dims_forward(a, dim):
@@ -431,21 +429,9 @@ def _squeeze_dims_forward(a, dim):
 
 
 _squeeze_dims = op("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_dims_forward,
-                   node="SqueezeBackward2",
                    grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                   array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                   function=False, method=False)
-
-
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    if dim is None:
-        return _squeeze(input)
-    if isinstance(dim, (list, tuple)):
-        return _squeeze_dims(input, dim)
-    return _squeeze_dim(input, dim)
-
-
-register("squeeze", squeeze, method=True)
+                   array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
+squeeze = overloaded("squeeze")
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
