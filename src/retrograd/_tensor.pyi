@@ -676,7 +676,7 @@ class Tensor:
     def cos_(self) -> Tensor:
         ...
 
-    def count_nonzero(self, dim: Any=...) -> Any:
+    def count_nonzero(self, dim: _int | Sequence[_int] | None=...) -> Tensor:
         ...
 
     def cpu(self, memory_format: Any=...) -> Tensor:

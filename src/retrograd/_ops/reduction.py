@@ -1156,16 +1156,6 @@ def _count_nonzero_forward(a, dim):
     return _reduce(np.sum, a != 0, _axes(dim, a.ndim), False, np.int64, dtype=np.int64)
 
 
-_count_nonzero = op("count_nonzero(Tensor self, int? dim=None) -> Tensor",
-                    _count_nonzero_forward, function=False, method=False)
-_count_nonzero_dims = op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
-                         _count_nonzero_forward, function=False, method=False)
-
-
-def count_nonzero(input, dim=None):
-    if dim is None or isinstance(dim, int):
-        return _count_nonzero(input, dim)
-    return _count_nonzero_dims(input, dim)
-
-
-register("count_nonzero", count_nonzero, method=True)
+op("count_nonzero(Tensor self, int? dim=None) -> Tensor", _count_nonzero_forward)
+op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", _count_nonzero_forward)
+count_nonzero = overloaded("count_nonzero")

@@ -20,7 +20,9 @@ for broadcast inputs are summed back to the input's shape by the engine (as PyTo
 validate_outputs does), not in formulas.
 
 From the declaration the registry makes the namespace function, the Tensor method (unless told
-otherwise) and the Node subclass with PyTorch's name ("ExpBackward0").
+otherwise) and the Node subclass with PyTorch's name ("ExpBackward0"). Declarations of one name
+(pow.Tensor_Scalar, pow.Tensor_Tensor, pow.Scalar) share a generated public function and are
+numbered PowBackward0, 1, 2 (NOTE [Overloads]).
 """
 
 from __future__ import annotations
@@ -807,7 +809,8 @@ def _make_function(opdef: OpDef, first_name: str) -> Callable:
 
 
 def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable:
-    """Expose a hand-written function (e.g. an overload dispatcher) like a declared op."""
+    """Expose a hand-written function (a composite of ops) like a declared op; overloads of a
+    declared op need none (NOTE [Overloads])."""
     _NAMESPACE[name] = fn
     if method:
         _METHODS[method if isinstance(method, str) else name] = fn
