@@ -724,7 +724,7 @@ class Tensor:
     def eq(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def eq_(self, other: Any) -> Any:
+    def eq_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def equal(self, other: Tensor) -> _bool:
@@ -817,7 +817,7 @@ class Tensor:
     def ge(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def ge_(self, other: Any) -> Any:
+    def ge_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def geometric_(self, p: _float, *, generator: _Generator | None=...) -> Tensor:
@@ -832,19 +832,19 @@ class Tensor:
     def greater(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def greater_(self, other: Any) -> Any:
+    def greater_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def greater_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def greater_equal_(self, other: Any) -> Any:
+    def greater_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def gt(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def gt_(self, other: Any) -> Any:
+    def gt_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def half(self, memory_format: Any=...) -> Any:
@@ -919,7 +919,7 @@ class Tensor:
     def le(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def le_(self, other: Any) -> Any:
+    def le_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def lerp(self, end: Tensor | _int | _float | _bool, weight: _int | _float | _bool | Tensor) -> Tensor:
@@ -931,13 +931,13 @@ class Tensor:
     def less(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def less_(self, other: Any) -> Any:
+    def less_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def less_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def less_equal_(self, other: Any) -> Any:
+    def less_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def log(self) -> Tensor:
@@ -1003,7 +1003,7 @@ class Tensor:
     def lt(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def lt_(self, other: Any) -> Any:
+    def lt_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def masked_fill(self, mask: Tensor, value: _int | _float | _bool | Tensor) -> Tensor:
@@ -1075,7 +1075,7 @@ class Tensor:
     def ne(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def ne_(self, other: Any) -> Any:
+    def ne_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def neg(self) -> Tensor:
@@ -1120,7 +1120,7 @@ class Tensor:
     def not_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def not_equal_(self, other: Any) -> Any:
+    def not_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def outer(self, vec2: Tensor) -> Tensor:

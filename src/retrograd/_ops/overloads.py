@@ -49,6 +49,7 @@ class _Unset:
 
 _UNSET = _Unset()
 _NUMBERS = frozenset({int, float, bool, complex})
+_NOT_TENSORS = _NUMBERS | {type(None)}  # classes that need no isinstance test
 
 
 class Group:
@@ -194,6 +195,18 @@ def _check(kind: str, v: str) -> str | None:
     return f"({test})"
 
 
+def _flag_test(kind: str, v: str) -> str | None:
+    """_check for an argument whose Tensor test is in local _t_<name> already."""
+    base = kind.rstrip("?")
+    if base == "Tensor":
+        test = f"_t_{v}"
+    elif base == "Scalar":
+        test = f"({v}.__class__ in _NUM or not _t_{v} and _is_number({v}))"
+    else:
+        return _check(kind, v)
+    return f"({v} is None or {test})" if kind.endswith("?") else test
+
+
 def _loose(kind: str, v: str) -> str | None:
     """The second pass, torch's conversion: a 0-d tensor that needs no gradient stands for a
     Number (and an array for a Tensor, as retrograd's own code passes them)."""
@@ -214,6 +227,19 @@ def _discriminating(params: list) -> set:
             if len({a.type.rstrip("?") for a in p.per_overload.values()}) > 1}
 
 
+def _disjoint(params: list, i: int, j: int) -> bool:
+    """Whether no call fits both overload i and j: one takes a Tensor where the other takes a
+    Number, or one requires an argument the other lacks."""
+    for p in params:
+        a, b = p.per_overload.get(i), p.per_overload.get(j)
+        if a is None or b is None:
+            if (a or b) is not None and not (a or b).has_default:
+                return True
+        elif {a.type, b.type} == {"Tensor", "Scalar"}:
+            return True
+    return False
+
+
 def make_dispatcher(group: Group) -> Callable:
     entries = group.entries
     params = _params(group)
@@ -222,7 +248,7 @@ def make_dispatcher(group: Group) -> Callable:
     checked = _discriminating(params)
     ns: dict = {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_is_int": _is_int,
                 "_is_int_list": _is_int_list, "_scalar_tensor": _scalar_tensor,
-                "_nd": np.ndarray, "_U": _UNSET,
+                "_nd": np.ndarray, "_U": _UNSET, "_PLAIN": _NOT_TENSORS,
                 "_invalid": _invalid, "_group": group, "__name__": "retrograd._ops.overloads"}
     sig: list = []
     kw_started = False
@@ -238,10 +264,22 @@ def make_dispatcher(group: Group) -> Callable:
     if has_out:
         sig.append("out=None" if kw_started else "*, out=None")
     lines = [f"def {group.name}({', '.join(sig)}):"]
-    order = torch_order(group, exact=False)
+    # overloads that no call can match twice are tried in declaration order (the hot one is
+    # usually first); otherwise in torch's order, which decides between them
+    disjoint = all(_disjoint(params, i, j) for i in range(len(entries)) for j in range(i))
+    order = list(range(len(entries))) if disjoint else torch_order(group, exact=False)
     # the second pass differs from the first only for Tensor and Scalar arguments
     convertible = any(a.type.rstrip("?") in ("Tensor", "Scalar")
                       for p in params if p.name in checked for a in p.per_overload.values())
+    # whether each Tensor-or-Scalar argument is a Tensor, tested once (a number skips the
+    # isinstance call)
+    flagged = {p.name for p in params if p.name in checked
+               and {a.type.rstrip("?") for a in p.per_overload.values()} & {"Tensor", "Scalar"}}
+    for p in params:
+        if p.name in flagged:
+            v = p.name
+            lines.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
+                         f"isinstance({v}, _T))")
     for loose in (False, True) if convertible else (False,):
         for k in order:
             opdef, fn = entries[k]
@@ -257,7 +295,12 @@ def make_dispatcher(group: Group) -> Callable:
                     conds.append(f"{p.name} is not _U")
                 if p.name not in checked:
                     continue  # same type in every overload: the entry point checks it
-                test = _loose(a.type, p.name) if loose else _check(a.type, p.name)
+                if loose:
+                    test = _loose(a.type, p.name)
+                elif p.name in flagged:
+                    test = _flag_test(a.type, p.name)
+                else:
+                    test = _check(a.type, p.name)
                 if test is None:
                     continue
                 if may_be_unset and a.has_default:
