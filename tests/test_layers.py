@@ -20,7 +20,7 @@ LAYERS = [
         "retrograd._dtype", "retrograd._device", "retrograd._memory_format", "retrograd._errors",
         "retrograd._config", "retrograd._tensor_str", "retrograd._safe_globals",
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
-        "retrograd._warn_always",
+        "retrograd._warn_always", "retrograd._dims",
         # the two leaf modules of the autograd core that Tensor's slots need: they import nothing
         "retrograd._autograd.state", "retrograd._autograd.hooks",
         # the one door from this layer and the autograd core to the ops (imported when called)

@@ -144,3 +144,9 @@ OP_MISSING_ARGUMENT = "aten::{}() is missing value for argument '{}'. Declaratio
 # reading the values of a wrapper tensor subclass directly (its class holds them)
 NUMPY_SUBCLASS = ".numpy() is not supported for tensor subclasses."
 TOLIST_SUBCLASS = ".tolist() is not supported for tensor subclasses, got {}"
+
+# arguments that fit none of an op's overloads (NOTE [Overloads])
+INVALID_ARGUMENTS = ("{}() received an invalid combination of arguments - got ({}), but "
+                     "expected one of:")
+INVALID_TYPES = "      didn't match because some of the arguments have invalid types: ({})"
+INVALID_KEYWORDS = "      didn't match because some of the keywords were incorrect: {}"

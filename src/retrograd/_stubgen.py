@@ -123,24 +123,45 @@ def _opdef_of(fn: Callable) -> Any:
 
 
 def _op_signature(name: str, fn: Callable, od: Any, method: bool) -> str:
+    return _overloads_signature(name, fn, [od], method)
+
+
+def _arg_annotation(od: Any, pos: int, p: inspect.Parameter) -> str | None:
+    """One op's annotation for parameter `p` (at position `pos`), None if it lacks it."""
     args = {a.name: a for a in od.schema.args}
     first = od.schema.args[0].name if od.schema.args else None
+    a = od.schema.args[0] if pos == 0 and od.schema.args and not args.get(p.name) \
+        else args.get(p.name)
+    if a is None:
+        return "Tensor | None" if p.name == "out" else None
+    ann = _schema_type(a.type)
+    if a.is_tensor and a.name != first and (od.promote or od.inplace_idx
+                                             or a.name in NUMBER_ARGS):
+        ann = f"Tensor | {NUMBER}" + (" | None" if a.type.endswith("?") else "")
+    return ann
+
+
+def _overloads_signature(name: str, fn: Callable, ods: list, method: bool) -> str:
+    """The signature of an op's entry point or of the dispatcher of several overloads (NOTE
+    [Overloads]): each parameter takes what any overload takes there."""
     params = []
     items = _params(fn, method)
-    for p, text in items:
+    for pos, (p, text) in enumerate(items):
         if p is None:
             params.append(text)
             continue
-        a = args.get("self" if p.name in ("self", "input") and first == "self" else p.name)
-        if a is None:
-            ann = "Tensor | None" if p.name == "out" else "Any"
-        else:
-            ann = _schema_type(a.type)
-            if a.is_tensor and a.name != first and (od.promote or od.inplace_idx
-                                                     or a.name in NUMBER_ARGS):
-                ann = f"Tensor | {NUMBER}" + (" | None" if a.type.endswith("?") else "")
+        parts: list = []
+        for od in ods:
+            ann = _arg_annotation(od, pos, p)
+            for part in ann.split(" | ") if ann else ():
+                if part not in parts:
+                    parts.append(part)
+        ann = "Any" if "Any" in parts or not parts else " | ".join(
+            [x for x in parts if x != "None"] + (["None"] if "None" in parts else []))
         params.append("self" if method and p is items[0][0] else _param_text(p, ann))
-    return f"def {name}({', '.join(params)}) -> {_returns(od.schema)}: ..."
+    returns = {_returns(od.schema) for od in ods}
+    ret = returns.pop() if len(returns) == 1 else "Any"
+    return f"def {name}({', '.join(params)}) -> {ret}: ..."
 
 
 # --- signatures of hand-written functions --------------------------------------------------------
@@ -217,6 +238,10 @@ def _plain_signature(name: str, fn: Callable, method: bool) -> str:
 
 
 def _function_stub(name: str, fn: Callable, method: bool = False) -> str:
+    overloads = getattr(fn, "overloads", None)
+    if overloads:
+        ods = [f.opdef for f in overloads.values()]
+        return _overloads_signature(name, fn, ods, method)
     od = _opdef_of(fn)
     return _op_signature(name, fn, od, method) if od is not None else _plain_signature(
         name, fn, method)

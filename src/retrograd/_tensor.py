@@ -22,6 +22,7 @@ from retrograd import _errors as E
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
+from retrograd._dims import wrap_dim as _wrap_dim
 
 
 class VersionCounter:
@@ -616,16 +617,6 @@ def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(arr)
     t._requires_grad = requires_grad
     return t
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = ndim if ndim > 0 else 1
-    if not -n <= dim < n:
-        if ndim == 0 and dim not in (0, -1):
-            raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
-        if ndim > 0:
-            raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
-    return dim % n if ndim > 0 else 0
 
 
 def _is_contiguous(a: np.ndarray) -> bool:

@@ -17,6 +17,7 @@ from retrograd import _errors as E
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
+from retrograd._dims import wrap_dim as _wrap_dim
 
 class VersionCounter:
     version: Any
@@ -538,7 +539,7 @@ class Tensor:
     def addmv_(self, mat: Tensor | _int | _float | _bool, vec: Tensor | _int | _float | _bool, *, beta: _int | _float | _bool=..., alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
-    def all(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def all(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
         ...
 
     def allclose(self, other: Tensor, rtol: _float=..., atol: _float=..., equal_nan: _bool=...) -> _bool:
@@ -553,7 +554,7 @@ class Tensor:
     def aminmax(self, *, dim: Any=..., keepdim: Any=...) -> Any:
         ...
 
-    def any(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def any(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
         ...
 
     def argmax(self, dim: _int | None=..., keepdim: _bool=...) -> Tensor:
@@ -649,28 +650,28 @@ class Tensor:
     def chunk(self, chunks: _int, dim: _int=...) -> tuple:
         ...
 
-    def clamp(self, min: Any=..., max: Any=...) -> Tensor:
+    def clamp(self, min: Tensor | _int | _float | _bool | None=..., max: Tensor | _int | _float | _bool | None=...) -> Tensor:
         ...
 
-    def clamp_(self, min: Any=..., max: Any=...) -> Tensor:
+    def clamp_(self, min: _int | _float | _bool | Tensor | None=..., max: _int | _float | _bool | Tensor | None=...) -> Tensor:
         ...
 
-    def clamp_max(self, max: Any) -> Tensor:
+    def clamp_max(self, max: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_max_(self, other: Any) -> Any:
+    def clamp_max_(self, max: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_min(self, min: Any) -> Tensor:
+    def clamp_min(self, min: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clamp_min_(self, other: Any) -> Any:
+    def clamp_min_(self, min: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def clip(self, min: Any=..., max: Any=...) -> Tensor:
+    def clip(self, min: Tensor | _int | _float | _bool | None=..., max: Tensor | _int | _float | _bool | None=...) -> Tensor:
         ...
 
-    def clip_(self, min: Any=..., max: Any=...) -> Tensor:
+    def clip_(self, min: _int | _float | _bool | Tensor | None=..., max: _int | _float | _bool | Tensor | None=...) -> Tensor:
         ...
 
     def clone(self, *, memory_format: _MemoryFormat | None=...) -> Tensor:
@@ -688,7 +689,7 @@ class Tensor:
     def cos_(self) -> Tensor:
         ...
 
-    def count_nonzero(self, dim: Any=...) -> Any:
+    def count_nonzero(self, dim: _int | Sequence[_int] | None=...) -> Tensor:
         ...
 
     def cpu(self, memory_format: Any=...) -> Tensor:
@@ -715,16 +716,16 @@ class Tensor:
     def diagonal(self, offset: _int=..., dim1: _int=..., dim2: _int=...) -> Tensor:
         ...
 
-    def div(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def div(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def div_(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def div_(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def divide(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def divide(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
-    def divide_(self, other: Any, *, rounding_mode: Any=...) -> Tensor:
+    def divide_(self, other: Tensor | _int | _float | _bool, *, rounding_mode: _str | None=...) -> Tensor:
         ...
 
     def dot(self, tensor: Tensor) -> Tensor:
@@ -736,7 +737,7 @@ class Tensor:
     def eq(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def eq_(self, other: Any) -> Any:
+    def eq_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def equal(self, other: Tensor) -> _bool:
@@ -775,7 +776,7 @@ class Tensor:
     def exponential_(self, lambd: _float=..., *, generator: _Generator | None=...) -> Tensor:
         ...
 
-    def fill_(self, value: Any) -> Any:
+    def fill_(self, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def fix(self, *, out: Tensor | None=...) -> Tensor:
@@ -811,10 +812,10 @@ class Tensor:
     def floor_divide_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def fmod(self, other: Any) -> Tensor:
+    def fmod(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def fmod_(self, other: Any) -> Any:
+    def fmod_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def frac(self) -> Tensor:
@@ -829,7 +830,7 @@ class Tensor:
     def ge(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def ge_(self, other: Any) -> Any:
+    def ge_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def geometric_(self, p: _float, *, generator: _Generator | None=...) -> Tensor:
@@ -844,19 +845,19 @@ class Tensor:
     def greater(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def greater_(self, other: Any) -> Any:
+    def greater_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def greater_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def greater_equal_(self, other: Any) -> Any:
+    def greater_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def gt(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def gt_(self, other: Any) -> Any:
+    def gt_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def half(self, memory_format: Any=...) -> Any:
@@ -931,25 +932,25 @@ class Tensor:
     def le(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def le_(self, other: Any) -> Any:
+    def le_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+    def lerp(self, end: Tensor | _int | _float | _bool, weight: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def lerp_(self, end: Any, weight: Any) -> Any:
+    def lerp_(self, end: Tensor | _int | _float | _bool, weight: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def less(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def less_(self, other: Any) -> Any:
+    def less_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def less_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def less_equal_(self, other: Any) -> Any:
+    def less_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def log(self) -> Tensor:
@@ -1015,13 +1016,13 @@ class Tensor:
     def lt(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def lt_(self, other: Any) -> Any:
+    def lt_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def masked_fill(self, mask: Tensor, value: Any) -> Any:
+    def masked_fill(self, mask: Tensor, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def masked_fill_(self, mask: Tensor, value: Any) -> Any:
+    def masked_fill_(self, mask: Tensor | _int | _float | _bool, value: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def masked_select(self, mask: Tensor) -> Tensor:
@@ -1036,7 +1037,7 @@ class Tensor:
     def maximum(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def mean(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=..., out: Any=...) -> Any:
+    def mean(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def median(self, dim: Any=..., keepdim: Any=...) -> Any:
@@ -1087,7 +1088,7 @@ class Tensor:
     def ne(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
-    def ne_(self, other: Any) -> Any:
+    def ne_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def neg(self) -> Tensor:
@@ -1132,7 +1133,7 @@ class Tensor:
     def not_equal(self, other: Tensor | _int | _float | _bool, *, out: Tensor | None=...) -> Tensor:
         ...
 
-    def not_equal_(self, other: Any) -> Any:
+    def not_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
     def outer(self, vec2: Tensor) -> Tensor:
@@ -1147,13 +1148,13 @@ class Tensor:
     def positive(self) -> Tensor:
         ...
 
-    def pow(self, exponent: Any) -> Tensor:
+    def pow(self, exponent: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def pow_(self, other: Any) -> Any:
+    def pow_(self, exponent: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def prod(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=...) -> Any:
+    def prod(self, dim: _int=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def random_(self, *args: Any, generator: Any=..., **kwargs: Any) -> Any:
@@ -1174,10 +1175,10 @@ class Tensor:
     def relu_(self) -> Tensor:
         ...
 
-    def remainder(self, other: Any) -> Tensor:
+    def remainder(self, other: _int | _float | _bool | Tensor) -> Tensor:
         ...
 
-    def remainder_(self, other: Any) -> Any:
+    def remainder_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def repeat(self, *sizes: Any) -> Any:
@@ -1198,10 +1199,10 @@ class Tensor:
     def roll(self, shifts: Any, dims: Any=...) -> Tensor:
         ...
 
-    def round(self, *, decimals: Any=...) -> Tensor:
+    def round(self, *, decimals: _int=...) -> Tensor:
         ...
 
-    def round_(self, *, decimals: Any=...) -> Any:
+    def round_(self, *, decimals: _int=...) -> Tensor:
         ...
 
     def rsqrt(self) -> Tensor:
@@ -1297,7 +1298,7 @@ class Tensor:
     def square_(self) -> Any:
         ...
 
-    def squeeze(self, dim: Any=...) -> Tensor:
+    def squeeze(self, dim: _int | Sequence[_int]=...) -> Tensor:
         ...
 
     def squeeze_(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -1312,7 +1313,7 @@ class Tensor:
     def sub_(self, other: Tensor | _int | _float | _bool, *, alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
-    def sum(self, dim: Any=..., keepdim: Any=..., *, dtype: Any=..., out: Any=...) -> Any:
+    def sum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
     def swapaxes(self, dim0: _int, dim1: _int) -> Tensor:
@@ -1463,13 +1464,13 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
 
 _new: Any
 
+def _is_wrapper(t: Tensor) -> _bool:
+    ...
+
 def _wrap(arr: np.ndarray) -> Tensor:
     ...
 
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
-    ...
-
-def _wrap_dim(dim: _int, ndim: _int) -> _int:
     ...
 
 def _is_contiguous(a: np.ndarray) -> _bool:

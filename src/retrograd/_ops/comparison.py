@@ -17,6 +17,7 @@ from retrograd._ops.layout import (
     promote_args,
     type_name,
 )
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor, _wrap
 
@@ -46,20 +47,13 @@ def _comparison_inplace(name: str, fwd, fn) -> None:
     """x.lt_(y): the comparison written into x's dtype; node LtBackward0 (Scalar) / 1 (Tensor)."""
     node = name.title()
     write = inplace_forward(fwd, "all", (0, 1), bool_result=True)
-    scalar_op = op(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", write,
-                   node=f"{node}Backward0", grads={"self": _zero_grad},
-                   function=False, method=False)
-    tensor_op = op(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", write,
-                   node=f"{node}Backward1",
-                   grads={"self": _zero_grad, "other": _zero_grad_other},
-                   function=False, method=False)
-
-    def method(self, other):
-        return tensor_op(self, other) if isinstance(other, Tensor) else scalar_op(self, other)
-
-    register_method(f"{name}_", method)
+    op(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", write,
+       node=f"{node}Backward0", grads={"self": _zero_grad}, function=False)
+    op(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", write,
+       node=f"{node}Backward1", grads={"self": _zero_grad, "other": _zero_grad_other},
+       function=False)
     if name in _ALIASES:
-        register_method(_ALIASES[name] + "_", method)
+        register_method(_ALIASES[name] + "_", overloaded(f"{name}_", method=True))
 
 
 _COMPARABLE = (Tensor, int, float, bool, np.number, np.bool_)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.out_variant import check_no_grad, run_with_out
 from retrograd._ops.registry import op, register
-from retrograd._ops.shape import _diagonal_forward, diagonal, diagonal_backward, wrap_dim
+from retrograd._ops.shape import _diagonal_forward, diagonal, diagonal_backward
 from retrograd._tensor import Tensor
 
 DIAG_RANK = "diag(): Supports 1D or 2D tensors. Got {}D"

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
+from retrograd._dims import wrap_dim
 from retrograd._ops import scatter_reduce as S
 from retrograd._ops.reduction import _scalar_name
 from retrograd._ops.registry import op
-from retrograd._ops.shape import wrap_dim
 
 REDUCE_ARG = "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}."
 NOT_VECTOR = ("index_reduce_(): Index is supposed to be a vector, but got dim: {} with type: {} "

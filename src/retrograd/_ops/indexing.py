@@ -20,6 +20,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._dims import wrap_dim
 from retrograd._ops.layout import torch_order
 from retrograd._ops.registry import op, register, register_method
 from retrograd._ops.shape import (
@@ -29,7 +30,6 @@ from retrograd._ops.shape import (
     slice_backward,
     slice_op,
     unsqueeze,
-    wrap_dim,
 )
 from retrograd._tensor import Tensor, _wrap
 
@@ -833,32 +833,15 @@ _FILL_TENSOR_GRADS = {"self": _masked_zero,
                       "value": lambda grad, mask: masked_select(grad, mask).sum()}
 
 _masked_fill_scalar = op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-                         _masked_fill_forward, grads=_FILL_SCALAR_GRADS,
-                         function=False, method=False)
+                         _masked_fill_forward, grads=_FILL_SCALAR_GRADS)
 _masked_fill_tensor = op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-                         _masked_fill_forward, node="MaskedFillBackward1",
-                         grads=_FILL_TENSOR_GRADS, function=False, method=False)
+                         _masked_fill_forward, grads=_FILL_TENSOR_GRADS)
 _masked_fill_scalar_ = op(
     "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-    _masked_fill_into, node="MaskedFillBackward0", grads=_FILL_SCALAR_GRADS,
-    function=False, method=False)
+    _masked_fill_into, node="MaskedFillBackward0", grads=_FILL_SCALAR_GRADS, function=False)
 _masked_fill_tensor_ = op(
     "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-    _masked_fill_into, node="MaskedFillBackward1", grads=_FILL_TENSOR_GRADS,
-    function=False, method=False)
-
-
-def _fill_dispatch(scalar_op, tensor_op):
-    def fn(input: Tensor, mask: Tensor, value):
-        if isinstance(value, Tensor):
-            return tensor_op(input, mask, value)
-        return scalar_op(input, mask, value)
-
-    return fn
-
-
-register("masked_fill", _fill_dispatch(_masked_fill_scalar, _masked_fill_tensor), method=True)
-register_method("masked_fill_", _fill_dispatch(_masked_fill_scalar_, _masked_fill_tensor_))
+    _masked_fill_into, node="MaskedFillBackward1", grads=_FILL_TENSOR_GRADS, function=False)
 
 
 def _masked_select_forward(a, mask):

@@ -23,7 +23,8 @@ INPLACE_SHAPE = "output with shape {} doesn't match the broadcast shape {}"
 # torch computes log(-1) = nan, 1/0 = inf, exp(1000) = inf without a word; NumPy warns. The
 # filter covers only warnings raised by op forwards (called from these modules or from the
 # generated entry points of retrograd._ops.fastpath), and costs nothing when nothing is raised.
-QUIET_MODULES = r"retrograd\._ops\.(pointwise|activation|comparison|layout|fastpath)$"
+QUIET_MODULES = (r"retrograd\._ops\."
+                 r"(pointwise|activation|comparison|layout|fastpath|kernels\.pointwise)$")
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=QUIET_MODULES)
 
 

@@ -595,7 +595,7 @@ def _tensordot_dims(a: Tensor, dims) -> tuple:
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     """torch.tensordot: permute both operands, fold them to matrices, one mm, reshape."""
-    from retrograd._ops.shape import wrap_dim
+    from retrograd._dims import wrap_dim
 
     if out is not None:
         raise NotImplementedError("tensordot(out=...) is not supported")

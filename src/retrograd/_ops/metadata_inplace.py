@@ -89,7 +89,8 @@ def _t(self: Tensor) -> Tensor:
 register_method("t_", _view_inplace("t_", _t))
 for _name in ("transpose_", "swapdims_", "swapaxes_"):
     register_method(_name, _view_inplace(_name, lambda self, d0, d1: self.transpose(d0, d1)))
-register_method("squeeze_", _view_inplace("squeeze_", lambda self, dim=None: self.squeeze(dim)))
+register_method("squeeze_", _view_inplace(
+    "squeeze_", lambda self, dim=None: self.squeeze() if dim is None else self.squeeze(dim)))
 register_method("unsqueeze_", _view_inplace("unsqueeze_", lambda self, dim: self.unsqueeze(dim)))
 register_method("as_strided_", _view_inplace(
     "as_strided_", lambda self, size, stride, storage_offset=None:

@@ -28,8 +28,8 @@ def op_doc(opdef) -> str:
 
 
 def document_overloads(ops: dict, tables: tuple) -> None:
-    """Give a hand-written public function without a docstring (an overload dispatcher such
-    as pow) the docstrings of the declared ops of its name, one after another."""
+    """Give a hand-written public function without a docstring (a composite such as max) the
+    docstrings of the declared ops of its name, one after another."""
     by_name: dict = {}
     for opdef in ops.values():
         by_name.setdefault(opdef.schema.name, []).append(opdef)

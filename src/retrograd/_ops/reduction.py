@@ -17,7 +17,9 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd.state import state
+from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import _NAMESPACE, op, register, register_functional, register_method
 from retrograd._tensor import Tensor, _wrap
 
@@ -75,13 +77,6 @@ def _axes(dim, ndim: int):
     """Reduced axes for NumPy; None (all) for dim=None and for an empty dim list, as torch."""
     axes = _dims(dim, ndim)
     return axes if axes else None
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
-    return dim % n
 
 
 def _out_shape(shape: tuple, axes, keepdim: bool) -> tuple:
@@ -215,30 +210,16 @@ def _sum_forward(a, dim, keepdim, dtype):
 _sum_all = op("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
               lambda a, dtype: _sum_forward(a, None, False, dtype),
               grads={"self": lambda grad, self_shape: grad.expand(self_shape)},
-              array_grads={"self": lambda grad, self_shape: np.broadcast_to(grad, self_shape)},
-              function=False, method=False)
+              array_grads={"self": lambda grad, self_shape: np.broadcast_to(grad, self_shape)})
 
+# sum(x) is sum(); a dim, even None, selects sum.dim_IntList, as in torch
 _sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
-              "ScalarType? dtype=None) -> Tensor", _sum_forward, node="SumBackward1",
+              "ScalarType? dtype=None) -> Tensor", _sum_forward,
               grads={"self": lambda grad, self_shape, dim, keepdim:
                      expand_reduced(grad, self_shape, dim, keepdim)},
               array_grads={"self": lambda grad, self_shape, dim, keepdim:
-                           _expand_reduced_array(grad, self_shape, dim, keepdim)},
-              function=False, method=False)
-
-
-_NO_DIM = object()  # sum(x) is torch's sum(); sum(x, dim=None) its sum.dim_IntList
-
-
-def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, out=None):  # noqa: A001
-    if dim is _NO_DIM:
-        if not keepdim:
-            return _sum_all(input, dtype=dtype, out=out)
-        dim = None
-    return _sum_dim(input, dim, keepdim, dtype=dtype, out=out)
-
-
-register("sum", sum, method=True)
+                           _expand_reduced_array(grad, self_shape, dim, keepdim)})
+sum = overloaded("sum")  # noqa: A001 - torch's name
 
 
 def _nansum_forward(a, dim, keepdim, dtype):
@@ -282,28 +263,18 @@ _mean_all = op("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
                       grad.expand(self_shape) / builtins.max(_numel_over(self_shape, None), 1)},
                array_grads={"self": lambda grad, self_shape: np.broadcast_to(
                    np.true_divide(grad, builtins.max(_numel_over(self_shape, None), 1)),
-                   self_shape)},
-               function=False, method=False)
+                   self_shape)})
 
 _mean_dim = op("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
-               "ScalarType? dtype=None) -> Tensor", _mean_forward, node="MeanBackward1",
+               "ScalarType? dtype=None) -> Tensor", _mean_forward,
                grads={"self": lambda grad, self_shape, dim, keepdim:
                       expand_reduced(grad, self_shape, dim, keepdim)
                       / _numel_over(self_shape, dim)},
                array_grads={"self": lambda grad, self_shape, dim, keepdim:
                             _expand_reduced_array(
                                 np.true_divide(grad, _numel_over(self_shape, dim)),
-                                self_shape, dim, keepdim)},
-               function=False, method=False)
-
-
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    if dim is None and not keepdim:
-        return _mean_all(input, dtype=dtype, out=out)
-    return _mean_dim(input, dim, keepdim, dtype=dtype, out=out)
-
-
-register("mean", mean, method=True)
+                                self_shape, dim, keepdim)})
+mean = overloaded("mean")
 
 
 # --- prod ------------------------------------------------------------------------------------
@@ -313,7 +284,7 @@ def _prod_forward(a, dim, keepdim, dtype):
     out_dt = _acc_dtype(a, dtype)
     if dtype is not None and a.dtype != out_dt:
         a = a.astype(out_dt)
-    axes = None if dim is None else (_wrap_dim(dim, a.ndim),)
+    axes = None if dim is None else (wrap_dim(dim, a.ndim),)
     acc = _float_acc(out_dt)
     if acc is not None:
         with np.errstate(over="ignore"):  # past the 16-bit range is inf, silently
@@ -355,7 +326,7 @@ def _prod_backward(grad, self, result):
 def _prod_dim_backward(grad, self, result, dim, keepdim):
     if self.dim() == 0:
         return grad
-    d = _wrap_dim(dim, self.dim())
+    d = wrap_dim(dim, self.dim())
     if not keepdim:
         grad, result = grad.unsqueeze(d), result.unsqueeze(d)
     if not _has_zero(self):
@@ -365,20 +336,11 @@ def _prod_dim_backward(grad, self, result, dim, keepdim):
 
 _prod_all = op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
                lambda a, dtype: _prod_forward(a, None, False, dtype),
-               grads={"self": _prod_backward}, function=False, method=False)
-
+               grads={"self": _prod_backward})
 _prod_dim = op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
-               "ScalarType? dtype=None) -> Tensor", _prod_forward, node="ProdBackward1",
-               grads={"self": _prod_dim_backward}, function=False, method=False)
-
-
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    if dim is None:
-        return _prod_all(input, dtype=dtype)
-    return _prod_dim(input, dim, keepdim, dtype=dtype)
-
-
-register("prod", prod, method=True)
+               "ScalarType? dtype=None) -> Tensor", _prod_forward,
+               grads={"self": _prod_dim_backward})
+prod = overloaded("prod")
 
 
 # --- return types of the (values, indices) reductions ----------------------------------------
@@ -477,7 +439,7 @@ def _full_forward(name: str, fn):
 
 def _select_dim_forward(name: str, fn, argfn):
     def forward(a, dim, keepdim):
-        d = _wrap_dim(dim, a.ndim)
+        d = wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return a.copy(), np.zeros((), np.int64)
         if a.shape[d] == 0:
@@ -544,7 +506,7 @@ def _arg_forward(name: str, fn):
                 raise IndexError(ARG_NO_DIM_EMPTY.format(name))
             idx = np.asarray(fn(a), dtype=np.int64)
             return idx.reshape((1,) * a.ndim) if keepdim else idx
-        d = _wrap_dim(dim, a.ndim)
+        d = wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return np.zeros((), np.int64)
         if a.shape[d] == 0:
@@ -566,7 +528,7 @@ def _aminmax_forward(a, dim, keepdim):
             raise RuntimeError(AMINMAX_EMPTY)
         axes = None
     else:
-        d = _wrap_dim(dim, a.ndim)
+        d = wrap_dim(dim, a.ndim)
         if a.ndim and a.shape[d] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
         axes = (d,) if a.ndim else None
@@ -616,7 +578,7 @@ def _median_full_forward(skip_nan: bool):
 
 def _median_dim_forward(name: str, skip_nan: bool):
     def forward(a, dim, keepdim):
-        d = _wrap_dim(dim, a.ndim)
+        d = wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return a.copy(), np.zeros((), np.int64)
         if a.shape[d] == 0:
@@ -972,7 +934,7 @@ logsumexp = op("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
 def _cumulative_forward(fn):
     def forward(a, dim, dtype):
-        d = _wrap_dim(dim, a.ndim)
+        d = wrap_dim(dim, a.ndim)
         out_dt = np.dtype(_acc_dtype(a, dtype))
         if a.ndim == 0:
             return a.astype(out_dt)
@@ -989,19 +951,19 @@ def _cumulative_forward(fn):
 
 
 def _trivial_cumulative(t: Tensor, dim: int) -> bool:
-    return t.numel() <= 1 or t._data.shape[_wrap_dim(dim, t.dim())] == 1
+    return t.numel() <= 1 or t._data.shape[wrap_dim(dim, t.dim())] == 1
 
 
 def _cumsum_backward(grad, self, dim):
     if _trivial_cumulative(self, dim):
         return grad
-    return H.rev_cumsum(grad, _wrap_dim(dim, self.dim()))
+    return H.rev_cumsum(grad, wrap_dim(dim, self.dim()))
 
 
 def _cumprod_backward(grad, self, dim, result):
     if _trivial_cumulative(self, dim):
         return grad
-    d = _wrap_dim(dim, self.dim())
+    d = wrap_dim(dim, self.dim())
     if not _has_zero(self):
         return H.rev_cumsum(result * grad, d) / self
     return _cumprod_backward_zeros(grad, self, d)
@@ -1044,7 +1006,7 @@ cumprod = op("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
 
 def _softmax_checks(name: str, a, dim) -> int | None:
-    d = _wrap_dim(dim, a.ndim)
+    d = wrap_dim(dim, a.ndim)
     if a.dtype.kind not in "fV":
         kernel = f"{name}_lastdim_kernel_impl" if d == a.ndim - 1 or a.ndim == 0 \
             else f"{name}_kernel_impl"
@@ -1180,42 +1142,20 @@ def _logical_forward(fn):
 
 def _logical(name: str, fn):
     forward = _logical_forward(fn)
-    full = op(f"{name}(Tensor self) -> Tensor", lambda a: forward(a),
-              function=False, method=False)
-    by_dim = op(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", forward,
-                function=False, method=False)
-    by_dims = op(f"{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
-                 forward, function=False, method=False)
-
-    def reduce(input, dim=None, keepdim=False):
-        if dim is None and not keepdim:
-            return full(input)
-        if isinstance(dim, int):
-            return by_dim(input, dim, keepdim)
-        return by_dims(input, dim, keepdim)
-
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
+    op(f"{name}(Tensor self) -> Tensor", lambda a: forward(a))
+    op(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", forward)
+    op(f"{name}.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", forward)
+    return overloaded(name)
 
 
-register("all", _logical("all", np.all), method=True)
-register("any", _logical("any", np.any), method=True)
+all = _logical("all", np.all)  # noqa: A001 - torch's names
+any = _logical("any", np.any)  # noqa: A001
 
 
 def _count_nonzero_forward(a, dim):
     return _reduce(np.sum, a != 0, _axes(dim, a.ndim), False, np.int64, dtype=np.int64)
 
 
-_count_nonzero = op("count_nonzero(Tensor self, int? dim=None) -> Tensor",
-                    _count_nonzero_forward, function=False, method=False)
-_count_nonzero_dims = op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
-                         _count_nonzero_forward, function=False, method=False)
-
-
-def count_nonzero(input, dim=None):
-    if dim is None or isinstance(dim, int):
-        return _count_nonzero(input, dim)
-    return _count_nonzero_dims(input, dim)
-
-
-register("count_nonzero", count_nonzero, method=True)
+op("count_nonzero(Tensor self, int? dim=None) -> Tensor", _count_nonzero_forward)
+op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", _count_nonzero_forward)
+count_nonzero = overloaded("count_nonzero")

@@ -20,7 +20,9 @@ for broadcast inputs are summed back to the input's shape by the engine (as PyTo
 validate_outputs does), not in formulas.
 
 From the declaration the registry makes the namespace function, the Tensor method (unless told
-otherwise) and the Node subclass with PyTorch's name ("ExpBackward0").
+otherwise) and the Node subclass with PyTorch's name ("ExpBackward0"). Declarations of one name
+(pow.Tensor_Scalar, pow.Tensor_Tensor, pow.Scalar) share a generated public function and are
+numbered PowBackward0, 1, 2 (NOTE [Overloads]).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from retrograd._autograd.node import FROM_TASK, Node, next_sequence_nr
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
-from retrograd._ops import dispatch, reference_backward
+from retrograd._ops import dispatch, overloads, reference_backward
 from retrograd._ops.arg_check import PLAIN, check_tensor_arg
 from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.op_doc import document_overloads, op_doc
@@ -745,6 +747,10 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
     `retrograd` namespace), a string to expose under another name, False to keep it internal.
     """
     s = parse_schema(schema)
+    if node is None and grads:
+        node = _number_node(s)
+    elif node is not None:
+        _count_node(node, s)
     opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs, array_grads)
     if opdef.name in OPS:
         raise ValueError(f"op {opdef.name} declared twice")
@@ -754,15 +760,42 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
     fn.__doc__ = doc
     if function:
         fn.__name__ = fn.__qualname__ = function if isinstance(function, str) else s.name
-        _NAMESPACE[fn.__name__] = fn
-    if method and s.args and s.args[0].name == "self":
+        overloads.expose(_NAMESPACE, fn.__name__, fn, opdef, False)
+    if method and s.args and s.args[0].name == "self" and s.args[0].is_tensor:
         m = _make_function(opdef, "self")
         m.__doc__ = doc
         m.__name__ = method if isinstance(method, str) else s.name
         m.__qualname__ = "Tensor." + m.__name__
-        _METHODS[m.__name__] = m
+        m.opdef = opdef
+        overloads.expose(_METHODS, m.__name__, m, opdef, True)
     fn.opdef = opdef
     return fn
+
+
+# node class prefix ("PowBackward") -> the number the next declaration of that name gets
+_NODE_NUMBERS: dict = {}
+
+
+def _node_prefix(name: str) -> str:
+    return "".join(p.title() for p in name.split("_")) + "Backward"
+
+
+def _number_node(s: Schema) -> str:
+    """The next node name for an op of this name, numbered in declaration order as torch
+    numbers derivatives.yaml's entries (NOTE [Overloads])."""
+    prefix = _node_prefix(s.name)
+    n = _NODE_NUMBERS.get(prefix, 0)
+    _NODE_NUMBERS[prefix] = n + 1
+    return f"{prefix}{n}"
+
+
+def _count_node(node: str, s: Schema) -> None:
+    """An explicitly numbered node name of the op's own name: later declarations of the name
+    number after it."""
+    prefix = node.rstrip("0123456789")
+    number = node[len(prefix):]
+    if number and prefix == _node_prefix(s.name):
+        _NODE_NUMBERS[prefix] = max(_NODE_NUMBERS.get(prefix, 0), int(number) + 1)
 
 
 def _make_function(opdef: OpDef, first_name: str) -> Callable:
@@ -772,7 +805,8 @@ def _make_function(opdef: OpDef, first_name: str) -> Callable:
 
 
 def register(name: str, fn: Callable, *, method: bool | str = False) -> Callable:
-    """Expose a hand-written function (e.g. an overload dispatcher) like a declared op."""
+    """Expose a hand-written function (a composite of ops) like a declared op; overloads of a
+    declared op need none (NOTE [Overloads])."""
     _NAMESPACE[name] = fn
     if method:
         _METHODS[method if isinstance(method, str) else name] = fn
@@ -794,6 +828,7 @@ def register_method(name: str, fn: Callable) -> Callable:
 
 
 def install_methods() -> None:
+    overloads.finish(_NAMESPACE, _METHODS)
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     document_overloads(OPS, (_NAMESPACE, _METHODS))

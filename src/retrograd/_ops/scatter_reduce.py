@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._dims import wrap_dim
 from retrograd._ops import comparison as C
 from retrograd._ops.indexing import (
     _as_1d,
@@ -26,7 +27,6 @@ from retrograd._ops.indexing import (
 )
 from retrograd._ops.pointwise import where
 from retrograd._ops.registry import op
-from retrograd._ops.shape import wrap_dim
 
 REDUCE_ARG = "reduce argument must be either sum, prod, mean, amax or amin, got {}"
 MEAN_BOOL = "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"

@@ -20,7 +20,9 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._dims import wrap_dim
 from retrograd._ops.inplace import internal_overlap
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -38,13 +40,6 @@ def size_args(args: tuple) -> tuple:
         if s.__class__ is not int:
             return tuple(int(s) for s in args)
     return tuple(args)
-
-
-def wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(E.DIM_RANGE.format(-n, n - 1, dim))
-    return dim % n
 
 
 def infer_size(shape: tuple, numel: int) -> tuple:
@@ -413,8 +408,7 @@ alias = op("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(),
 
 _squeeze = op("squeeze(Tensor(a) self) -> Tensor(a)", np.squeeze,
               grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-              array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-              function=False, method=False)
+              array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
 
 
 def _squeeze_dim_forward(a, dim):
@@ -423,10 +417,8 @@ def _squeeze_dim_forward(a, dim):
 
 
 _squeeze_dim = op("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_dim_forward,
-                  node="SqueezeBackward1",
                   grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                  function=False, method=False)
+                  array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
 
 
 def _squeeze_dims_forward(a, dim):
@@ -437,21 +429,9 @@ def _squeeze_dims_forward(a, dim):
 
 
 _squeeze_dims = op("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_dims_forward,
-                   node="SqueezeBackward2",
                    grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                   array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
-                   function=False, method=False)
-
-
-def squeeze(input: Tensor, dim=None) -> Tensor:
-    if dim is None:
-        return _squeeze(input)
-    if isinstance(dim, (list, tuple)):
-        return _squeeze_dims(input, dim)
-    return _squeeze_dim(input, dim)
-
-
-register("squeeze", squeeze, method=True)
+                   array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)})
+squeeze = overloaded("squeeze")
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -18,12 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.layout import empty_for
 from retrograd._ops.out_variant import run_with_out, store_outs
 from retrograd._ops.reduction import return_types
 from retrograd._ops.registry import op, register
-from retrograd._ops.shape import wrap_dim
 from retrograd._tensor import Tensor
 
 TOPK_RANGE = "selected index k out of range"

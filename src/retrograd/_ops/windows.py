@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._dims import wrap_dim
 from retrograd._ops.registry import op
-from retrograd._ops.shape import _strided_view, wrap_dim
+from retrograd._ops.shape import _strided_view
 
 
 def _windows(n: int, size: int, step: int, dim: int) -> int:

@@ -1,0 +1,1 @@
+"""NumPy kernels of the op families: functions on arrays and Python numbers, no Tensor."""

@@ -1,0 +1,530 @@
+"""Public functions with several overloads (pow, clamp, sum, ...): their dispatcher is generated
+from the overloads' schemas.
+
+NOTE [Overloads]
+Several declarations may expose one public name: `pow.Tensor_Scalar`, `pow.Tensor_Tensor` and
+`pow.Scalar` all become `retrograd.pow` and `Tensor.pow`. Each declaration keeps its own entry
+point (what `op()` returns) and its own node class; the public function is generated from the
+schemas, once every overload is declared (registry.finish, or `overloaded(name)` for code that
+needs it earlier), through compile_function, so its source is visible like any generated code.
+
+- Signature: the overloads' arguments merged by position (keyword-only ones by name); an
+  argument that some overload lacks, or whose default differs, defaults to _UNSET, so that
+  giving it explicitly selects the overloads that have it (`div(a, b, rounding_mode=None)` is
+  div.Tensor_mode, `sum(x, dim)` is sum.dim_IntList, as in torch).
+- Selection: the overloads are tried in declaration order. A Tensor argument matches a Tensor,
+  a Scalar argument a Python or NumPy number; arguments of other types are checked only where
+  they tell overloads apart (int against int[]). When nothing matches, a second pass accepts
+  what torch converts (a number where a Tensor goes, a Tensor where a Number goes); when that
+  fails too, the error is torch's "received an invalid combination of arguments", with each
+  overload's signature.
+- Node names: declarations of one name are numbered in declaration order, as torch numbers the
+  entries of derivatives.yaml (PowBackward0, PowBackward1, PowBackward2), so overloads are
+  declared in torch's order; `node=` names an op where torch's numbering skips an overload
+  retrograd does not declare (div.Tensor_mode is DivBackward2).
+A public name with one declaration gets no dispatcher: its entry point is the public function.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+
+import numpy as np
+
+from retrograd import _errors as E
+from retrograd._ops.arg_check import type_name
+from retrograd._ops.codegen import compile_function
+from retrograd._tensor import Tensor
+
+
+class _Unset:
+    """The default of an argument not every overload has: giving it selects an overload."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+_NUMBERS = frozenset({int, float, bool, complex})
+_NOT_TENSORS = _NUMBERS | {type(None)}  # classes that need no isinstance test
+
+
+class Group:
+    """The declarations exposed under one public name, as a function or as a method."""
+
+    __slots__ = ("name", "method", "entries", "fn", "pending")
+
+    def __init__(self, name: str, method: bool) -> None:
+        self.name = name
+        self.method = method
+        self.entries: list = []  # (opdef, entry function), in declaration order
+        self.fn: Callable | None = None
+        self.pending: Callable | None = None
+
+
+GROUPS: dict = {}  # (is_method, public name) -> Group
+
+
+def expose(table: dict, name: str, fn: Callable, opdef, method: bool) -> None:
+    """Put a declared op's entry point in `table` under `name`, joining the group of overloads
+    already there."""
+    key = (method, name)
+    group = GROUPS.get(key)
+    if group is None:
+        if name in table:
+            raise ValueError(f"{name} is exposed twice (a hand-written function and an op)")
+        group = GROUPS[key] = Group(name, method)
+    elif group.fn is not None:
+        raise ValueError(f"overload {opdef.name} declared after {name}'s dispatcher was made")
+    group.entries.append((opdef, fn))
+    if len(group.entries) == 1:
+        table[name] = fn
+    else:
+        if group.pending is None:
+            group.pending = _pending(group)
+        table[name] = group.pending
+
+
+def _pending(group: Group) -> Callable:
+    """A stand-in until the dispatcher is made (generating it now would freeze the group)."""
+    def pending(*args, **kwargs):
+        return overloaded(group.name, group.method)(*args, **kwargs)
+
+    pending.__name__ = group.name
+    return pending
+
+
+def overloaded(name: str, method: bool = False) -> Callable:
+    """The public function (or method) of `name`: its dispatcher when it has several overloads,
+    made now if it was not yet."""
+    group = GROUPS[(method, name)]
+    if len(group.entries) == 1:
+        return group.entries[0][1]
+    if group.fn is None:
+        group.fn = make_dispatcher(group)
+    return group.fn
+
+
+def finish(namespace: dict, methods: dict) -> None:
+    """Make every dispatcher not made yet and put it in its table."""
+    for (method, name), group in GROUPS.items():
+        table = methods if method else namespace
+        if group.pending is not None and table.get(name) is group.pending:
+            table[name] = overloaded(name, method)
+
+
+# --- the generated dispatcher -------------------------------------------------------------------
+
+class _Param:
+    """One argument of the dispatcher, merged over the overloads."""
+
+    __slots__ = ("name", "kwarg_only", "required", "default", "per_overload")
+
+    def __init__(self, name: str, kwarg_only: bool) -> None:
+        self.name = name
+        self.kwarg_only = kwarg_only
+        self.required = False
+        self.default: object = _UNSET
+        self.per_overload: dict = {}  # overload index -> schema Arg
+
+
+def _params(group: Group) -> list:
+    """The dispatcher's arguments: positional ones merged by position, keyword-only by name."""
+    first = "self" if group.method else "input"
+    positional: list = []
+    keyword: dict = {}
+    for k, (opdef, _) in enumerate(group.entries):
+        pos = 0
+        for i, a in enumerate(opdef.schema.args):
+            if a.kwarg_only:
+                p = keyword.get(a.name)
+                if p is None:
+                    p = keyword[a.name] = _Param(a.name, True)
+            else:
+                name = first if i == 0 else a.name
+                if pos == len(positional):
+                    positional.append(_Param(name, False))
+                p = positional[pos]
+                if p.name != name:
+                    raise ValueError(f"{group.name}: overloads name argument {pos} "
+                                     f"{p.name!r} and {name!r}")
+                pos += 1
+            p.per_overload[k] = a
+    for p in positional:  # rsub: alpha is positional in one overload, keyword-only in another
+        if p.name in keyword:
+            p.per_overload.update(keyword.pop(p.name).per_overload)
+    params = positional + list(keyword.values())
+    n = len(group.entries)
+    defaulted = False  # a positional argument with a default: later ones need one too
+    for p in params:
+        args = list(p.per_overload.values())
+        everywhere = len(args) == n
+        if everywhere and not any(a.has_default for a in args) and (p.kwarg_only or not defaulted):
+            p.required = True
+            continue
+        if everywhere and all(a.has_default and a.default == args[0].default for a in args):
+            p.default = args[0].default
+        if not p.kwarg_only:
+            defaulted = True
+    return params
+
+
+def _takes_out(fn: Callable) -> bool:
+    code = fn.__code__
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    return "out" in names
+
+
+def _check(kind: str, v: str) -> str | None:
+    """Strict test that value `v` fits a schema type (None: not checked)."""
+    if kind in ("Tensor", "Tensor?"):
+        test = f"{v}.__class__ is _T or isinstance({v}, _T)"
+    elif kind in ("Scalar", "Scalar?"):
+        test = f"{v}.__class__ in _NUM or {v}.__class__ is not _T and _is_number({v})"
+    elif kind in ("int", "int?"):
+        test = f"{v}.__class__ is int or _is_int({v})"
+    elif kind in ("int[]", "int[]?"):
+        test = f"_is_int_list({v})"
+    else:
+        return None
+    if kind.endswith("?"):
+        test = f"{v} is None or {test}"
+    return f"({test})"
+
+
+def _flag_test(kind: str, v: str) -> str | None:
+    """_check for an argument whose Tensor test is in local _t_<name> already."""
+    base = kind.rstrip("?")
+    if base == "Tensor":
+        test = f"_t_{v}"
+    elif base == "Scalar":
+        test = f"({v}.__class__ in _NUM or not _t_{v} and _is_number({v}))"
+    else:
+        return _check(kind, v)
+    return f"({v} is None or {test})" if kind.endswith("?") else test
+
+
+def _loose(kind: str, v: str) -> str | None:
+    """The second pass, torch's conversion: a 0-d tensor that needs no gradient stands for a
+    Number (and an array for a Tensor, as retrograd's own code passes them)."""
+    base = kind.rstrip("?")
+    if base == "Scalar":
+        test = f"_scalar_tensor({v})"
+    elif base == "Tensor":
+        test = f"({v}.__class__ is _nd or isinstance({v}, _T))"
+    else:
+        return _check(kind, v)
+    return f"({v} is None or {test})" if kind.endswith("?") else test
+
+
+def _discriminating(params: list) -> set:
+    """The arguments whose type tells overloads apart (Tensor or Scalar, int or int[]): only
+    these are tested; the others are the entry point's to check."""
+    return {p.name for p in params
+            if len({a.type.rstrip("?") for a in p.per_overload.values()}) > 1}
+
+
+def _disjoint(params: list, i: int, j: int) -> bool:
+    """Whether no call fits both overload i and j: one takes a Tensor where the other takes a
+    Number, or one requires an argument the other lacks."""
+    for p in params:
+        a, b = p.per_overload.get(i), p.per_overload.get(j)
+        if a is None or b is None:
+            if (a or b) is not None and not (a or b).has_default:
+                return True
+        elif {a.type, b.type} == {"Tensor", "Scalar"}:
+            return True
+    return False
+
+
+def make_dispatcher(group: Group) -> Callable:
+    entries = group.entries
+    params = _params(group)
+    takes_out = [not group.method and _takes_out(fn) for _, fn in entries]
+    has_out = any(takes_out)
+    checked = _discriminating(params)
+    ns: dict = {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_is_int": _is_int,
+                "_is_int_list": _is_int_list, "_scalar_tensor": _scalar_tensor,
+                "_nd": np.ndarray, "_U": _UNSET, "_PLAIN": _NOT_TENSORS,
+                "_invalid": _invalid, "_group": group, "__name__": "retrograd._ops.overloads"}
+    sig: list = []
+    kw_started = False
+    for j, p in enumerate(params):
+        if p.kwarg_only and not kw_started:
+            sig.append("*")
+            kw_started = True
+        if p.required:
+            sig.append(p.name)
+        else:
+            ns[f"_p{j}"] = p.default
+            sig.append(f"{p.name}=_p{j}")
+    if has_out:
+        sig.append("out=None" if kw_started else "*, out=None")
+    lines = [f"def {group.name}({', '.join(sig)}):"]
+    # overloads that no call can match twice are tried in declaration order (the hot one is
+    # usually first); otherwise in torch's order, which decides between them
+    disjoint = all(_disjoint(params, i, j) for i in range(len(entries)) for j in range(i))
+    order = list(range(len(entries))) if disjoint else torch_order(group, exact=False)
+    # the second pass differs from the first only for Tensor and Scalar arguments
+    convertible = any(a.type.rstrip("?") in ("Tensor", "Scalar")
+                      for p in params if p.name in checked for a in p.per_overload.values())
+    # whether each Tensor-or-Scalar argument is a Tensor, tested once (a number skips the
+    # isinstance call)
+    flagged = {p.name for p in params if p.name in checked
+               and {a.type.rstrip("?") for a in p.per_overload.values()} & {"Tensor", "Scalar"}}
+    for p in params:
+        if p.name in flagged:
+            v = p.name
+            lines.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
+                         f"isinstance({v}, _T))")
+    for loose in (False, True) if convertible else (False,):
+        for k in order:
+            opdef, fn = entries[k]
+            ns[f"_f{k}"] = fn
+            conds = []
+            for p in params:
+                a = p.per_overload.get(k)
+                may_be_unset = not p.required and isinstance(p.default, _Unset)
+                if a is None:
+                    conds.append(f"{p.name} is _U")
+                    continue
+                if may_be_unset and not a.has_default:
+                    conds.append(f"{p.name} is not _U")
+                if p.name not in checked:
+                    continue  # same type in every overload: the entry point checks it
+                if loose:
+                    test = _loose(a.type, p.name)
+                elif p.name in flagged:
+                    test = _flag_test(a.type, p.name)
+                else:
+                    test = _check(a.type, p.name)
+                if test is None:
+                    continue
+                if may_be_unset and a.has_default:
+                    test = f"({p.name} is _U or {test})"
+                conds.append(test)
+            if has_out and not takes_out[k]:
+                conds.insert(0, "out is None")
+            call_args = []
+            for j, p in enumerate(params):
+                a = p.per_overload.get(k)
+                if a is None:
+                    continue
+                value = p.name
+                if isinstance(p.default, _Unset) and a.has_default:
+                    ns[f"_d{k}_{j}"] = a.default
+                    value = f"(_d{k}_{j} if {p.name} is _U else {p.name})"
+                call_args.append(f"{a.name}={value}" if a.kwarg_only else value)
+            call = f"_f{k}({', '.join(call_args)})"
+            lines.append(f"    if {' and '.join(conds) or 'True'}:")
+            if takes_out[k]:
+                lines += ["        if out is None:", f"            return {call}",
+                          f"        return _f{k}({', '.join(call_args + ['out=out'])})"]
+            else:
+                lines.append(f"        return {call}")
+    ns["_params"] = params
+    values = "".join(f"{p.name}, " for p in params) + ("out, " if has_out else "")
+    lines.append(f"    raise _invalid(_group, _params, ({values}))")
+    kind = "method dispatcher" if group.method else "dispatcher"
+    fn = compile_function(group.name, lines, ns, f"{group.name} {kind}",
+                          ("Tensor." if group.method else "") + group.name)
+    fn.__module__ = "retrograd"
+    fn.overloads = {  # type: ignore[attr-defined]
+        opdef.schema.overload or "default": entry for opdef, entry in entries}
+    from retrograd._ops.op_doc import op_doc
+
+    fn.__doc__ = "\n\n".join(op_doc(opdef) for opdef, _ in entries)
+    return fn
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, Tensor)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_int_list(v) -> bool:
+    if isinstance(v, (list, tuple)):
+        return all(_is_int(x) or isinstance(x, Tensor) and x.ndim == 0 for x in v)
+    return _is_int(v)  # int[1]: one int stands for a list of one
+
+
+def _scalar_tensor(v) -> bool:
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not v.requires_grad
+    return _is_number(v)
+
+
+def _arg_smaller(t1: str, t2: str, exact: bool) -> bool:
+    """torch's priority between two argument types: Scalar after Tensor, int[] after int (and,
+    unless `exact`, int[]? after int: retrograd's int[] also takes a bare int, so the int
+    overload must be tried first where torch needs no such order)."""
+    return (t1 == "Scalar" and t2 == "Tensor" or t1 == "Scalar?" and t2 == "Tensor?"
+            or (t1 == "int[]" or not exact and t1 == "int[]?") and t2 in ("int", "int?")
+            or t1 == "Tensor[]" and "[]" in t2 or t1 == "int" and t2 == "Tensor")
+
+
+# the argument types as torch's signature text spells them (its order sorts this text)
+_SORT_TYPES = {"int[]": "IntArrayRef", "int": "int64_t", "float": "double",
+               "str": "c10::string_view", "Tensor[]": "TensorList"}
+
+
+def _sort_key(args) -> str:
+    parts: list = []
+    for a in args:
+        if a.kwarg_only and "*" not in parts:
+            parts.append("*")
+        base = a.type.rstrip("?")
+        parts.append(f"{_SORT_TYPES.get(base, base)}{'?' if a.type.endswith('?') else ''} "
+                     f"{a.name}")
+    return ", ".join(parts)
+
+
+def torch_order(group: Group, exact: bool = True) -> list:
+    """The overloads' indices in the order torch's argument parser tries (and lists) them:
+    sorted by signature text, then any overload that is a narrower form of another (a Scalar
+    where the other has a Tensor) after it."""
+    entries = group.entries
+    keys = [_sort_key(opdef.schema.args[group.method:]) for opdef, _ in entries]
+    ids = sorted(range(len(entries)), key=lambda i: keys[i])
+    types = {i: [a.type for a in entries[i][0].schema.args[group.method:]] for i in ids}
+
+    def smaller(i: int, j: int) -> bool:
+        a, b = types[i], types[j]
+        return (len(a) == len(b) and a != b
+                and all(x == y or _arg_smaller(x, y, exact) for x, y in zip(a, b)))
+
+    larger = {i: {j for j in ids if smaller(i, j)} for i in ids}
+    larger = {i: js for i, js in larger.items() if js}
+    order = [i for i in ids if i not in larger]
+    pos = 0
+    while pos < len(order):
+        done = order[pos]
+        for j in sorted(larger, key=ids.index):
+            larger[j].discard(done)
+            if not larger[j]:
+                del larger[j]
+                order.append(j)
+        pos += 1
+    return order + [i for i in ids if i not in order]
+
+
+# --- torch's error for arguments no overload takes -----------------------------------------------
+
+_TYPE_TEXT = {"Tensor": "Tensor", "Scalar": "Number", "int[]": "tuple of ints",
+              "Tensor[]": "tuple of Tensors", "ScalarType": "torch.dtype",
+              "Generator": "torch.Generator", "MemoryFormat": "torch.memory_format",
+              "Layout": "torch.layout", "Device": "torch.device", "float[]": "tuple of floats",
+              "bool[]": "tuple of bools"}
+
+
+def _default_text(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def option_text(opdef, method: bool, with_out: bool) -> str:
+    """An overload as torch's argument parser lists it: (Tensor input, Number other, ...)."""
+    parts: list = []
+    kw = False
+    for i, a in enumerate(opdef.schema.args):
+        if i == 0 and method:
+            continue
+        if a.kwarg_only and not kw:
+            parts.append("*")
+            kw = True
+        base = a.type.rstrip("?")
+        name = "input" if i == 0 and a.name == "self" and a.is_tensor else a.name
+        text = f"{_TYPE_TEXT.get(base, base)} {name}"
+        if a.has_default:
+            text += f" = {_default_text(a.default)}"
+        parts.append(text)
+    if with_out:
+        parts += ([] if kw else ["*"]) + ["Tensor out = None"]
+    return "(" + ", ".join(parts) + ")"
+
+
+# overloads whose torch binding takes no out= (retrograd's entry points take it anyway)
+_NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
+                              "prod"})
+
+
+def _value_type(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type_name(v)
+
+
+def _fits(arg, v) -> bool:
+    if v is None:
+        return arg.type.endswith("?") or arg.has_default and arg.default is None
+    test = _check(arg.type, "v")
+    if test is None:
+        return True
+    return bool(eval(test, {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number,  # noqa: S307
+                            "_is_int": _is_int, "_is_int_list": _is_int_list}, {"v": v}))
+
+
+def _invalid(group: Group, params: list, values: tuple) -> TypeError:
+    """torch's TypeError listing the overloads, from the dispatcher's arguments (`values`, in
+    the order of `params`, then out): those left at their default count as not given."""
+    args: list = []
+    kwargs: dict = {}
+    gap = False  # an argument after one not given was given by keyword
+    for p, value in zip(params, values):
+        if isinstance(value, _Unset):
+            gap = True
+            continue
+        if not p.required and value is p.default:
+            if not p.kwarg_only:
+                args.append(_UNSET)
+            continue
+        if p.kwarg_only or gap:
+            kwargs[p.name] = value
+        else:
+            args.append(value)
+    if len(values) > len(params) and values[-1] is not None:
+        kwargs["out"] = values[-1]
+    while args and isinstance(args[-1], _Unset):
+        args.pop()
+    if group.method:
+        args = args[1:]
+    got = [_value_type(v) for v in args] + [f"{k}={_value_type(v)}" for k, v in kwargs.items()]
+    # torch's text keeps a trailing ", " when only keywords were given
+    lines = [E.INVALID_ARGUMENTS.format(group.name, ", ".join(got) + (", " if kwargs and not args
+                                                                       else ""))]
+    for k in torch_order(group):
+        opdef, fn = group.entries[k]
+        with_out = not group.method and _takes_out(fn) and opdef.name not in _NO_OUT_IN_TORCH
+        text = option_text(opdef, group.method, with_out)
+        lines.append(f" * {text}")
+        # torch compares the given count with the listing's comma-separated pieces ("*"
+        # included) and looks for keywords among the last pieces' final words
+        pieces = text[1:-1].split(", ") if text != "()" else []
+        if len(pieces) != len(args) + len(kwargs):
+            continue
+        last_words = {p.rsplit(" ", 1)[-1] for p in pieces[max(len(pieces) - len(kwargs), 0):]}
+        unknown = [name for name in kwargs if name not in last_words]
+        if unknown:
+            lines.append(E.INVALID_KEYWORDS.format(", ".join(unknown)))
+            continue
+        schema_args = list(opdef.schema.args[group.method:])
+        by_piece: list = []
+        for a in schema_args:
+            if a.kwarg_only and "*" not in [x for x, _ in by_piece]:
+                by_piece.append(("*", None))
+            by_piece.append(("", a))
+        marks = []
+        for (_, a), v, t in zip(by_piece, args, got):
+            marks.append(t if a is not None and _fits(a, v) else f"!{t}!")
+        by_name = {a.name: a for a in schema_args}
+        for name, v in kwargs.items():
+            t = _value_type(v)
+            fits = name in by_name and _fits(by_name[name], v)
+            marks.append(f"{name}={t}" if fits else f"{name}=!{t}!")
+        lines.append(E.INVALID_TYPES.format(", ".join(marks)))
+    return TypeError("\n".join(lines) + "\n")
