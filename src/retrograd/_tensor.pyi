@@ -9,12 +9,13 @@ from retrograd._memory_format import memory_format as _MemoryFormat
 from retrograd._ops.random import Generator as _Generator
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
+from retrograd._fields import UNSET, FieldTable, Fresh
 
 class VersionCounter:
     version: Any
@@ -24,6 +25,8 @@ class VersionCounter:
 
     def __init__(self) -> None:
         ...
+
+VERSION_COUNTER_FIELDS: Any
 
 class TensorMeta:
     hooks: Any
@@ -1436,13 +1439,11 @@ class Size(tuple):
     def __add__(self, other):
         ...
 
-def _init(t: Tensor, arr: np.ndarray) -> None:
-    ...
+TENSOR_FIELDS: Any
 
-_new: Any
+_wrap: Callable[[np.ndarray], Tensor]
 
-def _wrap(arr: np.ndarray) -> Tensor:
-    ...
+_init: Callable[[Tensor, np.ndarray], None]
 
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
     ...

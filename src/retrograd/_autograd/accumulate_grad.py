@@ -42,6 +42,9 @@ class AccumulateGrad(CppNode):
     _lazy_tensor_hooks = True
 
     if TYPE_CHECKING:
+        variable: Tensor
+        _lock: threading.Lock
+
         def __init__(self, variable: Tensor) -> None: ...  # made from ACCUMULATE_GRAD_FIELDS
 
     def apply(self, grad_outputs: list) -> tuple:

@@ -76,7 +76,20 @@ class SavedVariable(SavedTensor):
     __slots__ = ("_data", "_original", "_version", "_vc", "_output_nr", "_is_leaf",
                  "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none", "_shape")
 
-    if TYPE_CHECKING:
+    if TYPE_CHECKING:  # the slots' types, for the modules that read them
+        _data: Any
+        _original: bool
+        _version: int
+        _vc: Any
+        _output_nr: int
+        _is_leaf: bool
+        _requires_grad: bool
+        _hooks: tuple | None
+        _grad_fn: Any
+        _grad_acc: Any
+        _none: bool
+        _shape: tuple
+
         def __init__(self, tensor: Tensor | None, is_output: bool) -> None:
             ...  # made from the field tables below
 
