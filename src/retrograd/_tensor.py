@@ -30,22 +30,20 @@ class VersionCounter:
     called it, so a failed saved-tensor version check can say who mutated the tensor.
     """
 
-    # last_op / last_site are set only by a bump (read them with getattr(vc, name, None)):
-    # a tensor's creation pays for one field
-    # views: weak references to views made of a tensor that did not require grad (set only
-    # then; see NOTE [Views of a tensor that starts to require grad])
+    # what a fresh one holds, and why the others start unset: VERSION_COUNTER_FIELDS
     __slots__ = ("version", "last_op", "last_site", "views")
 
     if TYPE_CHECKING:
         def __init__(self) -> None: ...  # made from VERSION_COUNTER_FIELDS below
 
 
-# NOTE [Field tables]
+# NOTE [Field tables]; the unset slots are read with getattr(vc, name, None)
 VERSION_COUNTER_FIELDS = FieldTable(VersionCounter, "_VC", (
     ("version", "0", "bumped by every in-place op on the base or any of its views"),
-    ("last_op", UNSET, "set by a bump: a tensor's creation pays for one field"),
-    ("last_site", UNSET, "set by a bump, with last_op"),
-    ("views", UNSET, "set only while views of a tensor that does not require grad live"),
+    ("last_op", UNSET, "set by a bump (so a tensor's creation pays for one field only)"),
+    ("last_site", UNSET, "set by a bump, with last_op: the line that called it"),
+    ("views", UNSET, "weak references to views of a tensor that does not require grad, set "
+     "only then (NOTE [Views of a tensor that starts to require grad])"),
 ))
 VersionCounter.__init__ = VERSION_COUNTER_FIELDS.constructor(  # type: ignore[method-assign]
     "__init__", "self", target="self", qualname="VersionCounter.__init__")
