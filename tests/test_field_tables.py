@@ -275,6 +275,22 @@ def test_plain_nodes_follow_the_node_table():
         assert _set_slots(node) >= _table_set_slots(NODE_FIELDS)
         assert {n for n in _set_slots(node) if n in NODE_FIELDS.fields} == \
             _table_set_slots(NODE_FIELDS)
+    # nodes made by their own constructors on top of Node's: a custom Function's, CopySlices
+    class Double(retrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    base = _leaf(3) * 1
+    base[1:].mul_(2)
+    for node in (Double.apply(_leaf(2)).grad_fn, base.grad_fn):
+        assert {n for n in _set_slots(node) if n in NODE_FIELDS.fields} == \
+            _table_set_slots(NODE_FIELDS)
+    assert type(base.grad_fn).__name__ == "CopySlices"
     acc = grad_accumulator(_leaf(2))
     assert _set_slots(acc) == _table_set_slots(ACCUMULATE_GRAD_FIELDS)
     assert acc.next_functions == () and acc._output_meta == (((2,), np.dtype("float64")),)
