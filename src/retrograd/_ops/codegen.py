@@ -1,5 +1,6 @@
 """Code shared by the generated entry points, save and backward functions, and the one place
-they are all compiled (compile_function, NOTE [Visible generated code]).
+they are all compiled (compile_function, NOTE [Visible generated code]; it lives in
+retrograd._generated, below the Tensor, whose own constructor is generated too).
 
 The generated functions inline what `retrograd._tensor._wrap` does (a fresh Tensor's fields,
 NOTE [Field tables]): a Python call costs more than the field stores themselves on the per-op
