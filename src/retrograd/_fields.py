@@ -110,8 +110,9 @@ class FieldTable:
 
     def extend(self, cls: type, alias: str, fields: Iterable, params: Iterable = (),
                names: dict | None = None) -> FieldTable:
-        """The table of a subclass: these fields replace the parent's of the same name (in
-        place) and add the subclass's own (at the end)."""
+        """The table of a subclass, or of another shape of the same class (a SavedVariable
+        keeping an array): these fields replace this table's of the same name (in place) and
+        add the subclass's own (at the end), so a table says only how it differs."""
         own = {name: (name, value, why) for name, value, why in fields}
         merged = [own.pop(name, (name, value, self.why[name]))
                   for name, value in self.fields.items()]
