@@ -20,9 +20,10 @@ LAYERS = [
         "retrograd._dtype", "retrograd._device", "retrograd._memory_format", "retrograd._errors",
         "retrograd._config", "retrograd._tensor_str", "retrograd._safe_globals",
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
-        "retrograd._warn_always", "retrograd._dims",
-        # the two leaf modules of the autograd core that Tensor's slots need: they import nothing
-        "retrograd._autograd.state", "retrograd._autograd.hooks",
+        "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",
+        # the leaf modules of the autograd core that Tensor's slots (and its generated
+        # constructor) need: they import nothing
+        "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",
         # the one door from this layer and the autograd core to the ops (imported when called)
         "retrograd._autograd.op_seam",
     ]),

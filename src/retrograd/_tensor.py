@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
+from retrograd._fields import UNSET, FieldTable, Fresh
 
 
 class VersionCounter:
@@ -32,14 +33,23 @@ class VersionCounter:
     called it, so a failed saved-tensor version check can say who mutated the tensor.
     """
 
-    # last_op / last_site are set only by a bump (read them with getattr(vc, name, None)):
-    # a tensor's creation pays for one field
-    # views: weak references to views made of a tensor that did not require grad (set only
-    # then; see NOTE [Views of a tensor that starts to require grad])
+    # what a fresh one holds, and why the others start unset: VERSION_COUNTER_FIELDS
     __slots__ = ("version", "last_op", "last_site", "views")
 
-    def __init__(self) -> None:
-        self.version = 0
+    if TYPE_CHECKING:
+        def __init__(self) -> None: ...  # made from VERSION_COUNTER_FIELDS below
+
+
+# NOTE [Field tables]; the unset slots are read with getattr(vc, name, None)
+VERSION_COUNTER_FIELDS = FieldTable(VersionCounter, "_VC", (
+    ("version", "0", "bumped by every in-place op on the base or any of its views"),
+    ("last_op", UNSET, "set by a bump (so a tensor's creation pays for one field only)"),
+    ("last_site", UNSET, "set by a bump, with last_op: the line that called it"),
+    ("views", UNSET, "weak references to views of a tensor that does not require grad, set "
+     "only then (NOTE [Views of a tensor that starts to require grad])"),
+))
+VersionCounter.__init__ = VERSION_COUNTER_FIELDS.constructor(  # type: ignore[method-assign]
+    "__init__", "self", target="self", qualname="VersionCounter.__init__")
 
 
 class TensorMeta:
@@ -572,19 +582,19 @@ class Size(tuple):
         return Size(tuple.__add__(self, tuple(other)))
 
 
-def _init(t: Tensor, arr: np.ndarray) -> None:
-    t._data = arr
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._grad = None
-    t._version_counter = None if state.inference else VersionCounter()
-    t._view = None
-    t._grad_acc = None
-    t._meta = None
-
-
-_new = object.__new__
+# NOTE [Field tables]: a fresh Tensor, as _wrap, _init and every generated op entry point make it
+TENSOR_FIELDS = FieldTable(Tensor, "_T", (
+    ("_data", "{data}", "the ndarray: the tensor's storage, or a NumPy view of its base's"),
+    ("_requires_grad", "False", "no history yet; an op that builds a node sets it with _grad_fn"),
+    ("_grad_fn", "None", "a fresh tensor is a leaf; the op's node is set once it exists"),
+    ("_output_nr", "0", "which output of _grad_fn this tensor is"),
+    ("_grad", "None", "filled by AccumulateGrad"),
+    ("_version_counter", Fresh(VERSION_COUNTER_FIELDS, "_state.inference", "vc"),
+     "shared with views; inference tensors have none (is_inference)"),
+    ("_view", "None", "a ViewInfo when the tensor is a view"),
+    ("_grad_acc", "None", "a weak reference to the leaf's AccumulateGrad, made on first use"),
+    ("_meta", "None", "TensorMeta: rarely used fields, allocated on first use"),
+), ("data",), {"_state": state})
 
 
 def _is_wrapper(t: Tensor) -> bool:
@@ -592,25 +602,12 @@ def _is_wrapper(t: Tensor) -> bool:
     return getattr(type(t), "__torch_dispatch__", None) is not None
 
 
-def _wrap(arr: np.ndarray) -> Tensor:
-    """A fresh Tensor around an ndarray, no history: _init's fields, set inline (this runs for
-    most tensors made; generated op entry points inline the same set-up, see
-    retrograd._ops.fastpath)."""
-    t = _new(Tensor)
-    t._data = arr
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._grad = None
-    if state.inference:
-        t._version_counter = None
-    else:
-        vc = t._version_counter = _new(VersionCounter)
-        vc.version = 0
-    t._view = None
-    t._grad_acc = None
-    t._meta = None
-    return t
+# (generated: a call would cost more than the stores; the op entry points inline the same text)
+_wrap: Callable[[np.ndarray], Tensor] = TENSOR_FIELDS.constructor("_wrap", "data")
+_wrap.__doc__ = "A fresh Tensor around an ndarray, no history (TENSOR_FIELDS)."
+_init: Callable[[Tensor, np.ndarray], None] = TENSOR_FIELDS.constructor("_init", "t, data",
+                                                                        target="t")
+_init.__doc__ = "Give an allocated Tensor (a subclass's, a legacy constructor's) fresh fields."
 
 
 def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:

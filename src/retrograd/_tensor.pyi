@@ -10,7 +10,7 @@ from retrograd._ops.random import Generator as _Generator
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
@@ -18,6 +18,7 @@ from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
+from retrograd._fields import UNSET, FieldTable, Fresh
 
 class VersionCounter:
     version: Any
@@ -27,6 +28,8 @@ class VersionCounter:
 
     def __init__(self) -> None:
         ...
+
+VERSION_COUNTER_FIELDS: Any
 
 class TensorMeta:
     hooks: Any
@@ -1459,16 +1462,14 @@ class Size(tuple):
     def __add__(self, other):
         ...
 
-def _init(t: Tensor, arr: np.ndarray) -> None:
-    ...
-
-_new: Any
+TENSOR_FIELDS: Any
 
 def _is_wrapper(t: Tensor) -> _bool:
     ...
 
-def _wrap(arr: np.ndarray) -> Tensor:
-    ...
+_wrap: Callable[[np.ndarray], Tensor]
+
+_init: Callable[[Tensor, np.ndarray], None]
 
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
     ...

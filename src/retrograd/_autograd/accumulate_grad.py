@@ -20,12 +20,13 @@ import sys
 import threading
 import warnings
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
-from retrograd._autograd.node import MAX_SEQUENCE_NR, CppNode
+from retrograd._autograd.node import MAX_SEQUENCE_NR, NODE_FIELDS, CppNode
 from retrograd._autograd.state import state
 from retrograd._autograd.views import GRADLESS_VIEWS
 from retrograd._tensor import Tensor, _wrap
@@ -41,18 +42,11 @@ class AccumulateGrad(CppNode):
     __slots__ = ("variable", "_lock")
     _lazy_tensor_hooks = True
 
-    def __init__(self, variable: Tensor) -> None:
-        # Node's fields, set here: one is made per leaf and backward
-        self.next_functions = ()
-        self._seq = MAX_SEQUENCE_NR
-        self._output_meta = ((variable._data.shape, variable._data.dtype),)
-        self._hooks = self._metadata = self._anomaly = None
-        self.variable = variable
-        # threads running backward through one leaf take turns writing its .grad; a lock per
-        # leaf, held only while .grad is written (never while a hook runs), so a hook may wait
-        # for another thread's backward. It lives with the leaf, made once: the node is made
-        # anew for every graph, and nodes of one leaf share it
-        self._lock = _leaf_lock(variable)
+    if TYPE_CHECKING:
+        variable: Tensor
+        _lock: threading.Lock
+
+        def __init__(self, variable: Tensor) -> None: ...  # made from ACCUMULATE_GRAD_FIELDS
 
     def apply(self, grad_outputs: list) -> tuple:
         var = self.variable
@@ -220,6 +214,22 @@ def _leaf_lock(t: Tensor) -> threading.Lock:
             if lock is None:
                 lock = meta.grad_lock = threading.Lock()
     return lock
+
+
+# NOTE [Field tables]: Node's fields with a leaf's values, set inline (one is made per leaf and
+# backward). Threads running backward through one leaf take turns writing its .grad: a lock per
+# leaf, held only while .grad is written (never while a hook runs), so a hook may wait for
+# another thread's backward. It lives with the leaf, made once: the node is made anew for every
+# graph, and nodes of one leaf share it.
+ACCUMULATE_GRAD_FIELDS = NODE_FIELDS.extend(AccumulateGrad, "_AccumulateGrad", (
+    ("next_functions", "()", "a leaf's node leads nowhere"),
+    ("_seq", "_MAX_SEQ", "runs as soon as it is ready (PyTorch gives it UINT64_MAX)"),
+    ("_output_meta", "(({variable}._data.shape, {variable}._data.dtype),)", "the leaf's"),
+    ("variable", "{variable}", "the leaf whose .grad it writes"),
+    ("_lock", "_leaf_lock({variable})", "the leaf's .grad lock (above)"),
+), ("variable",), {"_MAX_SEQ": MAX_SEQUENCE_NR, "_leaf_lock": _leaf_lock})
+AccumulateGrad.__init__ = ACCUMULATE_GRAD_FIELDS.constructor(  # type: ignore[method-assign]
+    "__init__", "self, variable", target="self", qualname="AccumulateGrad.__init__")
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:

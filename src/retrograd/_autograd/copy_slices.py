@@ -21,7 +21,7 @@ from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.node import CppNode, Node
-from retrograd._autograd.saved import SavedVariable
+from retrograd._autograd.saved import SavedVariable, saved_tensor
 from retrograd._autograd.state import state
 from retrograd._autograd.tensor_hooks import move_retains_grad
 from retrograd._tensor import Tensor, _wrap
@@ -281,12 +281,7 @@ class CopySlices(CppNode):
                 t._version_counter = sv._vc
                 t._grad_fn = view_fn
                 t._requires_grad = True
-                swap = object.__new__(SavedVariable)
-                swap._data, swap._original, swap._version = t, True, sv._version
-                swap._is_leaf, swap._output_nr, swap._hooks = False, 0, None
-                swap._grad_fn = swap._grad_acc = None
-                swap._none = False
-                sv = swap
+                sv = saved_tensor(t, sv._version, False)  # as saved, version and all
             out.append(sv)
         return tuple(out)
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrograd._autograd.hooks import NodeHooks, RemovableHandle, add_hook
+from retrograd._fields import FieldTable
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -35,13 +36,9 @@ class Node:
     # op nodes do); a custom Function's node computes what its backward computes
     _op_formulas = False
 
-    def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:
-        self.next_functions = next_functions
-        self._seq = next_sequence_nr()
-        self._output_meta = output_meta
-        self._hooks = None
-        self._metadata = None
-        self._anomaly = None
+    if TYPE_CHECKING:
+        def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:
+            ...  # made from NODE_FIELDS below
 
     # --- what the engine calls -------------------------------------------------------------
     def apply(self, grad_outputs: list) -> tuple:
@@ -100,6 +97,23 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+# NOTE [Field tables]: a fresh Node, as Node.__init__, the generic runner and the op entry
+# points make it (op nodes extend it: registry.FORMULA_NODE_FIELDS)
+NODE_FIELDS = FieldTable(Node, "_Node", (
+    ("next_functions", "{next_functions}",
+     "edges (node, input_nr), one per differentiable input of the forward op"),
+    ("_seq", "_next()", "creation order: among ready nodes the engine runs the latest first"),
+    ("_output_meta", "{output_meta}",
+     "(shape, dtype) of each forward output: incoming gradients are checked and zero-filled"),
+    ("_hooks", "None", "NodeHooks, made when the first hook is registered"),
+    ("_metadata", "None", "the metadata dict, made on first use"),
+    ("_anomaly", "None", "the forward trace, recorded under anomaly mode"),
+), ("next_functions", "output_meta"), {"_next": next_sequence_nr})
+Node.__init__ = NODE_FIELDS.constructor(  # type: ignore[method-assign]
+    "__init__", "self, next_functions=(), output_meta=()", target="self",
+    qualname="Node.__init__")
 
 
 class CppNode(Node):

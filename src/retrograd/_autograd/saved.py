@@ -16,12 +16,15 @@ value from then on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrograd import _errors as E
 from retrograd._autograd import op_seam
+from retrograd._autograd.saved_hooks import default_hooks
 from retrograd._autograd.state import state
-from retrograd._tensor import Tensor, _wrap
+from retrograd._fields import UNSET, FieldTable
+from retrograd._generated import compile_function
+from retrograd._tensor import TENSOR_FIELDS, Tensor, _wrap
 
 INFERENCE_SAVE = (
     "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
@@ -88,39 +91,27 @@ class SavedVariable(SavedTensor):
     __slots__ = ("_data", "_original", "_version", "_vc", "_output_nr", "_is_leaf",
                  "_requires_grad", "_hooks", "_grad_fn", "_grad_acc", "_none", "_shape")
 
-    def __init__(self, tensor: Tensor | None, is_output: bool) -> None:
-        self._hooks = None
-        self._grad_fn = None
-        self._grad_acc = None
-        if tensor is None:
-            self._none = True
-            self._data = None
-            self._original = False
-            return
-        self._none = False
-        vc = tensor._version_counter
-        if vc is None:
-            raise RuntimeError(INFERENCE_SAVE)
-        self._version = vc.version
-        self._is_leaf = leaf = tensor._grad_fn is None
-        self._output_nr = tensor._output_nr
-        if state.saved_hooks:
-            from retrograd._autograd.saved_hooks import default_hooks
+    if TYPE_CHECKING:  # the slots' types, for the modules that read them
+        _data: Any
+        _original: bool
+        _version: int
+        _vc: Any
+        _output_nr: int
+        _is_leaf: bool
+        _requires_grad: bool
+        _hooks: tuple | None
+        _grad_fn: Any
+        _grad_acc: Any
+        _none: bool
+        _shape: tuple
 
-            hooks = default_hooks()
-            if hooks is not None:
-                self._original = False
-                self._save_metadata(tensor, is_output)
-                self._pack(hooks, tensor)
-                return
-        if not is_output or leaf:
-            self._original = True
-            self._data = tensor
-            return
-        self._original = False
-        self._vc = vc
-        self._requires_grad = tensor._requires_grad
-        self._data = tensor._data
+        def __init__(self, tensor: Tensor | None, is_output: bool) -> None:
+            ...  # made from the field tables below
+
+        def unpack(self, saved_for: Any = None) -> Tensor | None:
+            ...  # made from the unpack rules below
+
+        def release(self) -> None: ...  # made from release_text below
 
     def _save_metadata(self, tensor: Tensor, is_output: bool) -> None:
         self._vc = tensor._version_counter
@@ -148,7 +139,9 @@ class SavedVariable(SavedTensor):
         self._shape = tensor._data.shape
         self._data = None
 
-    def unpack(self, saved_for: Any = None) -> Tensor | None:
+    def _unpack_checked(self, saved_for: Any) -> Tensor | None:
+        """unpack() beyond its shortcuts (NOTE [Unpack rules]): None, freed values, hooks, and
+        the checks that raise."""
         if self._none:
             return None
         data = self._data
@@ -237,13 +230,164 @@ class SavedVariable(SavedTensor):
             tensor._version_counter = self._vc
         self._pack((pack_hook, unpack_hook), tensor)
 
-    def release(self) -> None:
-        self._data = None
-        self._hooks = None
-        self._grad_fn = None
-
     def __repr__(self) -> str:
         return f"<retrograd.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+# NOTE [Field tables]: a SavedVariable is made in one of four shapes. These tables give each
+# shape's fields; the constructor below, the inline save of the generated save functions
+# (registry._compile_save) and saved_tensor() are made from them.
+_NOT_HOOKED = (
+    ("_hooks", "None", "(packed value, unpack hook) under saved-tensor hooks: set by _pack"),
+    ("_grad_fn", "None", "kept only under hooks, for a saved input (unpack's grad_fn)"),
+    ("_grad_acc", "None", "kept only under hooks, for a saved leaf that requires grad"),
+)
+# an input, or a leaf: the tensor itself (its grad_fn is an earlier node: no cycle)
+SAVED_TENSOR_FIELDS = FieldTable(SavedVariable, "_SV", (
+    *_NOT_HOOKED,
+    ("_none", "False", "a tensor, not None, was saved"),
+    ("_version", "{version}", "the version at save time (NOTE [Version check])"),
+    ("_is_leaf", "{is_leaf}", "a leaf is unpacked without a grad_fn"),
+    ("_output_nr", "{tensor}._output_nr", "names the output in the version error"),
+    ("_original", "True", "_data is the tensor itself"),
+    ("_data", "{tensor}", "the tensor itself"),
+    ("_vc", UNSET, "read from the tensor itself"),
+    ("_requires_grad", UNSET, "read from the tensor itself"),
+    ("_shape", UNSET, "kept only under hooks, by _pack"),
+), ("tensor", "version", "is_leaf"))
+# an op's own output (it has a grad_fn): the array and counter only (NOTE [Saving without
+# cycles]); unpack rebuilds a tensor whose grad_fn is the node asking
+SAVED_ARRAY_FIELDS = SAVED_TENSOR_FIELDS.extend(SavedVariable, "_SV", (
+    ("_is_leaf", "False", "only an output with a grad_fn is saved this way"),
+    ("_original", "False", "_data is the array, not the tensor"),
+    ("_data", "{tensor}._data", "the output's array"),
+    ("_vc", "{vc}", "the output's version counter: the version check and the rebuilt tensor's"),
+    ("_requires_grad", "{tensor}._requires_grad", "the rebuilt tensor's, when no node asks"),
+), ("vc",))
+# under saved-tensor hooks: _save_metadata and _pack fill the rest
+SAVED_HOOKED_FIELDS = SAVED_TENSOR_FIELDS.extend(SavedVariable, "_SV", (
+    ("_original", "False", "the hooks own the value: the pack hook sees the tensor as it is"),
+    ("_data", UNSET, "None once packed: set by _pack"),
+    ("_vc", UNSET, "set by _save_metadata"),
+    ("_requires_grad", UNSET, "set by _save_metadata"),
+    ("_shape", UNSET, "set by _pack: the unpacked value must have it"),
+))
+# None saved (an optional input that was not given)
+SAVED_NONE_FIELDS = SAVED_TENSOR_FIELDS.extend(SavedVariable, "_SV", (
+    ("_none", "True", "unpack gives None back"),
+    ("_version", UNSET, "no tensor, no version"),
+    ("_is_leaf", UNSET, "no tensor"),
+    ("_output_nr", UNSET, "no tensor"),
+    ("_original", "False", "no tensor"),
+    ("_data", "None", "no tensor"),
+))
+
+_SAVED_TENSOR = {"tensor": "tensor", "version": "vc.version", "is_leaf": "leaf", "vc": "vc"}
+_init_lines = ["def __init__(self, tensor, is_output):",
+               "    if tensor is None:",
+               *SAVED_NONE_FIELDS.lines("self", indent="        "),
+               "        return",
+               "    vc = tensor._version_counter",
+               "    if vc is None:",
+               "        raise RuntimeError(_INFERENCE_SAVE)",
+               "    leaf = tensor._grad_fn is None",
+               "    if _state.saved_hooks:",
+               "        hooks = _default_hooks()",
+               "        if hooks is not None:",
+               *SAVED_HOOKED_FIELDS.lines("self", _SAVED_TENSOR, indent="            "),
+               "            self._save_metadata(tensor, is_output)",
+               "            self._pack(hooks, tensor)",
+               "            return",
+               "    if not is_output or leaf:",
+               *SAVED_TENSOR_FIELDS.lines("self", _SAVED_TENSOR, indent="        "),
+               "    else:",
+               *SAVED_ARRAY_FIELDS.lines("self", _SAVED_TENSOR, indent="        ")]
+SavedVariable.__init__ = compile_function(  # type: ignore[method-assign]
+    "__init__", _init_lines, {**SAVED_TENSOR_FIELDS.names, "_state": state,
+                              "_default_hooks": default_hooks, "_INFERENCE_SAVE": INFERENCE_SAVE,
+                              "__name__": __name__},
+    "SavedVariable __init__", "SavedVariable.__init__")
+
+saved_tensor = SAVED_TENSOR_FIELDS.constructor("saved_tensor", "tensor, version, is_leaf")
+saved_tensor.__doc__ = ("A SavedVariable keeping `tensor` itself, made as if saved at `version`, "
+                        "with no hooks (CopySlices hands a saved output over as a view).")
+
+
+# NOTE [Unpack rules]
+# A saved value comes back without any check failing, and with nothing to rebuild, when
+# KEEP_TENSOR holds for a tensor kept as itself (not modified in place since it was saved, and
+# not detached in place since, unless it is a leaf), or KEEP_ARRAY for an output kept as its
+# array (its counter unmodified; the tensor is rebuilt around it, with the asking node as
+# grad_fn). These two are the only statement of the rules: SavedVariable.unpack and the
+# generated backward functions (unpack_lines) are made from them; everything else
+# (None, freed values, hooks, the errors) is SavedVariable._unpack_checked's.
+KEEP_TENSOR = ("{t}._version_counter.version == {s}._version"
+               " and ({t}._grad_fn is not None or {s}._is_leaf)")
+KEEP_ARRAY = "{s}._vc.version == {s}._version"
+
+
+def unpack_lines(j: int, arrays: bool, may_be_list: bool) -> list:
+    """Code that unpacks saved value s<j> into v<j> in a generated backward: the tensor (or,
+    with `arrays`, its array) by the unpack rules inline, anything else through unpack()."""
+    s, v = f"s{j}", f"v{j}"
+    keep_tensor = KEEP_TENSOR.format(s=s, t="t")
+    if not arrays:
+        lines = [f"    if {s}.__class__ is _SV:",
+                 f"        t = {s}._data",
+                 f"        if {s}._original and t is not None and {keep_tensor}:",
+                 f"            {v} = t",
+                 "        else:",
+                 f"            {v} = {s}.unpack(node)"]
+        if may_be_list:
+            lines += [f"    elif {s}.__class__ is tuple and {s} and {s}[0].__class__ is _SV:",
+                      f"        {v} = [sv.unpack(node) for sv in {s}]"]
+        return lines + ["    else:", f"        {v} = {s}"]
+    return [f"    if {s}.__class__ is _SV:",
+            f"        t = {s}._data",
+            "        if t is None:",
+            f"            {v} = _arr({s}.unpack(node))",
+            f"        elif {s}._original:",
+            f"            if {keep_tensor}:",
+            f"                {v} = t._data",
+            "            else:",
+            f"                {v} = _arr({s}.unpack(node))",
+            f"        elif {KEEP_ARRAY.format(s=s)}:",
+            f"            {v} = t",
+            "        else:",
+            f"            {v} = _arr({s}.unpack(node))",
+            "    else:",
+            f"        {v} = {s}"]
+
+
+# an output's array comes back as a fresh tensor of the node asking (a _data not None that is
+# no tensor is always SAVED_ARRAY_FIELDS': hooks and release leave None there)
+_unpack_lines = ["def unpack(self, saved_for=None):",
+                 "    t = self._data",
+                 "    if self._original:",
+                 f"        if t is not None and {KEEP_TENSOR.format(s='self', t='t')}:",
+                 "            return t",
+                 f"    elif t is not None and saved_for is not None and "
+                 f"{KEEP_ARRAY.format(s='self')}:",
+                 "        r = _new(_T)",
+                 *TENSOR_FIELDS.lines("r", {"data": "t"}, indent="        ", override={
+                     "_requires_grad": "True", "_grad_fn": "saved_for",
+                     "_output_nr": "self._output_nr", "_version_counter": "self._vc"}),
+                 "        return r",
+                 "    return self._unpack_checked(saved_for)"]
+SavedVariable.unpack = compile_function(  # type: ignore[method-assign]
+    "unpack", _unpack_lines, {**TENSOR_FIELDS.names, "__name__": __name__},
+    "SavedVariable unpack", "SavedVariable.unpack")
+
+
+def release_text(s: str) -> str:
+    """The statement that frees saved value `s` after backward (what it kept and what its hooks
+    hold; the object stays, so register_hooks can report the release)."""
+    return f"{s}._data = {s}._hooks = {s}._grad_fn = None"
+
+
+SavedVariable.release = compile_function(  # type: ignore[method-assign]
+    "release", ["def release(self):", "    " + release_text("self")], {"__name__": __name__},
+    "SavedVariable release", "SavedVariable.release")
 
 
 def _detached_for_backward(data: Tensor, saved_for: Any) -> bool:

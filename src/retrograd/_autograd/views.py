@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._fields import FieldTable
 from retrograd._tensor import Tensor
 
 MULTI_OUTPUT_STALE = (
@@ -73,11 +75,21 @@ class ViewChain:
 class ViewInfo:
     __slots__ = ("base", "creation_meta", "replay", "version")
 
-    def __init__(self, base: Tensor, creation_meta: int, replay: tuple, version: int) -> None:
-        self.base = base
-        self.creation_meta = creation_meta
-        self.replay = replay  # a ViewChain (or () for none): the view ops from the root base
-        self.version = version  # base version when the view's grad_fn was last set
+    if TYPE_CHECKING:
+        def __init__(self, base: Tensor, creation_meta: int, replay: tuple, version: int) -> None:
+            ...  # made from VIEW_INFO_FIELDS below
+
+
+# NOTE [Field tables]: a view's ViewInfo, as make_views and the view fast path make it
+VIEW_INFO_FIELDS = FieldTable(ViewInfo, "_VI", (
+    ("base", "{base}", "the root base: PyTorch's _base is never an intermediate view"),
+    ("creation_meta", "{creation_meta}", "how the view was made (NOTE [View creation meta])"),
+    ("replay", "{replay}", "a ViewChain (or () for none): the view ops from the root base"),
+    ("version", "{version}", "the base's version when the view's grad_fn was last set"),
+), ("base", "creation_meta", "replay", "version"))
+ViewInfo.__init__ = VIEW_INFO_FIELDS.constructor(  # type: ignore[method-assign]
+    "__init__", "self, base, creation_meta, replay, version", target="self",
+    qualname="ViewInfo.__init__")
 
 
 def make_views(op, args: tuple, outs, build: bool) -> None:

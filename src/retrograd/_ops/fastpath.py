@@ -22,14 +22,13 @@ import numpy as np
 
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.node import next_sequence_nr
 from retrograd._autograd.state import state
 from retrograd._autograd.views import (
     DEFAULT,
     INFERENCE_MODE,
     NO_GRAD_MODE,
+    VIEW_INFO_FIELDS,
     ViewChain,
-    ViewInfo,
     track_view,
 )
 from retrograd._ops import dispatch
@@ -37,7 +36,8 @@ from retrograd._ops.arg_check import PLAIN, PLAIN_ONLY, check_tensor_arg
 from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.inplace import bump_version
 from retrograd._ops.out_variant import run_with_out
-from retrograd._tensor import Tensor, VersionCounter
+from retrograd._ops.registry import AFTER_OUTPUTS, FORMULA_NODE_FIELDS
+from retrograd._tensor import TENSOR_FIELDS
 
 
 def _fast_eligible(opdef) -> bool:
@@ -105,25 +105,20 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "    if out.__class__ is not _nd:",
              "        out = _asarray(out)",
              "    r = _new(_T)",
-             "    r._data = out",
-             "    r._requires_grad = False",
-             "    r._grad_fn = None",
-             "    r._output_nr = 0",
-             "    r._grad = None",
-             "    r._grad_acc = None",
-             "    r._meta = None",
-             f"    vc = r._version_counter = {src}._version_counter",
+             # the view's version counter is its base's; its ViewInfo comes further down
+             *TENSOR_FIELDS.lines("r", {"data": "out"}, later=("_view",), override={
+                 "_version_counter": ("vc", f"{src}._version_counter")}),
              "    if vc is None:  # a view of an inference tensor is a plain inference tensor",
              "        r._view = None",
              "        return r",
              f"    info = {src}._view",
              "    vi = _new(_VI)",
              "    if info is None:",
-             f"        vi.base = {src}",
+             f"        root = {src}",
              "        chain = None",
              "        meta = _DEFAULT",
              "    else:",
-             "        vi.base = info.base",
+             "        root = info.base",
              "        chain = info.replay",
              "        meta = info.creation_meta",
              f"    q0 = {src}._requires_grad",
@@ -131,9 +126,9 @@ def _view_body(opdef, names: list, tup: str) -> list:
              "    if not _state.grad_enabled:",
              "        meta = _INFERENCE_MODE if _state.inference else _NO_GRAD_MODE",
              "        r._requires_grad = q0",
-             "    vi.creation_meta = meta",
-             f"    vi.replay = _Chain(chain, _op, {step})",
-             "    vi.version = vc.version",
+             *VIEW_INFO_FIELDS.lines("vi", {"base": "root", "creation_meta": "meta",
+                                            "replay": f"_Chain(chain, _op, {step})",
+                                            "version": "vc.version"}),
              "    r._view = vi",
              # NOTE [Views of a tensor that starts to require grad]
              "    if not q0:",
@@ -177,15 +172,16 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
         lines += _view_body(opdef, names, tup)
     else:
         lines.append(f"    return _run(_op, {tup})")
-    ns = {"_run": run, "_op": opdef, "_T": Tensor, "_nd": np.ndarray, "_asarray": np.asarray,
-          "_new": object.__new__, "_state": state, "_VC": VersionCounter,
+    ns = {**TENSOR_FIELDS.names, **FORMULA_NODE_FIELDS.names, **VIEW_INFO_FIELDS.names,
+          "_run": run, "_op": opdef, "_nd": np.ndarray, "_asarray": np.asarray,
+          "_state": state,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
           "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
           "_bump": bump_version, "_name": opdef.schema.name,
           "_edge": gradient_edge, "_NO": (None, 0), "_cls": opdef.node_cls,
-          "_next": next_sequence_nr, "_plans": opdef._saved_plan, "_anomaly": anomaly,
-          "_trace": record_trace, "_VI": ViewInfo, "_Chain": ViewChain, "_track_view": track_view,
+          "_plans": opdef._saved_plan, "_anomaly": anomaly,
+          "_trace": record_trace, "_Chain": ViewChain, "_track_view": track_view,
           "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "_PLAIN": PLAIN, "_PLAIN_ONLY": PLAIN_ONLY, "_check": check_tensor_arg,
@@ -279,10 +275,9 @@ def _inline_build(opdef, tensor_names: list, tup: str, results: list) -> list:
         "(" + "".join(f"q{k}, " for k in range(len(tensor_names))) + ")"
     meta = "".join(f"({r}._data.shape, {r}._data.dtype), " for r in results)
     lines += ["    node = _new(_cls)",
-              f"    node.next_functions = {edges}",
-              "    node._seq = _next()",
-              f"    node._output_meta = ({meta})",
-              "    node._hooks = node._metadata = node._anomaly = node._mask = None"]
+              *FORMULA_NODE_FIELDS.lines("node", {"next_functions": edges,
+                                                  "output_meta": f"({meta})", "mask": "None"},
+                                         later=AFTER_OUTPUTS)]
     diff = opdef.differentiable_outputs
     for k, r in enumerate(results):
         if diff is None or diff[k]:
@@ -294,8 +289,9 @@ def _inline_build(opdef, tensor_names: list, tup: str, results: list) -> list:
     lines += [f"    plan = _plans.get({key})",
               "    if plan is None:",
               f"        plan = _op.saved_plan({key})",
-              "    node._plan = plan",
-              f"    node._saved = plan.save({tup}, {outs})",
+              *FORMULA_NODE_FIELDS.lines("node", {"plan": "plan",
+                                                  "saved": f"plan.save({tup}, {outs})"},
+                                         only=AFTER_OUTPUTS),
               "    if _anomaly.enabled:",
               "        _trace(node)"]
     return lines

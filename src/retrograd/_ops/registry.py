@@ -35,8 +35,14 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
-from retrograd._autograd.node import FROM_TASK, Node, next_sequence_nr
-from retrograd._autograd.saved import SavedVariable
+from retrograd._autograd.node import FROM_TASK, NODE_FIELDS, Node
+from retrograd._autograd.saved import (
+    SAVED_ARRAY_FIELDS,
+    SAVED_TENSOR_FIELDS,
+    SavedVariable,
+    release_text,
+    unpack_lines,
+)
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch, overloads, reference_backward
@@ -181,7 +187,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
         lines.append(f"    {''.join(f's{j}, ' for j in range(k))}= node._saved")
     may_hold = [j for j, kind in enumerate(kinds) if kind in (_ARG_TENSOR, _OUTPUT)]
     for j in may_hold:
-        lines += _unpack_lines(j, arrays, kinds[j] == _ARG_TENSOR and has_lists)
+        lines += unpack_lines(j, arrays, kinds[j] == _ARG_TENSOR and has_lists)
     for j in range(k):
         if j not in may_hold:
             lines.append(f"    v{j} = s{j}")
@@ -243,8 +249,7 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     if may_hold:
         lines.append("    if release:")
         for j in may_hold:
-            lines += [f"        if s{j}.__class__ is _SV:",
-                      f"            s{j}._data = s{j}._hooks = s{j}._grad_fn = None"]
+            lines += [f"        if s{j}.__class__ is _SV:", "            " + release_text(f"s{j}")]
             if kinds[j] == _ARG_TENSOR and has_lists:
                 lines += [f"        elif s{j}.__class__ is tuple:", f"            _release(s{j})"]
     result = "(" + "".join(f"r{i}, " for i in range(n_inputs)) + ")"
@@ -253,40 +258,6 @@ def _compile_backward(plan: SavePlan, kinds: list, has_lists: bool, calls: tuple
     else:
         lines.append(f"    return {result}")
     return compile_function("backward", lines, ns, *label)
-
-
-def _unpack_lines(j: int, arrays: bool, may_be_list: bool) -> list:
-    """Code that unpacks saved value s<j> into v<j> (a Tensor, or its array with `arrays`)."""
-    if not arrays:
-        lines = [f"    if s{j}.__class__ is _SV:",
-                 f"        t = s{j}._data",
-                 f"        if (s{j}._original and t is not None and "
-                 f"t._version_counter.version == s{j}._version",
-                 f"                and (t._grad_fn is not None or s{j}._is_leaf)):",
-                 f"            v{j} = t",
-                 "        else:",
-                 f"            v{j} = s{j}.unpack(node)"]
-        if may_be_list:
-            lines += [f"    elif s{j}.__class__ is tuple and s{j} and s{j}[0].__class__ is _SV:",
-                      f"        v{j} = [sv.unpack(node) for sv in s{j}]"]
-        return lines + ["    else:", f"        v{j} = s{j}"]
-    # an output is saved as its array and version counter (NOTE [Saving without cycles])
-    return [f"    if s{j}.__class__ is _SV:",
-            f"        t = s{j}._data",
-            "        if t is None:",
-            f"            v{j} = _arr(s{j}.unpack(node))",
-            f"        elif s{j}._original:",
-            f"            if (t._version_counter.version == s{j}._version",
-            f"                    and (t._grad_fn is not None or s{j}._is_leaf)):",
-            f"                v{j} = t._data",
-            "            else:",
-            f"                v{j} = _arr(s{j}.unpack(node))",
-            f"        elif s{j}._vc.version == s{j}._version:",
-            f"            v{j} = t",
-            "        else:",
-            f"            v{j} = _arr(s{j}.unpack(node))",
-            "    else:",
-            f"        v{j} = s{j}"]
 
 
 def _array_of(t):
@@ -450,6 +421,21 @@ def _needed_per_input(needed: tuple, layout: tuple) -> tuple:
     return tuple(out)
 
 
+# NOTE [Field tables]: an op's node, as _build_node and the op entry points (fastpath) make it.
+# _plan and _saved are written once the outputs carry the node (AFTER_OUTPUTS): saving an output
+# must see it as this node's, to keep only its array.
+FORMULA_NODE_FIELDS = NODE_FIELDS.extend(FormulaNode, "_cls", (
+    ("_mask", "{mask}", "how many edges each Tensor[] argument has (None: no Tensor[] argument)"),
+    ("_plan", "{plan}", "the SavePlan for this call's requires-grad mask: its generated backward"),
+    ("_saved", "{saved}", "the values the plan saves, in its order (NOTE [Saved order])"),
+), ("mask", "plan", "saved"))
+AFTER_OUTPUTS = ("_plan", "_saved")
+_new_node = FORMULA_NODE_FIELDS.constructor("new_node", "_cls, next_functions, output_meta, mask",
+                                            later=AFTER_OUTPUTS)
+_finish_node = FORMULA_NODE_FIELDS.constructor("finish_node", "node, plan, saved", target="node",
+                                               only=AFTER_OUTPUTS)
+
+
 # hand-written C++ nodes in PyTorch whose behaviour retrograd declares as formulas
 CPP_NODE_NAMES = frozenset({"CopyBackwards", "Error"})
 
@@ -554,15 +540,8 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
                       and a._requires_grad else _NO_EDGE
                       for a in [args[i] for i in op.tensor_idx])
         mask = tuple(e is not _NO_EDGE for e in edges)
-    cls = op.node_cls
-    node = cls.__new__(cls)
-    node.next_functions = edges
-    node._seq = next_sequence_nr()
-    node._output_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
-    node._hooks = None
-    node._metadata = None
-    node._anomaly = None
-    node._mask = layout
+    node = _new_node(op.node_cls, edges, tuple([(o._data.shape, o._data.dtype) for o in outs]),
+                     layout)
     # outputs get their history first, so saving one of them sees it as an output of this node
     diff = op.differentiable_outputs
     for nr, o in enumerate(outs):
@@ -571,8 +550,7 @@ def _build_node(op: OpDef, args: tuple, outs) -> None:
             o._output_nr = nr
             o._requires_grad = True
     plan = op.saved_plan(mask)
-    node._plan = plan
-    node._saved = plan.save(args, outs)
+    _finish_node(node, plan, plan.save(args, outs))
     if anomaly.enabled:
         from retrograd._autograd.anomaly_report import record_forward_trace
 
@@ -614,8 +592,8 @@ def _compile_save(how: list, label: tuple = ("save", None)):
     """save(args, outs) -> the values a node keeps, one per (kind, index) in `how`.
 
     With no saved-tensor hooks active (the common case) a tensor is saved by filling a
-    SavedVariable's fields inline; this is the same state SavedVariable's constructor makes,
-    which the generic form (used under hooks, and for errors) calls."""
+    SavedVariable's fields inline, from the field tables SavedVariable's constructor is made
+    from (NOTE [Field tables]); the generic form (used under hooks, and for errors) calls it."""
     parts = [_SAVE_EXPR[kind].format(i) for kind, i in how]
     generic = "(" + "".join(p + ", " for p in parts) + ")"
     lines = ["def save(args, outs):",
@@ -627,7 +605,8 @@ def _compile_save(how: list, label: tuple = ("save", None)):
             lines += [f"    a = args[{i}]",
                       "    vc = a._version_counter if a.__class__ is _T else None",
                       "    if vc is not None:",
-                      *_saved_fields(j, "a._grad_fn is None", True, "a"),
+                      f"        s{j} = _new(_SV)",
+                      *SAVED_TENSOR_FIELDS.lines(f"s{j}", _SAVED_INPUT, indent="        "),
                       "    else:",
                       f"        s{j} = {parts[j]}"]
         elif kind == _OUTPUT:
@@ -635,9 +614,8 @@ def _compile_save(how: list, label: tuple = ("save", None)):
             lines += [f"    a = outs[{i}]",
                       "    vc = a._version_counter",
                       "    if vc is not None and a._grad_fn is not None:",
-                      *_saved_fields(j, "False", False, "a._data"),
-                      f"        s{j}._vc = vc",
-                      f"        s{j}._requires_grad = a._requires_grad",
+                      f"        s{j} = _new(_SV)",
+                      *SAVED_ARRAY_FIELDS.lines(f"s{j}", _SAVED_INPUT, indent="        "),
                       "    else:",
                       f"        s{j} = {parts[j]}"]
         elif kind == _SHAPE:
@@ -649,19 +627,12 @@ def _compile_save(how: list, label: tuple = ("save", None)):
     return compile_function("save", lines, dict(_SAVE_NS), *label)
 
 
-def _saved_fields(j: int, is_leaf: str, original: bool, data: str) -> list:
-    """Code that fills SavedVariable s<j> for tensor `a` as its constructor would."""
-    return [f"        s{j} = _new(_SV)",
-            f"        s{j}._hooks = s{j}._grad_fn = s{j}._grad_acc = None",
-            f"        s{j}._none = False",
-            f"        s{j}._version = vc.version",
-            f"        s{j}._is_leaf = {is_leaf}",
-            f"        s{j}._output_nr = a._output_nr",
-            f"        s{j}._original = {original}",
-            f"        s{j}._data = {data}"]
+# the inline save's locals for SAVED_TENSOR_FIELDS / SAVED_ARRAY_FIELDS (NOTE [Field tables])
+_SAVED_INPUT = {"tensor": "a", "version": "vc.version", "is_leaf": "a._grad_fn is None",
+                "vc": "vc"}
 
 
-_SAVE_NS = {"_arg": _save_arg, "_SV": SavedVariable, "_T": Tensor, "_new": object.__new__,
+_SAVE_NS = {**SAVED_TENSOR_FIELDS.names, "_arg": _save_arg, "_T": Tensor,
             "_state": state, "_shape": _shape_of,
             "_strides": _strides_of, "_dtype": _dtype_of}
 

@@ -1,0 +1,48 @@
+"""The one place retrograd compiles the code it generates (compile_function, NOTE [Visible
+generated code]): op entry points, save and backward functions, and the constructors made from
+field tables (NOTE [Field tables]). It sits with the Tensor, below everything that generates code,
+because Tensor's own constructor is generated."""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import threading
+from collections.abc import Callable
+
+from retrograd._autograd.frames import GENERATED_PREFIX
+
+# label -> how many generated functions took it; a repeated label gets " #2", " #3", ... so
+# every generated function has a filename of its own (in declaration order, never an id)
+_LABELS: dict = {}
+_LABELS_LOCK = threading.Lock()
+# filename -> generated function, in the order they were made (they live as long as their op)
+GENERATED: dict = {}
+
+
+def compile_function(name: str, lines: list, namespace: dict, label: str,
+                     qualname: str | None = None) -> Callable:
+    """Compile generated source `lines` defining function `name` in `namespace`, and keep the
+    source where Python's tools look for it.
+
+    NOTE [Visible generated code]
+    Each generated function gets its own filename, "<retrograd: LABEL>", whose text is entered
+    in linecache the way a file's would be: tracebacks show the generated line that failed, pdb
+    steps through it, and inspect.getsource works. The entry has no mtime, so
+    linecache.checkcache keeps it (it only rechecks entries read from disk). The text is also
+    kept on the function as __retrograd_source__ (`python -m retrograd.codegen OP` prints it).
+    Only where the code is registered changes: the code itself is what runs either way."""
+    with _LABELS_LOCK:  # plans may be compiled from several threads' backward passes
+        count = _LABELS.get(label, 0) + 1
+        _LABELS[label] = count
+    filename = f"{GENERATED_PREFIX} {label}{'' if count == 1 else f' #{count}'}>"
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated text
+    fn = namespace[name]
+    fn.__retrograd_source__ = source
+    fn.__qualname__ = qualname or name
+    # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
+    lines = [sys.intern(line) for line in source.splitlines(True)]
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    GENERATED[filename] = fn
+    return fn
