@@ -28,8 +28,9 @@ def jacfwd(func: Callable, inputs, strict: bool = False, vectorize: bool = False
             "`strategy=\"reverse-mode\"`.")
     is_inputs_tuple, inputs = U.as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
+        # the missing space is torch's
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
-                                  "Hessian is only implemented for `vectorize=True`.")
+                                  "Hessian isonly implemented for `vectorize=True`.")
     fwad = _forward_ad()
     numels = tuple(inp.numel() for inp in inputs)
     basis = U.construct_standard_basis_for(inputs, numels)

@@ -39,6 +39,8 @@ def tuple_postprocess(res, to_unpack):
     """Unpack `res` so that it takes the form its arguments were given in. `to_unpack` is one
     flag, or two (outer, inner) for nested results such as Jacobians."""
     if isinstance(to_unpack, tuple):
+        if len(to_unpack) != 2:
+            raise AssertionError("Expected to_unpack tuple to have exactly 2 elements")
         outer, inner = to_unpack
         if not inner:
             res = tuple(el[0] for el in res)
@@ -78,8 +80,13 @@ def validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
     for idx, (el_v, el_other) in enumerate(zip(v, other)):
         if el_v.size() != el_other.size():
             prefix = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prefix}v has invalid size: should be {el_other.size()} but "
-                               f"got {el_v.size()}.")
+            raise RuntimeError(f"{prefix}v has invalid size: should be {_size(el_other)} but "
+                               f"got {_size(el_v)}.")
+
+
+def _size(t: Tensor) -> str:
+    # messages name the size as torch prints it, so that programs matching them keep working
+    return f"torch.Size({list(t.shape)})"
 
 
 # what strict mode says when a stage's result does not require grad (by input_type)
@@ -119,8 +126,15 @@ def autograd_grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph
                   retain_graph: bool | None = None) -> tuple:
     """autograd.grad over the outputs that require grad only; None for every input when none
     does, and None for the inputs the outputs do not reach."""
+    if not isinstance(outputs, tuple):
+        raise AssertionError("Expected outputs to be a tuple")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
+    if not isinstance(grad_outputs, tuple):
+        raise AssertionError("Expected grad_outputs to be a tuple")
+    if len(outputs) != len(grad_outputs):
+        raise AssertionError(f"Expected outputs and grad_outputs to have the same length, but "
+                             f"got {len(outputs)} and {len(grad_outputs)}")
     pairs = [(out, g) for out, g in zip(outputs, grad_outputs)
              if out is not None and out.requires_grad]
     if not pairs:
@@ -161,14 +175,10 @@ def fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool,
                 raise RuntimeError(_missing_message(stage, i))
             g = retrograd.zeros_like(refs[i])
         elif strict and create_graph and not g.requires_grad:
-            # these two say "{i}" literally, as torch's do
-            if "double" not in stage:
-                raise RuntimeError("The jacobian of the user-provided function is independent "
-                                   "of input {i}. This is not allowed in strict mode when "
-                                   "create_graph=True.")
-            raise RuntimeError("The hessian of the user-provided function is independent of "
-                               "input {i}. This is not allowed in strict mode when "
-                               "create_graph=True.")
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode when "
+                               f"create_graph=True.")
         res.append(g)
     return tuple(res)
 
@@ -192,6 +202,11 @@ def _missing_message(stage: str, i: int) -> str:
 def construct_standard_basis_for(tensors: tuple, tensor_numels: tuple) -> tuple:
     """The rows of the identity of size sum(numels), split by columns into one chunk per tensor:
     chunk k has shape (total, numels[k]) in the dtype of tensors[k]."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(f"Expected tensors and tensor_numels to have the same length, but "
+                             f"got {len(tensors)} and {len(tensor_numels)}")
+    if not tensors:
+        raise AssertionError("Expected at least one tensor")
     total = sum(tensor_numels)
     chunks = tuple(t.new_zeros(total, n) for t, n in zip(tensors, tensor_numels))
     offset = 0

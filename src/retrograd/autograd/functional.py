@@ -126,10 +126,11 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     >>> jacobian(lambda x: x ** 2, torch.tensor([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    assert strategy in ("forward-mode", "reverse-mode"), (
-        'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-        'function has more outputs than inputs, "forward-mode" tends to be more performant. '
-        'Otherwise, prefer to use "reverse-mode".')
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
@@ -191,10 +192,10 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
                                            f"strict mode.")
                     g = retrograd.zeros_like(inp)
                 elif strict and create_graph and not g.requires_grad:
-                    # says "{el_idx}" literally, as torch's does
-                    raise RuntimeError("The jacobian of the user-provided function is not "
-                                       "connected to the input {el_idx}. This is not allowed "
-                                       "in strict mode when create_graph=True.")
+                    # names the output's index, as torch's message does
+                    raise RuntimeError(f"The jacobian of the user-provided function is "
+                                       f"independent of input {i}. This is not allowed in "
+                                       f"strict mode when create_graph=True.")
                 rows[j].append(g)
         jac += (tuple(retrograd.stack(r, dim=0).view(out.size() + inp.size())
                       for r, inp in zip(rows, inputs)),)
@@ -212,8 +213,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     [[6.0, 0.0], [0.0, 12.0]]
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-    assert outer_jacobian_strategy in ("forward-mode", "reverse-mode"), (
-        'Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def single_output(*inp):
         out = func(*inp)
