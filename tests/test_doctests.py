@@ -12,6 +12,7 @@ MODULES = [
     "retrograd.autograd.graph",
     "retrograd.autograd.grad_mode",
     "retrograd.autograd.gradcheck",
+    "retrograd.autograd.functional",
 ]
 
 # the public functions whose docstrings must carry an example
@@ -23,6 +24,9 @@ DOCUMENTED = [
     "retrograd.autograd.graph.increment_version", "retrograd.autograd.gradcheck",
     "retrograd.autograd.gradgradcheck", "retrograd.no_grad", "retrograd.enable_grad",
     "retrograd.inference_mode", "retrograd.set_grad_enabled",
+    "retrograd.autograd.functional.vjp", "retrograd.autograd.functional.jvp",
+    "retrograd.autograd.functional.jacobian", "retrograd.autograd.functional.hessian",
+    "retrograd.autograd.functional.vhp", "retrograd.autograd.functional.hvp",
 ]
 
 
