@@ -123,7 +123,7 @@ def check_requires_grad(inputs: tuple, input_type: str, strict: bool) -> None:
 
 
 def autograd_grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool = False,
-                  retain_graph: bool | None = None) -> tuple:
+                  retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """autograd.grad over the outputs that require grad only; None for every input when none
     does, and None for the inputs the outputs do not reach."""
     if not isinstance(outputs, tuple):
@@ -141,26 +141,8 @@ def autograd_grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph
         return (None,) * len(inputs)
     outs, gouts = zip(*pairs)
     return retrograd.autograd.grad(outs, inputs, gouts, allow_unused=True,
-                                   create_graph=create_graph, retain_graph=retain_graph)
-
-
-def autograd_grad_batched(outputs: tuple, inputs: tuple, grad_outputs: tuple,
-                          create_graph: bool = False) -> tuple:
-    """autograd_grad for a batch of grad_outputs (dim 0 of each), stacked along dim 0.
-
-    Without batched backward in the engine each member of the batch is one backward pass over
-    the same graph (retained between them); the result is what one batched pass would give:
-    None where an input is unreached by every output."""
-    size = grad_outputs[0].shape[0]
-    rows = [autograd_grad(outputs, inputs, tuple(g[k] for g in grad_outputs),
-                          create_graph=create_graph, retain_graph=True)
-            for k in range(size)]
-    res = []
-    for j in range(len(inputs)):
-        col = [row[j] for row in rows]
-        res.append(None if all(g is None for g in col) else retrograd.stack(
-            [retrograd.zeros_like(inputs[j]) if g is None else g for g in col]))
-    return tuple(res)
+                                   create_graph=create_graph, retain_graph=retain_graph,
+                                   is_grads_batched=is_grads_batched)
 
 
 def fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool,

@@ -164,7 +164,8 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
     numels = tuple(out.numel() for out in outputs)
     flat = tuple(out.reshape(-1) for out in outputs)
     basis = _construct_standard_basis_for(flat, numels)
-    per_input = U.autograd_grad_batched(flat, inputs, basis, create_graph=create_graph)
+    per_input = U.autograd_grad(flat, inputs, basis, create_graph=create_graph,
+                                is_grads_batched=True)
     total = sum(numels)
     by_input = []
     for g, inp in zip(per_input, inputs):
