@@ -56,7 +56,7 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
     cols = [[row[key] for row in rows] for key in names] if names is not None \
         else [list(c) for c in zip(*rows)]
     ins = tuple(inputs.values()) if isinstance(inputs, dict) else _as_tuple(inputs)
-    final = []
+    final: list[Tensor | None] = []
     for i, (col, t) in enumerate(zip(cols, ins)):
         if all(g is None for g in col):
             if materialize_grads:
