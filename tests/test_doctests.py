@@ -14,6 +14,7 @@ MODULES = [
     "retrograd.autograd.gradcheck",
     "retrograd.ops", "retrograd.fx.graph", "retrograd.fx.graph_module", "retrograd.fx.interpreter",
     "retrograd.fx._symbolic_trace", "retrograd.fx.experimental.proxy_tensor",
+    "retrograd.autograd.functional",
 ]
 
 # the public functions whose docstrings must carry an example
@@ -28,6 +29,9 @@ DOCUMENTED = [
     "retrograd.fx.Graph", "retrograd.fx.GraphModule", "retrograd.fx.symbolic_trace",
     "retrograd.fx.Interpreter", "retrograd.fx.wrap",
     "retrograd.fx.experimental.proxy_tensor.make_fx",
+    "retrograd.autograd.functional.vjp", "retrograd.autograd.functional.jvp",
+    "retrograd.autograd.functional.jacobian", "retrograd.autograd.functional.hessian",
+    "retrograd.autograd.functional.vhp", "retrograd.autograd.functional.hvp",
 ]
 
 

@@ -11,7 +11,7 @@ one that does not pass --
   todo        applicable and failing: the reason is the failure
   scope       out of scope for a CPU NumPy library (sparse, complex, CUDA, TorchScript, ...)
   deliberate  retrograd differs on purpose (the reason says how, and why it is better)
-  later       forward-mode AD, autograd.functional and vmap, not built yet
+  later       forward-mode AD and vmap, not built yet
   uncounted   fails (or skips) on torch 2.13 under the same stand-in: not a measure of retrograd
 The categories other than pass/todo/uncounted come from classify.py's rules.
 """

@@ -93,9 +93,9 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
         if g._data.shape != t._data.shape:
             raise RuntimeError(E.GRAD_SHAPE_MISMATCH.format(i, g.shape, i, t.shape))
         if g.dtype.category != t.dtype.category:
-            raise TypeError(f"For complex Tensors, both grad_output and output are required to "
-                            f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a "
-                            f"dtype of {g.dtype} and output[{i}] has a dtype of {t.dtype}.")
+            # as in torch, an integer or bool grad_output is taken in the output's dtype (torch
+            # refuses only a complex/real mix, and retrograd has no complex dtypes)
+            g = g.to(t.dtype)
         out.append(g)
     return out
 
@@ -184,11 +184,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     >>> x.grad is None
     True
     """
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
+    if is_grads_batched:
+        from retrograd.autograd._batched_grad import batched_grad
+
+        return batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                            allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     outs = _as_tuple(outputs)

@@ -1,0 +1,75 @@
+"""autograd.grad(..., is_grads_batched=True): dim 0 of every grad_output is a batch dimension,
+and each gradient comes back with the same leading dimension.
+
+There is no vmap to run the backward pass once over the whole batch, so each member of the
+batch is its own backward pass over the same graph (kept alive until the last one), and the
+results are stacked. Values, shapes and errors are those of a single batched pass.
+"""
+
+from __future__ import annotations
+
+import retrograd
+from retrograd import _errors as E
+from retrograd._tensor import Tensor
+
+BATCH_SHAPE_MISMATCH = (
+    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+    "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+    "corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {g} and "
+    "output[{i}] has a shape of {o}. If you only want some tensors in `grad_output` to be "
+    "considered batched, consider using vmap.")
+
+
+def _size(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, create_graph: bool,
+                 allow_unused: bool | None, materialize_grads: bool):
+    from retrograd.autograd import _as_tuple, grad
+
+    outs = _as_tuple(outputs)
+    gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
+    for i, (o, g) in enumerate(zip(outs, gouts)):
+        if isinstance(o, Tensor) and isinstance(g, Tensor) and g.shape[1:] != o.shape:
+            # torch's message drops the batch dimension twice: it names shape[2:]
+            raise RuntimeError(BATCH_SHAPE_MISMATCH.format(i=i, g=_size(g.shape[2:]),
+                                                           o=_size(o.shape)))
+    sizes = [g.shape[0] for g in gouts if isinstance(g, Tensor) and g.dim() > 0]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    if not sizes:  # nothing is batched: one ordinary pass
+        return grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                    allow_unused=allow_unused, materialize_grads=materialize_grads)
+    n = sizes[0]
+    if n == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = []
+    for k in range(n):
+        member = tuple(g[k] if isinstance(g, Tensor) else g for g in gouts)
+        rows.append(grad(outputs, inputs, member, retain_graph=retain_graph or k < n - 1,
+                         create_graph=create_graph, allow_unused=True))
+    names = list(rows[0]) if isinstance(rows[0], dict) else None
+    cols = [[row[key] for row in rows] for key in names] if names is not None \
+        else [list(c) for c in zip(*rows)]
+    ins = tuple(inputs.values()) if isinstance(inputs, dict) else _as_tuple(inputs)
+    final: list[Tensor | None] = []
+    for i, (col, t) in enumerate(zip(cols, ins)):
+        if all(g is None for g in col):
+            if materialize_grads:
+                # one unbatched zero, as a single batched pass gives
+                final.append(retrograd.zeros_like(t, requires_grad=create_graph))
+                continue
+            if not allow_unused:
+                raise RuntimeError(E.UNUSED_INPUT.format(i))
+            final.append(None)
+            continue
+        ref = next(g for g in col if g is not None)
+        final.append(retrograd.stack([retrograd.zeros_like(ref) if g is None else g
+                                      for g in col]))
+    if names is not None:
+        return dict(zip(names, final))
+    return tuple(final)
