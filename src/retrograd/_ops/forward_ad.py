@@ -47,11 +47,10 @@ LINEAR = frozenset({
     "reshape", "flatten.using_ints", "index_select", "index", "gather", "take", "repeat",
     "tile", "flip", "roll", "rot90", "tril", "triu", "trace", "diag", "diag_embed",
     "_to_copy", "masked_select", "cumsum", "narrow_copy", "select_backward",
-    "slice_backward", "expand_copy", "constant_pad_nd", "_unsafe_view",
+    "slice_backward", "expand_copy", "_unsafe_view",
 })
 # ops linear in each float tensor argument separately
-BILINEAR = frozenset({"mul.Tensor", "matmul", "mm", "bmm", "mv", "dot", "vdot", "outer",
-                      "inner", "kron", "einsum", "tensordot", "ger"})
+BILINEAR = frozenset({"mul.Tensor", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger"})
 # element-wise ops whose backward formulas are linear in `grad` and read no neighbours
 ELEMENTWISE = frozenset({
     "div.Tensor", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
@@ -59,7 +58,7 @@ ELEMENTWISE = frozenset({
     "atanh", "sigmoid", "abs", "reciprocal", "erf", "erfc", "erfinv", "pow.Tensor_Scalar",
     "pow.Tensor_Tensor", "pow.Scalar", "relu", "mul.Scalar", "div.Scalar", "square",
     "sign", "floor", "ceil", "round", "trunc", "frac", "atan2", "maximum", "minimum",
-    "clamp", "clamp_min", "clamp_max", "where.self", "lerp.Scalar", "lerp.Tensor", "addcmul",
+    "clamp", "clamp_min", "clamp_max", "lerp.Scalar", "lerp.Tensor", "addcmul",
     "addcdiv", "logit", "xlogy.Tensor", "hypot", "sinc", "deg2rad", "rad2deg", "silu", "gelu",
     "elu", "leaky_relu", "softplus", "hardtanh", "hardsigmoid", "hardswish", "mish",
     "rsub.Tensor", "rsub.Scalar", "digamma", "lgamma", "log_sigmoid", "logaddexp", "logaddexp2",
@@ -282,10 +281,12 @@ def _linear(op, args, tans):
         a = args[i]
         if i in op.list_idx:
             ts = tans.get(i)
-            call[i] = [(ts[k] if ts and ts[k] is not None else _zeros(x)) if _float(x) else x
-                       for k, x in enumerate(a)]
+            call[i] = [ts[k] if ts and ts[k] is not None else
+                       _zeros(x) if isinstance(x, Tensor) else x for k, x in enumerate(a)]
         elif _float(a):
             call[i] = tans[i] if i in tans else _zeros(a)
+        elif isinstance(a, (int, float)) and not isinstance(a, bool):
+            call[i] = 0  # a constant term of an affine op (x + 1) has no tangent
     return _run(op, call)
 
 
@@ -309,7 +310,8 @@ def _values(op, args, outs) -> dict:
             vals[name + "_dtype"] = a.dtype
             vals[name + "_strides"] = a.stride()
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-            vals[name + "_shape"] = tuple(x._data.shape for x in a)
+            vals[name + "_shape"] = tuple(x._data.shape if isinstance(x, Tensor) else ()
+                                          for x in a)
     for k, o in enumerate(outs):
         vals[f"result{k}"] = o
         r = op.schema.returns[k].name if k < len(op.schema.returns) else None
@@ -403,7 +405,11 @@ def _sum_to(g: Tensor, like: Tensor) -> Tensor:
     shape = tuple(like.shape)
     if tuple(g.shape) == shape:
         return g
-    return g.sum_to_size(shape) if len(shape) else g.sum()
+    lead = g.dim() - len(shape)
+    if lead:
+        g = g.sum(tuple(range(lead)))
+    dims = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    return g.sum(dims, keepdim=True) if dims else g
 
 
 def _flat(values):
