@@ -138,3 +138,53 @@ def test_gradcheck_forward_ad_catches_a_wrong_tangent():
     with pytest.raises(GradcheckError,
                        match="Jacobian computed with forward mode mismatch"):
         retrograd.autograd.gradcheck(f, (x,), check_forward_ad=True, check_backward_ad=False)
+
+
+def _function_program(lib, fw):
+    seen = []
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            seen.append(fw.unpack_dual(x).tangent)  # forward sees no tangent
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            return x * y * k, x + 1
+
+        @staticmethod
+        def jvp(ctx, xt, yt, kt):
+            x, y = ctx.saved_tensors
+            seen.append((yt, kt))  # zeros for a tensor without tangent, None for a number
+            return xt * y * ctx.k + x * yt * ctx.k, xt
+
+        @staticmethod
+        def backward(ctx, g, h):
+            return None, None, None
+
+    class NoJvp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with fw.dual_level():
+        d = fw.make_dual(lib.ones(2, dtype=lib.float64), lib.full((2,), 3.0, dtype=lib.float64))
+        a, b = Scale.apply(d, lib.ones(2, dtype=lib.float64) * 2, 5.0)
+        out = (fw.unpack_dual(a).tangent, fw.unpack_dual(b).tangent)
+        with pytest.raises(NotImplementedError) as err:
+            NoJvp.apply(d)
+    return seen, out, str(err.value)
+
+
+def test_custom_function_jvp():
+    want = _function_program(torch, tfw)
+    got = _function_program(retrograd, rfw)
+    assert got[0][0] is None and want[0][0] is None
+    np.testing.assert_array_equal(got[0][1][0].numpy(), want[0][1][0].numpy())
+    assert got[0][1][1] is None and want[0][1][1] is None
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert got[2] == want[2]

@@ -115,6 +115,11 @@ def exit_level(level: int) -> None:
         dispatch.mode_stack.remove(_MODE)
 
 
+def propagating() -> bool:
+    """Whether tangents are carried right now (not within a custom Function's forward)."""
+    return _enabled[0] and _MODE in dispatch.mode_stack
+
+
 def level_of(index: int):
     for lv in levels:
         if lv.index == index:
@@ -159,13 +164,13 @@ def tangent_of(t, lv=None):
 def _replay(chain, t):
     from retrograd._ops.registry import run
 
-    with _suspended():
+    with suspended():
         for op, rest in chain:
             t = run(op, (t,) + tuple(rest))
     return t
 
 
-class _suspended:
+class suspended:
     """Run tangent arithmetic without this mode seeing it (tangents carry no tangents)."""
 
     def __enter__(self):
@@ -212,7 +217,7 @@ class _ForwardADMode:
             return _inplace(op, args, tans)
         out = run(op, args)
         outs = tuple(out) if op.multi else (out,)
-        with _suspended():
+        with suspended():
             new = output_tangents(op, args, tans, outs)
         for o, t in zip(outs, new):
             if t is not None and isinstance(o, Tensor):
@@ -459,7 +464,7 @@ def _inplace(op, args: tuple, tans: dict):
         return self_t
     call = args[:idx] + (snap,) + args[idx + 1:]
     twin = _out_of_place(op)
-    with _suspended():
+    with suspended():
         if twin is not None:
             new = output_tangents(twin, call, tans, (self_t,))[0]
         elif op.jvp_rule in ("none",):
@@ -492,3 +497,45 @@ def _inplace(op, args: tuple, tans: dict):
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+# --- custom autograd.Function -------------------------------------------------------------------
+
+
+def function_tangents(args: tuple):
+    """The tangents a custom Function's jvp receives (zeros for a tensor without one, None for
+    anything else), or None when no argument has a tangent."""
+    if not _enabled[0]:
+        return None
+    found = False
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            t = tangent_of(a)
+            if t is not None:
+                found = True
+            out.append(t)
+        else:
+            out.append(None)
+    if not found:
+        return None
+    return [_zeros(a) if t is None and isinstance(a, Tensor) else t for a, t in zip(args, out)]
+
+
+def function_jvp(cls, ctx, tangents: list, output) -> None:
+    """Run cls.jvp with ctx.saved_tensors being what save_for_forward kept; give its results
+    to the tensor outputs as their tangents."""
+    d = ctx.__dict__
+    before = (d.get("_saved_vars"), d.get("_to_save"))
+    d["_saved_vars"] = None
+    d["_to_save"] = d.get("_saved_for_forward") or ()
+    try:
+        with suspended():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        d["_saved_vars"], d["_to_save"] = before
+    outs = output if isinstance(output, tuple) else (output,)
+    results = result if isinstance(result, tuple) else (result,)
+    for o, t in zip(outs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and _float(o):
+            set_tangent(o, _like(o, t))

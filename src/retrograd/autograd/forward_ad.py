@@ -57,7 +57,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
-    with _fw._suspended():
+    with _fw.suspended():
         dual = tensor.view(tuple(tensor.shape))
         if tangent.stride() != tensor.stride() and tensor.numel() > 1:
             # the tangent is laid out as its primal, as torch does
@@ -83,10 +83,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     lv = _fw.level_of(level)
-    tangent = _fw.tangent_of(tensor, lv) if lv is not None else None
+    # a custom Function's forward runs with tangents hidden, as in torch
+    hidden = lv is None or not _fw.propagating()
+    tangent = None if hidden else _fw.tangent_of(tensor, lv)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    with _fw._suspended():
+    with _fw.suspended():
         primal = tensor.view(tuple(tensor.shape))
     _fw.set_tangent(primal, None, lv)
     return UnpackedDualTensor(primal, tangent)
