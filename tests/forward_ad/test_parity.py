@@ -188,3 +188,15 @@ def test_custom_function_jvp():
     for g, w in zip(got[1], want[1]):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
     assert got[2] == want[2]
+
+
+def test_op_without_forward_derivative():
+    messages = []
+    for lib, fw in ((torch, tfw), (retrograd, rfw)):
+        with fw.dual_level():
+            d = fw.make_dual(lib.rand(3), lib.ones(3))
+            with pytest.raises(NotImplementedError) as err:
+                lib.bernoulli(d, 0.5)
+            assert fw.unpack_dual(d < 0.5).tangent is None  # comparisons carry none
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

@@ -21,8 +21,9 @@ declaration, and OpDef.jvp_rule records, at declaration, which derivation applie
                  linear in u, and formulas are written in retrograd ops (they differentiate
                  again), so J v = d/du <J^T u, v>: one formula call on a zero `u` that requires
                  grad, then one autograd.grad back to `u`. Exact, only slower.
-  "none"         no formulas: the outputs are not differentiable (comparisons, integer ops) and
-                 get no tangent.
+  "none"         no formulas: outputs that are not differentiable (comparisons, integer ops)
+                 get no tangent; a float output raises torch's NotImplementedError ("Trying to
+                 use forward AD with aten::bernoulli that does not support it.").
 In-place ops compute their tangent from their out-of-place twin's rule (or their own formulas)
 with the value `self` had before the write, then write it into self's tangent in place, so views
 of self see it; an in-place op on a view without a tangent gives its base a zero tangent first
@@ -237,10 +238,7 @@ def _like(o: Tensor, t: Tensor) -> Tensor:
 
 def not_supported(op) -> NotImplementedError:
     return NotImplementedError(
-        f"Trying to use forward AD with {op.schema.name} that does not support it because it "
-        "has not been implemented yet.\nPlease file an issue to PyTorch at "
-        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
-        "can prioritize its implementation.")
+        f"Trying to use forward AD with aten::{op.schema.name} that does not support it.")
 
 
 def output_tangents(op, args: tuple, tans: dict, outs: tuple) -> list:
@@ -248,8 +246,10 @@ def output_tangents(op, args: tuple, tans: dict, outs: tuple) -> list:
     rule = op.jvp_rule
     diff = [_float(o) and (op.differentiable_outputs is None or op.differentiable_outputs[k])
             for k, o in enumerate(outs)]
-    if not any(diff) or rule == "none":
+    if not any(diff):
         return [None] * len(outs)
+    if rule == "none":  # float results and no formula: refuse rather than drop the tangent
+        raise not_supported(op)
     if rule == "explicit":
         res = _explicit(op, args, tans, outs)
     elif rule == "linear":

@@ -130,3 +130,9 @@ class _set_fwd_grad_enabled:
 
     def __exit__(self, *exc: Any) -> None:
         _fw._enabled[0] = self.prev
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_current_level":  # torch keeps the level index as a module global
+        return _current()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
