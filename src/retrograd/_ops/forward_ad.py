@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import weakref
 
+from retrograd import _tensor_str
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
 
@@ -465,10 +466,10 @@ def _inplace(op, args: tuple, tans: dict):
     call = args[:idx] + (snap,) + args[idx + 1:]
     twin = _out_of_place(op)
     with suspended():
-        if twin is not None:
+        if (twin or op).jvp_rule == "none":
+            new = None  # a non-differentiable write (eq_, ...): self's tangent becomes zero
+        elif twin is not None:
             new = output_tangents(twin, call, tans, (self_t,))[0]
-        elif op.jvp_rule in ("none",):
-            new = None
         else:
             rule = op.jvp_rule
             if rule in ("linear", "bilinear"):
@@ -497,6 +498,23 @@ def _inplace(op, args: tuple, tans: dict):
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+def check_out(op, args: tuple, out: Tensor) -> None:
+    """out= variants carry no tangents: torch refuses them when one is involved."""
+    if not propagating():
+        return
+    if tangent_of(out) is not None or any(tangent_of(args[i]) is not None
+                                          for i in op.tensor_idx if i not in op.list_idx):
+        raise RuntimeError(f"Trying to use forward AD with {op.schema.name}_out that does not "
+                           "support it because it is an out= function")
+
+
+def _printed_tangent(t: Tensor):
+    return tangent_of(t) if levels and propagating() else None
+
+
+_tensor_str.TANGENT_OF = _printed_tangent
 
 
 # --- custom autograd.Function -------------------------------------------------------------------

@@ -52,6 +52,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if _fw.tangent_of(tensor, lv) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if _fw.tangent_of(tangent, lv) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "

@@ -318,24 +318,25 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     return True
 
 
-def _forward_jacobians(func, inputs: tuple, i: int, n_outputs: int) -> list:
+def _forward_jacobians(func, inputs: tuple, diff_idx: list, i: int, n_outputs: int) -> list:
     """d out / d inputs[i] for every output by forward-mode AD, one unit tangent per input
-    element: arrays of shape (inputs[i].numel, out.numel). Inputs are detached (keeping
-    requires_grad) so the tangents are the only thing linking them to the outputs."""
+    element: arrays of shape (inputs[i].numel, out.numel). As in torch, func gets detached
+    inputs, every differentiable one dual (zero tangents but the target's)."""
     from retrograd.autograd import forward_ad as fwAD
 
     target = inputs[i]
     jacs: list = [None] * n_outputs
     with fwAD.dual_level():
         for k in range(target.numel()):
-            unit = np.zeros(target._data.shape, target._data.dtype)
-            unit.reshape(-1)[k] = 1
             args = []
             for j, a in enumerate(inputs):
                 if isinstance(a, Tensor):
-                    a = a.detach().requires_grad_(a.requires_grad)
-                    if j == i:
-                        a = fwAD.make_dual(a, _wrap(unit))
+                    a = a.detach()
+                    if j in diff_idx:
+                        tangent = np.zeros(a._data.shape, a._data.dtype)
+                        if j == i:
+                            tangent.reshape(-1)[k] = 1
+                        a = fwAD.make_dual(a, _wrap(tangent))
                 args.append(a)
             outs = _tensor_outputs(func(*args))
             for o_idx, out in enumerate(outs[:n_outputs]):
@@ -350,7 +351,7 @@ def _forward_jacobians(func, inputs: tuple, i: int, n_outputs: int) -> list:
 def _check_forward_ad(func, inputs, outputs, diff_idx, eps, atol, rtol, fast_mode) -> None:
     for i in diff_idx:
         numerical = _numerical_jacobians(func, inputs, inputs[i], outputs, eps, not fast_mode)
-        analytical = _forward_jacobians(func, inputs, i, len(outputs))
+        analytical = _forward_jacobians(func, inputs, diff_idx, i, len(outputs))
         for o_idx, out in enumerate(outputs):
             if not out.is_floating_point() or analytical[o_idx] is None:
                 continue
@@ -441,6 +442,9 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
 
     def first_order(*args):
         ins, gos = args[:n_in], args[n_in:]
+        # forward-mode checks pass detached inputs: differentiate them again
+        ins = tuple(t.requires_grad_() if k in diff_idx and not t.requires_grad else t
+                    for k, t in enumerate(ins))
         outs = [o for o in _tensor_outputs(func(*ins)) if o.requires_grad and
                 o.is_floating_point()]
         grads = retrograd.autograd.grad(outs, [ins[i] for i in diff_idx], gos,
