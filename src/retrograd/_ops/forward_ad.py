@@ -52,7 +52,8 @@ LINEAR = frozenset({
     "slice_backward", "expand_copy", "_unsafe_view",
 })
 # ops linear in each float tensor argument separately
-BILINEAR = frozenset({"mul.Tensor", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger"})
+BILINEAR = frozenset({"mul.Tensor", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "_einsum",
+                      "_einsum_mul"})
 # element-wise ops whose backward formulas are linear in `grad` and read no neighbours
 ELEMENTWISE = frozenset({
     "div.Tensor", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
@@ -299,6 +300,15 @@ def _linear(op, args, tans):
 def _bilinear(op, args, tans):
     total = None
     for i, t in tans.items():
+        if i in op.list_idx:  # one product per list member with a tangent
+            for k, tk in enumerate(t):
+                if tk is None:
+                    continue
+                call = list(args)
+                call[i] = list(args[i][:k]) + [tk] + list(args[i][k + 1:])
+                part = _run(op, call)
+                total = part if total is None else total + part
+            continue
         call = list(args)
         call[i] = t
         part = _run(op, call)
