@@ -12,6 +12,7 @@ Rows are wrapped to `linewidth`; tensors above `threshold` elements show `edgeit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -237,4 +238,4 @@ def tensor_repr(t, *, tensor_contents: str | None = None) -> str:
 
 
 # set by forward-mode AD (retrograd._ops.forward_ad): a dual tensor's tangent, for its repr
-TANGENT_OF = None
+TANGENT_OF: Callable | None = None

@@ -342,9 +342,9 @@ def _forward_jacobians(func, inputs: tuple, diff_idx: list, i: int, n_outputs: i
             for o_idx, out in enumerate(outs[:n_outputs]):
                 if jacs[o_idx] is None:
                     jacs[o_idx] = np.zeros((target.numel(), out._data.size))
-                tangent = fwAD.unpack_dual(out).tangent
-                if tangent is not None:
-                    jacs[o_idx][k] = _f64(tangent).reshape(-1)
+                out_tangent = fwAD.unpack_dual(out).tangent
+                if out_tangent is not None:
+                    jacs[o_idx][k] = _f64(out_tangent).reshape(-1)
     return jacs
 
 
