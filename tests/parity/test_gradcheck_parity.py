@@ -143,8 +143,9 @@ def test_undefined_grad_warning():
 
 
 def test_forward_ad_check():
-    import retrograd
     import torch
+
+    import retrograd
 
     for lib in (torch, retrograd):
         fw = lib.autograd.forward_ad
