@@ -12,6 +12,7 @@ Rows are wrapped to `linewidth`; tensors above `threshold` elements show `edgeit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,4 +230,12 @@ def tensor_repr(t, *, tensor_contents: str | None = None) -> str:
         suffixes.append(f"grad_fn=<{fn_name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if TANGENT_OF is not None:
+        tangent = TANGENT_OF(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent!r}")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+# set by forward-mode AD (retrograd._ops.forward_ad): a dual tensor's tangent, for its repr
+TANGENT_OF: Callable | None = None

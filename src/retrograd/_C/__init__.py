@@ -10,7 +10,8 @@ from retrograd._autograd.accumulate_grad import AccumulateGrad
 from retrograd._autograd.node import Node
 from retrograd._autograd.state import state
 
-__all__ = ["_autograd", "_functions", "_current_autograd_node", "_current_graph_task_id",
+__all__ = ["_autograd", "_functions", "_set_fwd_grad_enabled", "_is_fwd_grad_enabled",
+           "_current_autograd_node", "_current_graph_task_id",
            "_will_engine_execute_node"]
 
 
@@ -39,3 +40,16 @@ def _will_engine_execute_node(node: Node) -> bool:
         raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
                            "currently running autograd.grad(). This is currently not supported.")
     return task.will_execute(node)
+
+
+def _set_fwd_grad_enabled(mode: bool) -> None:
+    """Turn forward-mode AD's tangent propagation on or off (torch's private switch)."""
+    from retrograd._ops import forward_ad
+
+    forward_ad._enabled[0] = bool(mode)
+
+
+def _is_fwd_grad_enabled() -> bool:
+    from retrograd._ops import forward_ad
+
+    return forward_ad._enabled[0]

@@ -34,6 +34,10 @@ def run_with_out(op, args: tuple, out: Tensor):
         raise TypeError(f"{op.schema.name}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
     check_no_grad(op.schema.name, args, (out,))
+    if dispatch.mode_stack:
+        from retrograd._ops.forward_ad import check_out
+
+        check_out(op, args, out)
     computed = run(op, args)
     result = computed._data
     src, dst = D.from_numpy_dtype(result.dtype), out.dtype

@@ -48,6 +48,7 @@ from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch, overloads, reference_backward
 from retrograd._ops.arg_check import PLAIN, check_tensor_arg
 from retrograd._ops.codegen import compile_function, wrap_lines
+from retrograd._ops.forward_ad import rule_for as jvp_rule_for
 from retrograd._ops.op_doc import document_overloads, op_doc
 from retrograd._ops.schema import Schema, parse_schema
 from retrograd._tensor import Tensor, VersionCounter, _wrap
@@ -61,7 +62,7 @@ class OpDef:
 
     def __init__(self, schema: Schema, forward: Callable, grads: dict, node: str | None,
                  promote: str | None, differentiable_outputs: tuple | None,
-                 array_grads: dict | None = None) -> None:
+                 array_grads: dict | None = None, jvp: Callable | None = None) -> None:
         self.schema = schema
         self.name = schema.full_name
         self.forward = forward
@@ -86,6 +87,9 @@ class OpDef:
         self.node_cls = None if not self.formulas else type(
             self.node_name, (base,), {"__slots__": (), "_op": self})
         self._saved_plan: dict = {}
+        # how tangents go through this op (NOTE [Forward-mode derivatives])
+        self.jvp = jvp
+        self.jvp_rule = jvp_rule_for(self.name, self.is_view, bool(self.formulas), jvp)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -709,10 +713,12 @@ _METHODS: dict = {}
 def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str | None = None,
        promote: str | None = None, differentiable_outputs: tuple | None = None,
        function: str | bool = True, method: str | bool = True,
-       array_grads: dict | None = None) -> Callable:
+       array_grads: dict | None = None, jvp: Callable | None = None) -> Callable:
     """Declare an op; returns the callable that runs it with schema-ordered arguments.
 
     array_grads: optionally, the same formulas written on NumPy arrays (NOTE [Array formulas]).
+    jvp: the forward derivative, only where it cannot be derived from `grads`
+    (NOTE [Forward-mode derivatives]).
 
     function/method: True to expose under the schema's name (method on Tensor, function in the
     `retrograd` namespace), a string to expose under another name, False to keep it internal.
@@ -722,7 +728,8 @@ def op(schema: str, forward: Callable, *, grads: dict | None = None, node: str |
         node = _number_node(s)
     elif node is not None:
         _count_node(node, s)
-    opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs, array_grads)
+    opdef = OpDef(s, forward, grads or {}, node, promote, differentiable_outputs, array_grads,
+                  jvp)
     if opdef.name in OPS:
         raise ValueError(f"op {opdef.name} declared twice")
     OPS[opdef.name] = opdef

@@ -20,6 +20,7 @@ from retrograd._autograd.engine import zeros_for
 from retrograd._autograd.node import Error, Node
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
+from retrograd._ops import forward_ad as _fw
 from retrograd._ops.inplace import LEAF_INPLACE, bump_version
 from retrograd._tensor import Tensor, _wrap
 
@@ -312,17 +313,30 @@ def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
                                   state.grad_enabled for a in args)
     node._tensor_positions = tensor_pos
     node._n_inputs = len(args)
+    # forward-mode AD: forward sees plain values, cls.jvp gives the outputs' tangents
+    tangents = _fw.function_tangents(args) if _fw.levels else None
     prev = state.grad_enabled
     state.grad_enabled = False
     try:
-        if _uses_setup_context(cls):
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(node, args, output)
+        if tangents is not None:
+            with _fw.suspended():
+                output = _run_forward(cls, node, args, kwargs)
         else:
-            output = cls.forward(node, *args, **kwargs)
+            output = _run_forward(cls, node, args, kwargs)
     finally:
         state.grad_enabled = prev
-    return _wrap_outputs(node, args, tensor_pos, output, requires)
+    result = _wrap_outputs(node, args, tensor_pos, output, requires)
+    if tangents is not None:
+        _fw.function_jvp(cls, node, tangents, result)
+    return result
+
+
+def _run_forward(cls: type, node: BackwardCFunction, args: tuple, kwargs: dict) -> Any:
+    if _uses_setup_context(cls):
+        output = cls.forward(*args, **kwargs)
+        cls.setup_context(node, args, output)
+        return output
+    return cls.forward(node, *args, **kwargs)
 
 
 def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, output: Any,

@@ -8,8 +8,9 @@ vector-Jacobian products for a batch of grad_outputs as one at a time (check_bat
 Failures raise GradcheckError with torch's messages, or return False (raise_exception=False).
 
 fast_mode runs the same full check (torch's fast mode projects the Jacobians on random vectors
-to save time; the exact check never accepts more). Forward-mode AD is not built yet:
-check_forward_ad=True raises NotImplementedError once the backward checks have passed.
+to save time; the exact check never accepts more). check_forward_ad=True also builds each
+Jacobian with forward-mode AD (one dual evaluation per input element) and compares it with the
+finite differences; check_batched_forward_grad needs vmap and adds nothing yet.
 """
 
 from __future__ import annotations
@@ -59,10 +60,6 @@ UNDEFINED_GRAD_WARNING = (
 UNDEFINED_NOTES = (
     'Please look at "Notes about undefined output gradients" in '
     '"tools/autograd/derivatives.yaml"'
-)
-NO_FORWARD_AD = (
-    "gradcheck(check_forward_ad=True) needs forward-mode AD, which retrograd does not have yet. "
-    "Call it with check_forward_ad=False (the default) to check backward mode only."
 )
 PRIVATE_API = (
     "`{}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it "
@@ -317,8 +314,53 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
             if check_undefined_grad:
                 _check_undefined_grad(func, inputs, diff)
     if check_forward_ad:
-        raise NotImplementedError(NO_FORWARD_AD)
+        _check_forward_ad(func, inputs, outputs, diff_idx, eps, atol, rtol, fast_mode)
     return True
+
+
+def _forward_jacobians(func, inputs: tuple, diff_idx: list, i: int, n_outputs: int) -> list:
+    """d out / d inputs[i] for every output by forward-mode AD, one unit tangent per input
+    element: arrays of shape (inputs[i].numel, out.numel). As in torch, func gets detached
+    inputs, every differentiable one dual (zero tangents but the target's)."""
+    from retrograd.autograd import forward_ad as fwAD
+
+    target = inputs[i]
+    jacs: list = [None] * n_outputs
+    with fwAD.dual_level():
+        for k in range(target.numel()):
+            args = []
+            for j, a in enumerate(inputs):
+                if isinstance(a, Tensor):
+                    a = a.detach()
+                    if j in diff_idx:
+                        tangent = np.zeros(a._data.shape, a._data.dtype)
+                        if j == i:
+                            tangent.reshape(-1)[k] = 1
+                        a = fwAD.make_dual(a, _wrap(tangent))
+                args.append(a)
+            outs = _tensor_outputs(func(*args))
+            for o_idx, out in enumerate(outs[:n_outputs]):
+                if jacs[o_idx] is None:
+                    jacs[o_idx] = np.zeros((target.numel(), out._data.size))
+                out_tangent = fwAD.unpack_dual(out).tangent
+                if out_tangent is not None:
+                    jacs[o_idx][k] = _f64(out_tangent).reshape(-1)
+    return jacs
+
+
+def _check_forward_ad(func, inputs, outputs, diff_idx, eps, atol, rtol, fast_mode) -> None:
+    for i in diff_idx:
+        numerical = _numerical_jacobians(func, inputs, inputs[i], outputs, eps, not fast_mode)
+        analytical = _forward_jacobians(func, inputs, diff_idx, i, len(outputs))
+        for o_idx, out in enumerate(outputs):
+            if not out.is_floating_point() or analytical[o_idx] is None:
+                continue
+            a, n = analytical[o_idx], numerical[o_idx]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {o_idx} with "
+                    f"respect to input {i},\nnumerical:{_as_tensor(n)!r}\n"
+                    f"analytical:{_as_tensor(a)!r}\n")
 
 
 def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
@@ -400,6 +442,9 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
 
     def first_order(*args):
         ins, gos = args[:n_in], args[n_in:]
+        # forward-mode checks pass detached inputs: differentiate them again
+        ins = tuple(t.requires_grad_() if k in diff_idx and not t.requires_grad else t
+                    for k, t in enumerate(ins))
         outs = [o for o in _tensor_outputs(func(*ins)) if o.requires_grad and
                 o.is_floating_point()]
         grads = retrograd.autograd.grad(outs, [ins[i] for i in diff_idx], gos,
