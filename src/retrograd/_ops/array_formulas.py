@@ -30,13 +30,15 @@ import numpy as np
 
 from retrograd._ops.codegen import compile_function
 
-# ops whose array formulas are generated from their Tensor formulas
+# ops whose array formulas are generated from their Tensor formulas. The hot ops (mul, add,
+# tanh, mm, relu, sum, view, t, addmm, log_softmax, nll_loss, ...) keep hand-written array
+# formulas: measured per call, the key check costs 0.3-0.8 us, and their kernels (view's and
+# expand's forward validate sizes, t then mm where mm's copy picks the BLAS layout) cost more
+# than the NumPy expression the hand-written form uses, so generating them made each of those
+# nodes slower. Ops here ran their Tensor formulas in every backward before.
 GENERATED = frozenset({
-    "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg", "abs", "exp", "log", "sqrt",
-    "rsqrt", "tanh", "sigmoid", "reciprocal", "relu", "mm", "addmm", "t", "view", "sum",
-    "sum.dim_IntList", "mean", "mean.dim", "_softmax", "_log_softmax", "expand",
-    "transpose.int", "permute", "unsqueeze", "squeeze", "squeeze.dim", "reshape",
-    "_reshape_alias", "_unsafe_view", "select.int", "slice.Tensor", "alias", "clone",
+    "sin", "cos", "tan", "exp2", "expm1", "log2", "log10", "log1p", "erf", "leaky_relu",
+    "lerp.Scalar",
 })
 
 # ops that read a tensor's value into Python: a trace holding one took a value-dependent path
@@ -63,8 +65,13 @@ def _entry(opdef, k: int, formula) -> Callable:
     for i, p in enumerate(params):
         if p == "grads":
             parts.append(f"_grads_key(a{i})")
-        else:
+        elif p == "grad":  # always an array here (backward makes zeros for a missing one)
+            parts += [f"a{i}.dtype", f"a{i}.shape"]
+        elif p in opdef.arg_names or p.startswith("result"):
+            # a tensor argument may be a Python scalar; an output is an array
             parts.append(f"((a{i}.dtype, a{i}.shape) if a{i}.__class__ is _nd else a{i})")
+        else:  # shapes, dims and other plain values
+            parts.append(f"a{i}")
     lines = [f"def array_formula({args}):",
              "    try:",
              f"        fn = _cache.get(({''.join(p + ', ' for p in parts)}))",
@@ -73,23 +80,24 @@ def _entry(opdef, k: int, formula) -> Callable:
              "    if fn is None:",
              f"        fn = _make(({args}{',' if len(params) == 1 else ''}))",
              f"    return fn({args})"]
+    ns = {"_nd": np.ndarray, "_grads_key": _grads_key}
+    key_of = compile_function("key", [f"def key({args}):",
+                                      f"    return ({''.join(p + ', ' for p in parts)})"],
+                              ns, f"{opdef.name} {opdef.node_name}.array_formula{k}.key")
     cache: dict = {}
     slow = _slow_formula(formula.fn)
 
     def make(values: tuple) -> Callable:
         fn = _generate(opdef, k, formula, values, slow)
         try:
-            key = tuple(_grads_key(v) if p == "grads" else
-                        ((v.dtype, v.shape) if v.__class__ is np.ndarray else v)
-                        for p, v in zip(params, values))
+            key = key_of(*values)
             with _LOCK:
                 cache[key] = fn
         except TypeError:
             pass
         return fn
 
-    ns = {"_cache": cache, "_nd": np.ndarray, "_slow": slow, "_make": make,
-          "_grads_key": _grads_key}
+    ns.update(_cache=cache, _slow=slow, _make=make)
     label = f"{opdef.node_name}.array_formula{k}"
     return compile_function("array_formula", lines, ns, f"{opdef.name} {label}", label)
 
@@ -189,7 +197,7 @@ def _emit(params: tuple, graph) -> tuple:
     from retrograd._tensor import Tensor
     from retrograd.fx.node import Node
 
-    ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray}
+    ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np}
     names: dict = {}
     lines = [f"def array_formula({', '.join(f'a{i}' for i in range(len(params)))}):"]
     consts: list = []
@@ -259,17 +267,51 @@ def _emit(params: tuple, graph) -> tuple:
                         call[i] = f"{call[i]}.astype({const(promoted[i].dtype)})"
                     else:
                         call[i] = const(promoted[i])
-            kname = "k_" + op.name.replace(".", "_")
-            ns[kname] = op.forward
+            out = node.meta.get("val")
+            ufunc = _ufunc_for(op, args, call, [val(a) for a in args], out)
+            if ufunc is not None:
+                kname, call = ufunc
+            else:
+                kname = "k_" + op.name.replace(".", "_")
+                ns[kname] = op.forward
             name = names[node] = f"v{count}"
             count += 1
             lines.append(f"    {name} = {kname}({', '.join(call)})")
-            if not op.multi:
+            # shapes are fixed by the key: only a 0-d result may come back as a NumPy scalar
+            if not op.multi and not (isinstance(out, Tensor) and out._data.ndim):
                 lines += [f"    if {name}.__class__ is not _nd:",
                           f"        {name} = _asarray({name})"]
         else:
             raise _Refuse
     return lines, ns
+
+
+# ops whose kernel is one ufunc when every array argument already has the result's float
+# dtype (so no promotion happens): name -> (NumPy call, number of tensor arguments)
+_UFUNCS = {"add.Tensor": ("np.add", 2), "sub.Tensor": ("np.subtract", 2),
+           "mul.Tensor": ("np.multiply", 2), "div.Tensor": ("np.true_divide", 2),
+           "neg": ("np.negative", 1), "exp": ("np.exp", 1), "tanh": ("np.tanh", 1)}
+
+
+def _ufunc_for(op, args: list, call: list, values: list, out) -> tuple | None:
+    """(NumPy call, argument texts) if the op is one ufunc for these arguments, else None."""
+    from retrograd._tensor import Tensor
+
+    spec = _UFUNCS.get(op.name)
+    if spec is None or not isinstance(out, Tensor) or out._data.dtype.kind != "f":
+        return None
+    fn, n = spec
+    if len(args) > n and args[n] != 1:  # alpha
+        return None
+    for v in values[:n]:
+        if isinstance(v, Tensor):
+            if v._data.dtype != out._data.dtype:
+                return None
+        elif type(v) is not float:
+            return None
+    if not isinstance(values[0], Tensor):
+        return None
+    return fn, call[:n]
 
 
 def _out_expr(out, names: dict) -> str:

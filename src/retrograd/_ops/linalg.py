@@ -115,7 +115,11 @@ mm = op("mm(Tensor self, Tensor mat2) -> Tensor", _mm_forward,
         grads={"self": lambda grad, mat2, self_shape, self_strides:
                mm_mat1_grad(grad, mat2, self_shape, self_strides),
                "mat2": lambda grad, self, mat2_shape, mat2_strides:
-               mm_mat2_grad(grad, self, mat2_shape, mat2_strides)})
+               mm_mat2_grad(grad, self, mat2_shape, mat2_strides)},
+        array_grads={"self": lambda grad, mat2, self_shape, self_strides:
+                     _mm_mat1_grad_array(grad, mat2, self_shape, self_strides),
+                     "mat2": lambda grad, self, mat2_shape, mat2_strides:
+                     _mm_mat2_grad_array(grad, self, mat2_shape, mat2_strides)})
 # torch.spmm on dense operands is mm (same node, same errors); no Tensor method, as in torch
 register("spmm", mm)
 
@@ -262,7 +266,12 @@ addmm = op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scala
                   "mat1": lambda grad, mat2, alpha, mat1_shape, mat1_strides:
                   _mul(mm_mat1_grad(grad, mat2, mat1_shape, mat1_strides), alpha),
                   "mat2": lambda grad, mat1, alpha, mat2_shape, mat2_strides:
-                  _mul(mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides), alpha)})
+                  _mul(mm_mat2_grad(grad, mat1, mat2_shape, mat2_strides), alpha)},
+           array_grads={"self": lambda grad, beta: _amul(grad, beta),
+                        "mat1": lambda grad, mat2, alpha, mat1_shape, mat1_strides:
+                        _amul(_mm_mat1_grad_array(grad, mat2, mat1_shape, mat1_strides), alpha),
+                        "mat2": lambda grad, mat1, alpha, mat2_shape, mat2_strides:
+                        _amul(_mm_mat2_grad_array(grad, mat1, mat2_shape, mat2_strides), alpha)})
 
 
 def _addmv_forward(s, mat, vec, beta, alpha):

@@ -145,12 +145,17 @@ def _sub_forward(a, b, alpha):
 add = op("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add,
          promote="all",
          grads={"self": lambda grad: grad,
-                "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
+                "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha},
+         array_grads={"self": lambda grad: grad,
+                      "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
 
 # sub checks for bools before promotion hides them, so it promotes in its forward
 sub = op("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_forward,
          grads={"self": lambda grad: grad,
-                "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
+                "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha},
+         array_grads={"self": lambda grad: grad,
+                      "other": lambda grad, alpha: np.negative(grad) if alpha == 1
+                      else grad * -alpha})
 
 
 def _rsub(a, b, alpha):
@@ -180,7 +185,9 @@ register("rsub", rsub)
 
 mul = op("mul.Tensor(Tensor self, Tensor other) -> Tensor", _np_mul, promote="all",
          grads={"self": lambda grad, other: grad * other,
-                "other": lambda grad, self: grad * self})
+                "other": lambda grad, self: grad * self},
+         array_grads={"self": lambda grad, other: np.multiply(grad, other),
+                      "other": lambda grad, self: np.multiply(grad, self)})
 
 div = op("div.Tensor(Tensor self, Tensor other) -> Tensor", _np_div, promote="float",
          grads={"self": lambda grad, other: grad / other,
@@ -461,7 +468,8 @@ def _neg(a):
     return np.negative(a)
 
 
-neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad})
+neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad},
+         array_grads={"self": lambda grad: np.negative(grad)})
 register("negative", neg, method=True)
 
 
@@ -498,7 +506,8 @@ sign = op("sign(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zero
 sgn = op("sgn(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zeros_like(grad)})
 
 exp = op("exp(Tensor self) -> Tensor", np.exp, promote="float",
-         grads={"self": lambda grad, result: grad * result})
+         grads={"self": lambda grad, result: grad * result},
+         array_grads={"self": lambda grad, result: np.multiply(grad, result)})
 
 exp2 = op("exp2(Tensor self) -> Tensor", np.exp2, promote="float",
           grads={"self": lambda grad, result: grad * (result * LN2)})
@@ -561,7 +570,8 @@ tanh_backward = op("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
                    function=False, method=False)
 
 tanh = op("tanh(Tensor self) -> Tensor", np.tanh, promote="float",
-          grads={"self": lambda grad, result: tanh_backward(grad, result)})
+          grads={"self": lambda grad, result: tanh_backward(grad, result)},
+          array_grads={"self": lambda grad, result: _tanh_backward(grad, result)})
 
 
 def _sigmoid(a):

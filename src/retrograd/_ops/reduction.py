@@ -215,6 +215,7 @@ def _sum_forward(a, dim, keepdim, dtype):
 _sum_all = op("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
               lambda a, dtype: _sum_forward(a, None, False, dtype),
               grads={"self": lambda grad, self_shape: grad.expand(self_shape)},
+              array_grads={"self": lambda grad, self_shape: np.broadcast_to(grad, self_shape)},
               function=False, method=False)
 
 _sum_dim = op("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "

@@ -80,6 +80,7 @@ def _view_forward(a, size):
 
 _view = op("view(Tensor(a) self, int[] size) -> Tensor(a)", _view_forward,
            grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           array_grads={"self": lambda grad, self_shape: grad.reshape(self_shape)},
            function=False, method=False)
 
 
@@ -262,7 +263,8 @@ def _t_forward(a):
     return a.T
 
 
-t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()})
+t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()},
+       array_grads={"self": lambda grad: grad.T})
 
 
 def _unsqueeze_forward(a, dim):
