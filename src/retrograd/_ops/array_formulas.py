@@ -1,23 +1,27 @@
 """Array formulas generated from the Tensor formulas (NOTE [Generated array formulas]).
 
 NOTE [Generated array formulas]
-For the ops in GENERATED (the hot ones a training step spends its backward in), the array form
-of each derivative formula (NOTE [Array formulas]) is not written by hand: it is made from the
-Tensor formula. On first use with a given key -- the dtype and shape of every array the formula
-receives and the value of every other argument -- the Tensor formula runs once on Tensors around
-the arrays under the op-level tracer (make_fx, NOTE [Op-level tracing]), and each recorded op
-becomes one line calling that op's NumPy kernel (OpDef.forward) on arrays, with the casts the
-runner's promotion made written out. The result is compiled with compile_function (so
-`python -m retrograd.codegen OP` shows it) and kept per key; the function backward calls checks
-the key and calls the kept code. Under one key every shape, dtype and argument the formula could
-branch on is fixed, so the trace is the formula's path for every call with that key.
+For the ops in GENERATED the array form of each derivative formula (NOTE [Array formulas]) is
+not written by hand: it is made from the Tensor formula. On first use with a given key -- the
+dtype, shape and strides of every array the formula receives and the value of every other
+argument -- the Tensor formula runs once on Tensors around the arrays under the op-level tracer
+(make_fx, NOTE [Op-level tracing]), and each recorded op becomes one line calling that op's
+NumPy kernel (OpDef.forward) on arrays, with the casts the runner's promotion made written out
+(a binary or unary ufunc op whose arrays already share the result's float dtype is called as
+the ufunc itself). The code is compiled with compile_function, so `python -m retrograd.codegen
+OP` and tracebacks show it, and kept per key; the function backward calls computes the key and
+calls the kept code. Under one key everything a formula could branch on (shapes, layouts --
+reshape views or copies by layout --, dtypes, scalar arguments) is fixed, so the trace is the
+formula's path for every call with that key.
 
 A trace is used only if it is a straight line of out-of-place ops on the formula's arguments:
-a tensor the tracer did not see made by an op (a constant the formula built behind the
-dispatcher's back), an in-place op or a call that reads a tensor's value into Python makes the
-key fall back to running the Tensor formula on arrays wrapped as Tensors. The generated code is
-also run once on the tracing values and must give the Tensor formula's arrays bit for bit, or the
-key falls back the same way. Keys that cannot be hashed (a list argument) use that fallback too.
+a tensor the tracer did not see made by an op (a constant built behind the dispatcher's back),
+an in-place op, or an op that reads a tensor's value into Python makes that key fall back to
+running the Tensor formula on arrays wrapped as Tensors. The generated code is also run once on
+the tracing values and must give the Tensor formula's arrays bit for bit (and pass the incoming
+gradient on where the formula does), or the key falls back the same way; so does a key that
+cannot be hashed (a list argument). The hand-written array formulas stay where they are measured
+faster (see GENERATED).
 """
 
 from __future__ import annotations
@@ -60,18 +64,19 @@ def generated_formulas(opdef, formula_cls: type) -> tuple | None:
 def _entry(opdef, k: int, formula) -> Callable:
     """The function backward calls: the key check, then the code generated for the key."""
     params = formula.params
-    args = ", ".join(f"a{i}" for i in range(len(params)))
+    args = ", ".join(params)  # the formula's own parameter names
     parts = []
-    for i, p in enumerate(params):
+    for p in params:
         if p == "grads":
-            parts.append(f"_grads_key(a{i})")
+            parts.append(f"_grads_key({p})")
         elif p == "grad":  # always an array here (backward makes zeros for a missing one)
-            parts += [f"a{i}.dtype", f"a{i}.shape"]
+            parts += [f"{p}.dtype", f"{p}.shape", f"{p}.strides"]
         elif p in opdef.arg_names or p.startswith("result"):
             # a tensor argument may be a Python scalar; an output is an array
-            parts.append(f"((a{i}.dtype, a{i}.shape) if a{i}.__class__ is _nd else a{i})")
+            parts.append(f"(({p}.dtype, {p}.shape, {p}.strides) if {p}.__class__ is _nd "
+                         f"else {p})")
         else:  # shapes, dims and other plain values
-            parts.append(f"a{i}")
+            parts.append(f"{p}")
     lines = [f"def array_formula({args}):",
              "    try:",
              f"        fn = _cache.get(({''.join(p + ', ' for p in parts)}))",
@@ -103,7 +108,7 @@ def _entry(opdef, k: int, formula) -> Callable:
 
 
 def _grads_key(grads) -> tuple:
-    return tuple(None if g is None else (g.dtype, g.shape) for g in grads)
+    return tuple(None if g is None else (g.dtype, g.shape, g.strides) for g in grads)
 
 
 def _wrap_value(v):
@@ -199,7 +204,7 @@ def _emit(params: tuple, graph) -> tuple:
 
     ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np}
     names: dict = {}
-    lines = [f"def array_formula({', '.join(f'a{i}' for i in range(len(params)))}):"]
+    lines = [f"def array_formula({', '.join(params)}):"]
     consts: list = []
 
     def const(v) -> str:
@@ -233,7 +238,7 @@ def _emit(params: tuple, graph) -> tuple:
     count = 0
     for node in graph.nodes:
         if node.op == "placeholder":
-            names[node] = f"a{placeholders}"
+            names[node] = params[placeholders]
             placeholders += 1
         elif node.op == "output":
             out = node.args[0]
