@@ -6,9 +6,11 @@
 
 For each op: its docstring (schema and derivative formulas), the entry points (the namespace
 function and the Tensor method), then per requires-grad mask over its tensor inputs the save
-function and the backward functions, and for an op whose array formulas are generated (NOTE
-[Generated array formulas]) the functions that check their key and the code made for each key. A mask's functions are generated the first time a node
-with that mask is built; the common masks are generated here if they were not yet.
+function and the backward functions; for an op whose array formulas are generated (NOTE
+[Generated array formulas]), the functions that check their key and the code made per key. A
+mask's functions are generated the first time a node with that mask is built; the common masks
+are generated here if they were not yet (and an example backward runs for generated array
+formulas).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import itertools
 import sys
 from collections.abc import Callable
 
-import retrograd  # noqa: F401 - declares every op
+import retrograd  # declares every op
 from retrograd._ops import array_formulas
 from retrograd._ops.codegen import GENERATED
 from retrograd._ops.registry import OPS, OpDef
@@ -73,7 +75,6 @@ def generated_for(opdef: OpDef, masks: list | None = None) -> list:
 
 def _run_example(opdef: OpDef) -> None:
     """One backward of `opdef` on float32 (2, 3) tensors, so its array formulas get generated."""
-    import retrograd
     from retrograd._ops.registry import run
 
     args = []
