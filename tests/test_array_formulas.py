@@ -215,3 +215,15 @@ def test_the_incoming_gradient_is_passed_on(monkeypatch):
     (fn,) = opdef.array_formulas[0].fn.__globals__["_cache"].values()
     assert fn.__retrograd_source__.strip().endswith("return grad")
     np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))
+
+
+def test_a_scalar_key_includes_its_type():
+    # 1 and 1.0 are equal dict keys; lerp's weight as int or float is two traces
+    for weight in (1, 1.0, 0):
+        x = retrograd.ones(2, dtype=retrograd.float64, requires_grad=True)
+        e = retrograd.ones(2, dtype=retrograd.float64, requires_grad=True)
+        retrograd.lerp(x, e, weight).sum().backward()
+        np.testing.assert_array_equal(e.grad.numpy(), np.full(2, float(weight)))
+    entry = OPS["lerp.Scalar"].array_formulas[1].fn
+    weights = {k[-1] for k in entry.__globals__["_cache"]}
+    assert (int, 1) in weights and (float, 1.0) in weights

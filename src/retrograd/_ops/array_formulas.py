@@ -72,34 +72,29 @@ def _entry(opdef, k: int, formula) -> Callable:
         elif p == "grad":  # always an array here (backward makes zeros for a missing one)
             parts += [f"{p}.dtype", f"{p}.shape", f"{p}.strides"]
         elif p in opdef.arg_names or p.startswith("result"):
-            # a tensor argument may be a Python scalar; an output is an array
+            # a tensor argument may be a Python scalar; an output is an array. A scalar's
+            # type is part of the key: 1, 1.0 and True are equal keys but promote differently
             parts.append(f"(({p}.dtype, {p}.shape, {p}.strides) if {p}.__class__ is _nd "
-                         f"else {p})")
+                         f"else ({p}.__class__, {p}))")
         else:  # shapes, dims and other plain values
             parts.append(f"{p}")
     lines = [f"def array_formula({args}):",
              "    try:",
-             f"        fn = _cache.get(({''.join(p + ', ' for p in parts)}))",
+             f"        key = ({''.join(p + ', ' for p in parts)})",
+             "        fn = _cache.get(key)",
              "    except TypeError:  # a list argument: no key",
              f"        return _slow({args})",
              "    if fn is None:",
-             f"        fn = _make(({args}{',' if len(params) == 1 else ''}))",
+             f"        fn = _make(key, ({args}{',' if len(params) == 1 else ''}))",
              f"    return fn({args})"]
     ns = {"_nd": np.ndarray, "_grads_key": _grads_key}
-    key_of = compile_function("key", [f"def key({args}):",
-                                      f"    return ({''.join(p + ', ' for p in parts)})"],
-                              ns, f"{opdef.name} {opdef.node_name}.array_formula{k}.key")
     cache: dict = {}
     slow = _slow_formula(formula.fn)
 
-    def make(values: tuple) -> Callable:
+    def make(key: tuple, values: tuple) -> Callable:
         fn = _generate(opdef, k, formula, values, slow)
-        try:
-            key = key_of(*values)
-            with _LOCK:
-                cache[key] = fn
-        except TypeError:
-            pass
+        with _LOCK:
+            cache[key] = fn
         return fn
 
     ns.update(_cache=cache, _slow=slow, _make=make)
