@@ -119,3 +119,111 @@ def test_masked_gradients_zero_non_finite_values_outside_the_mask():
     from tests.parity.harness import both
 
     both(prog)
+
+
+# --- generated array formulas (NOTE [Generated array formulas]) ------------------------------
+
+def _generated_op(monkeypatch, schema: str, forward, grads: dict):
+    """An op declared outside OPS whose array formulas are generated."""
+    from retrograd._ops import array_formulas
+    from retrograd._ops.registry import OpDef
+    from retrograd._ops.schema import parse_schema
+
+    s = parse_schema(schema)
+    monkeypatch.setattr(array_formulas, "GENERATED", array_formulas.GENERATED | {s.full_name})
+    return OpDef(s, forward, grads, None, None, None)
+
+
+def _first_grads(opdef, *args):
+    from retrograd._ops.registry import run
+
+    x = args[0]
+    run(opdef, args).sum().backward()
+    return x.grad.numpy()
+
+
+def test_generated_ops_are_not_written_twice():
+    from retrograd._ops.array_formulas import GENERATED
+
+    for name in GENERATED:
+        op = OPS[name]
+        assert all(hasattr(f.fn, "__retrograd_source__") for f in op.array_formulas), name
+
+
+def test_generated_code_calls_the_kernels_and_is_shown():
+    from retrograd.codegen import render
+
+    x = retrograd.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    x.sin().backward(retrograd.ones(3))
+    np.testing.assert_array_equal(x.grad.numpy(), np.cos(x.detach().numpy()))
+    text = render(OPS["sin"])
+    assert "array formula for one key" in text
+    assert "k_cos(self)" in text and "np.multiply(grad, v0)" in text
+
+
+def test_each_layout_gets_its_own_trace():
+    # a transposed gradient is another key: reshape's view-or-copy choice depends on layout
+    x = retrograd.randn(3, 4, dtype=retrograd.float64, requires_grad=True)
+    g = retrograd.randn(4, 3, dtype=retrograd.float64)
+    y = x.exp2()
+    y.backward(g.t())
+    first = x.grad.numpy().copy()
+    x.grad = None
+    y = x.exp2()
+    y.backward(g.t().contiguous())
+    np.testing.assert_array_equal(x.grad.numpy(), first)
+    np.testing.assert_allclose(first, g.t().numpy() * np.exp2(x.detach().numpy()) * np.log(2))
+    entry = OPS["exp2"].array_formulas[0].fn
+    strides = {k[2] for k in entry.__globals__["_cache"]}
+    assert len(strides) >= 2
+
+
+def test_a_list_argument_falls_back_to_the_tensor_formula(monkeypatch):
+    opdef = _generated_op(
+        monkeypatch, "_gen_list_test(Tensor self, int[] size) -> Tensor",
+        lambda a, size: a * 2, {"self": lambda grad, size: grad * float(len(size))})
+    x = retrograd.ones(3, requires_grad=True)
+    np.testing.assert_array_equal(_first_grads(opdef, x, [1, 2]), np.full(3, 2.0))
+    entry = opdef.array_formulas[0].fn
+    assert entry.__globals__["_cache"] == {}  # no key: nothing generated
+
+
+def test_a_constant_built_outside_the_dispatcher_is_not_baked_in(monkeypatch):
+    # the formula reads self's values behind the dispatcher's back: the trace has a constant,
+    # so the key uses the Tensor formula, and later calls see their own values
+    from retrograd._tensor import _wrap
+
+    opdef = _generated_op(
+        monkeypatch, "_gen_const_test(Tensor self) -> Tensor", lambda a: a * a,
+        {"self": lambda grad, self: grad * _wrap(self._data * 2)})
+    x = retrograd.tensor([1.0, 2.0], requires_grad=True)
+    np.testing.assert_array_equal(_first_grads(opdef, x), [2.0, 4.0])
+    x = retrograd.tensor([3.0, 5.0], requires_grad=True)
+    np.testing.assert_array_equal(_first_grads(opdef, x), [6.0, 10.0])
+    from retrograd._ops.array_formulas import SHOWN
+
+    assert opdef not in SHOWN
+
+
+def test_the_incoming_gradient_is_passed_on(monkeypatch):
+    opdef = _generated_op(monkeypatch, "_gen_pass_test(Tensor self) -> Tensor",
+                          lambda a: a.copy(), {"self": lambda grad: grad})
+    from retrograd._ops.registry import run
+
+    x = retrograd.ones(3, requires_grad=True)
+    run(opdef, (x,)).backward(retrograd.full((3,), 2.0))
+    (fn,) = opdef.array_formulas[0].fn.__globals__["_cache"].values()
+    assert fn.__retrograd_source__.strip().endswith("return grad")
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))
+
+
+def test_a_scalar_key_includes_its_type():
+    # 1 and 1.0 are equal dict keys; lerp's weight as int or float is two traces
+    for weight in (1, 1.0, 0):
+        x = retrograd.ones(2, dtype=retrograd.float64, requires_grad=True)
+        e = retrograd.ones(2, dtype=retrograd.float64, requires_grad=True)
+        retrograd.lerp(x, e, weight).sum().backward()
+        np.testing.assert_array_equal(e.grad.numpy(), np.full(2, float(weight)))
+    entry = OPS["lerp.Scalar"].array_formulas[1].fn
+    weights = {k[-1] for k in entry.__globals__["_cache"]}
+    assert (int, 1) in weights and (float, 1.0) in weights

@@ -51,6 +51,8 @@ LAYERS = [
 # "called": only inside functions (or for type checking), so importing the module never
 # imports the layer above; "import": at module level.
 ALLOWED = {
+    ("retrograd._ops", "retrograd.fx"): ("called",
+        "_ops.array_formulas traces Tensor formulas with make_fx to generate array formulas"),
     ("retrograd._autograd.op_seam", "retrograd._ops"): ("called",
         "the autograd core and Tensor reach the few ops they need (sum_to, copies) through it"),
     ("retrograd._tensor", "retrograd._autograd"): ("called",

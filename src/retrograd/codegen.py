@@ -6,8 +6,11 @@
 
 For each op: its docstring (schema and derivative formulas), the entry points (the namespace
 function and the Tensor method), then per requires-grad mask over its tensor inputs the save
-function and the backward functions. A mask's functions are generated the first time a node
-with that mask is built; the common masks are generated here if they were not yet.
+function and the backward functions; for an op whose array formulas are generated (NOTE
+[Generated array formulas]), the functions that check their key and the code made per key. A
+mask's functions are generated the first time a node with that mask is built; the common masks
+are generated here if they were not yet (and an example backward runs for generated array
+formulas).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import itertools
 import sys
 from collections.abc import Callable
 
-import retrograd  # noqa: F401 - declares every op
+import retrograd  # declares every op
+from retrograd._ops import array_formulas
 from retrograd._ops.codegen import GENERATED
 from retrograd._ops.registry import OPS, OpDef
 
@@ -58,7 +62,34 @@ def generated_for(opdef: OpDef, masks: list | None = None) -> list:
         for fn in (plan.backward, plan.backward_array):
             if fn is not None:
                 out.append((_header("backward", fn), fn))
+    if opdef.name in array_formulas.GENERATED:
+        # NOTE [Generated array formulas]: the per-key code is made on first use
+        if opdef not in array_formulas.SHOWN:
+            _run_example(opdef)
+        for f in opdef.array_formulas or ():
+            out.append((_header("array formula (checks the key)", f.fn), f.fn))
+        for fn in array_formulas.SHOWN.get(opdef, []):
+            out.append((_header("array formula for one key", fn), fn))
     return out
+
+
+def _run_example(opdef: OpDef) -> None:
+    """One backward of `opdef` on float32 (2, 3) tensors, so its array formulas get generated."""
+    from retrograd._ops.registry import run
+
+    args = []
+    for a in opdef.schema.args:
+        if a.is_tensor:
+            args.append(retrograd.randn(2, 3, requires_grad=True))
+        elif a.has_default:
+            args.append(a.default)
+        else:
+            args.append(0.5)  # a Scalar with no default (lerp's weight)
+    try:
+        out = run(opdef, tuple(args))
+        out.sum().backward()
+    except Exception:  # noqa: BLE001 - the listing then shows the entry functions only
+        pass
 
 
 def _header(what: str, fn: Callable) -> str:

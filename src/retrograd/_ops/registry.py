@@ -361,7 +361,9 @@ def _compile_array_formulas(opdef: OpDef, grads: dict, array_grads: dict | None)
     input's dtype). Returning the incoming `grad` array itself passes the incoming gradient
     Tensor on unchanged, as the Tensor formula `lambda grad: grad` does."""
     if not array_grads:
-        return None
+        from retrograd._ops.array_formulas import generated_formulas
+
+        return generated_formulas(opdef, Formula)
     if list(array_grads) != list(grads):
         raise ValueError(f"{opdef.name}: array_grads must have the keys of grads, in order")
     out = []
