@@ -195,6 +195,21 @@ def _check(kind: str, v: str) -> str | None:
     return f"({test})"
 
 
+def _fast(kind: str, v: str) -> str | None:
+    """A test by exact class that implies _check (a Tensor, a Python number), for the fast
+    branches at the top of a dispatcher; None when the type has no such test."""
+    base = kind.rstrip("?")
+    if base == "Tensor":
+        test = f"{v}.__class__ is _T"
+    elif base == "Scalar":
+        test = f"{v}.__class__ in _NUM"
+    elif base == "int":
+        test = f"{v}.__class__ is int"
+    else:
+        return None
+    return f"({v} is None or {test})" if kind.endswith("?") else test
+
+
 def _flag_test(kind: str, v: str) -> str | None:
     """_check for an argument whose Tensor test is in local _t_<name> already."""
     base = kind.rstrip("?")
@@ -275,12 +290,17 @@ def make_dispatcher(group: Group) -> Callable:
     # isinstance call)
     flagged = {p.name for p in params if p.name in checked
                and {a.type.rstrip("?") for a in p.per_overload.values()} & {"Tensor", "Scalar"}}
+    body: list = []
     for p in params:
         if p.name in flagged:
             v = p.name
-            lines.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
-                         f"isinstance({v}, _T))")
-    for loose in (False, True) if convertible else (False,):
+            body.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
+                        f"isinstance({v}, _T))")
+    # fast branches first: the leading overloads tested by exact class (a Tensor, a Python
+    # number), which skips the flags above for the common calls; each test implies the strict
+    # one, and they keep the order, so they select what the strict pass would
+    passes = (["fast"] if flagged else []) + ["strict"] + (["loose"] if convertible else [])
+    for mode in passes:
         for k in order:
             opdef, fn = entries[k]
             ns[f"_f{k}"] = fn
@@ -295,7 +315,12 @@ def make_dispatcher(group: Group) -> Callable:
                     conds.append(f"{p.name} is not _U")
                 if p.name not in checked:
                     continue  # same type in every overload: the entry point checks it
-                if loose:
+                if mode == "fast":
+                    test = _fast(a.type, p.name)
+                    if test is None:
+                        conds = None
+                        break
+                elif mode == "loose":
                     test = _loose(a.type, p.name)
                 elif p.name in flagged:
                     test = _flag_test(a.type, p.name)
@@ -306,7 +331,11 @@ def make_dispatcher(group: Group) -> Callable:
                 if may_be_unset and a.has_default:
                     test = f"({p.name} is _U or {test})"
                 conds.append(test)
-            if has_out and not takes_out[k]:
+            if conds is None:
+                break  # no fast test for this overload: the later ones must wait for it
+            if has_out and mode == "fast":
+                conds.append("out is None")
+            elif has_out and not takes_out[k]:
                 conds.insert(0, "out is None")
             call_args = []
             for j, p in enumerate(params):
@@ -319,12 +348,14 @@ def make_dispatcher(group: Group) -> Callable:
                     value = f"(_d{k}_{j} if {p.name} is _U else {p.name})"
                 call_args.append(f"{a.name}={value}" if a.kwarg_only else value)
             call = f"_f{k}({', '.join(call_args)})"
-            lines.append(f"    if {' and '.join(conds) or 'True'}:")
-            if takes_out[k]:
-                lines += ["        if out is None:", f"            return {call}",
-                          f"        return _f{k}({', '.join(call_args + ['out=out'])})"]
+            out = lines if mode == "fast" else body
+            out.append(f"    if {' and '.join(conds) or 'True'}:")
+            if takes_out[k] and mode != "fast":
+                out += ["        if out is None:", f"            return {call}",
+                        f"        return _f{k}({', '.join(call_args + ['out=out'])})"]
             else:
-                lines.append(f"        return {call}")
+                out.append(f"        return {call}")
+    lines += body
     ns["_params"] = params
     values = "".join(f"{p.name}, " for p in params) + ("out, " if has_out else "")
     lines.append(f"    raise _invalid(_group, _params, ({values}))")
