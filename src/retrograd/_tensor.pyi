@@ -1031,7 +1031,7 @@ class Tensor:
     def matmul(self, other: Tensor) -> Tensor:
         ...
 
-    def max(self, dim: Any=..., keepdim: Any=..., *, other: Any=...) -> Any:
+    def max(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def maximum(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1043,7 +1043,7 @@ class Tensor:
     def median(self, dim: Any=..., keepdim: Any=...) -> Any:
         ...
 
-    def min(self, dim: Any=..., keepdim: Any=..., *, other: Any=...) -> Any:
+    def min(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def minimum(self, other: Tensor | _int | _float | _bool) -> Tensor:
