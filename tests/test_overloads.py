@@ -168,6 +168,7 @@ def test_every_group_is_finished():
 def test_max_min_overloads_share_a_position_and_return_named_tuples():
     a0 = np.random.default_rng(0).standard_normal((3, 4))
     b0 = np.random.default_rng(1).standard_normal((3, 4))
+    want: list = []
     for lib in (retrograd, torch):
         a = lib.tensor(a0, requires_grad=True)
         b = lib.tensor(b0)

@@ -341,7 +341,8 @@ def make_dispatcher(group: Group) -> Callable:
         for k in order:
             opdef, fn = entries[k]
             ns[f"_f{k}"] = fn
-            conds = []
+            conds: list = []
+            fast_ok = True
             for p in params:
                 a = p.per_overload.get(k)
                 if p.alias_of is not None and a is not None:
@@ -353,7 +354,7 @@ def make_dispatcher(group: Group) -> Callable:
                 v = p.name
                 if k in p.aliases:
                     if mode == "fast":
-                        conds = None
+                        fast_ok = False
                         break
                     v = f"_x_{p.aliases[k]}"
                     conds.append(f"({p.name} is _U or {p.aliases[k]} is _U)")
@@ -364,7 +365,7 @@ def make_dispatcher(group: Group) -> Callable:
                 if mode == "fast":
                     test = _fast(a.type, v)
                     if test is None:
-                        conds = None
+                        fast_ok = False
                         break
                 elif mode == "loose":
                     test = _loose(a.type, v)
@@ -377,7 +378,7 @@ def make_dispatcher(group: Group) -> Callable:
                 if may_be_unset and a.has_default:
                     test = f"({v} is _U or {test})"
                 conds.append(test)
-            if conds is None:
+            if not fast_ok:
                 break  # no fast test for this overload: the later ones must wait for it
             if has_out and mode == "fast":
                 conds.append("out is None")
