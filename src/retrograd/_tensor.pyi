@@ -1040,7 +1040,7 @@ class Tensor:
     def mean(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
-    def median(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def median(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
     def min(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
@@ -1076,7 +1076,7 @@ class Tensor:
     def mv(self, vec: Tensor) -> Tensor:
         ...
 
-    def nanmedian(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def nanmedian(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
     def nansum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:

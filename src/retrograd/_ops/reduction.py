@@ -579,33 +579,18 @@ def _median_dim_forward(name: str, skip_nan: bool):
 
 
 _median_all = op("median(Tensor self) -> Tensor", _median_full_forward(False),
-                 grads={"self": _evenly_distribute}, function=False, method=False)
+                 grads={"self": _evenly_distribute})
 _median_dim = op("median.dim(Tensor self, int dim, bool keepdim=False) -> "
                  "(Tensor values, Tensor indices)", _median_dim_forward("median", False),
                  node="MedianBackward1", grads={"self": _select_grad},
-                 differentiable_outputs=(True, False), function=False, method=False)
+                 differentiable_outputs=(True, False))
 _nanmedian_all = op("nanmedian(Tensor self) -> Tensor", _median_full_forward(True),
-                    grads={"self": _evenly_distribute}, function=False, method=False)
+                    grads={"self": _evenly_distribute})
 _nanmedian_dim = op("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
                     "(Tensor values, Tensor indices)", _median_dim_forward("nanmedian", True),
                     node="NanmedianBackward1", grads={"self": _select_grad},
-                    differentiable_outputs=(True, False), function=False, method=False)
-
-
-def _median_fn(name: str, full, by_dim, rtype):
-    def reduce(input, dim=None, keepdim=False):
-        if dim is None:
-            return full(input)
-        return rtype(by_dim(input, dim, keepdim))
-
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
-
-
-register("median", _median_fn("median", _median_all, _median_dim, return_types.median),
-         method=True)
-register("nanmedian", _median_fn("nanmedian", _nanmedian_all, _nanmedian_dim,
-                                 return_types.nanmedian), method=True)
+                    differentiable_outputs=(True, False))
+RETURN_TYPES.update(median=return_types.median, nanmedian=return_types.nanmedian)
 
 
 # --- var, std, var_mean, std_mean ------------------------------------------------------------
