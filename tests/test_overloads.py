@@ -163,3 +163,32 @@ def test_every_group_is_finished():
         if len(group.entries) > 1:
             table = registry._METHODS if method else registry._NAMESPACE
             assert table[name] is overloaded(name, method), name
+
+
+def test_max_min_overloads_share_a_position_and_return_named_tuples():
+    a0 = np.random.default_rng(0).standard_normal((3, 4))
+    b0 = np.random.default_rng(1).standard_normal((3, 4))
+    want: list = []
+    for lib in (retrograd, torch):
+        a = lib.tensor(a0, requires_grad=True)
+        b = lib.tensor(b0)
+        got = [lib.max(a).grad_fn.name(), lib.max(a, b).grad_fn.name(),
+               a.min(other=b).grad_fn.name(), lib.max(a, 1).values.grad_fn.name(),
+               type(a.min(dim=0)).__name__, a.max(1, True).indices.shape]
+        if lib is torch:
+            assert [g.replace("torch::autograd::", "") if isinstance(g, str) else g
+                    for g in got] == want
+        else:
+            want = [g.replace("torch::autograd::", "") if isinstance(g, str) else g
+                    for g in got]
+            np.testing.assert_array_equal(lib.max(a, 1)[0].detach().numpy(), a0.max(1))
+    for args, kwargs in (((a0,), {"keepdim": True}), ((a0, 0), {"other": b0})):
+        msgs = []
+        for lib in (retrograd, torch):
+            conv = [lib.tensor(x) if isinstance(x, np.ndarray) else x for x in args]
+            kw = {k: lib.tensor(v) for k, v in kwargs.items() if k == "other"}
+            kw.update({k: v for k, v in kwargs.items() if k != "other"})
+            with pytest.raises(TypeError) as e:
+                lib.max(*conv, **kw)
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]

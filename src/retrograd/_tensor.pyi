@@ -1034,7 +1034,7 @@ class Tensor:
     def matmul(self, other: Tensor) -> Tensor:
         ...
 
-    def max(self, dim: Any=..., keepdim: Any=..., *, other: Any=...) -> Any:
+    def max(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def maximum(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1043,10 +1043,10 @@ class Tensor:
     def mean(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
-    def median(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def median(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
-    def min(self, dim: Any=..., keepdim: Any=..., *, other: Any=...) -> Any:
+    def min(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def minimum(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1079,7 +1079,7 @@ class Tensor:
     def mv(self, vec: Tensor) -> Tensor:
         ...
 
-    def nanmedian(self, dim: Any=..., keepdim: Any=...) -> Any:
+    def nanmedian(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
     def nansum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:

@@ -27,6 +27,7 @@ A public name with one declaration gets no dispatcher: its entry point is the pu
 
 from __future__ import annotations
 
+import copy
 import numbers
 from collections.abc import Callable
 
@@ -66,6 +67,9 @@ class Group:
 
 
 GROUPS: dict = {}  # (is_method, public name) -> Group
+# public name -> the named-tuple class (retrograd.return_types.<name>) its overloads with named
+# returns give
+RETURN_TYPES: dict = {}
 
 
 def expose(table: dict, name: str, fn: Callable, opdef, method: bool) -> None:
@@ -97,6 +101,23 @@ def _pending(group: Group) -> Callable:
     return pending
 
 
+def expose_as(name: str, schema: str, source: str) -> None:
+    """Expose the declared op `source` (function and method) also as an overload of `name`,
+    under that overload's schema (torch's max.other is maximum): its node stays its own."""
+    from retrograd._ops.registry import _METHODS, _NAMESPACE
+    from retrograd._ops.schema import parse_schema
+
+    parsed = parse_schema(schema)
+    for method, table in ((False, _NAMESPACE), (True, _METHODS)):
+        group = GROUPS.get((method, source))
+        if group is None:
+            continue
+        opdef, entry = group.entries[0]
+        opdef = copy.copy(opdef)
+        opdef.schema = parsed
+        expose(table, name, entry, opdef, method)
+
+
 def overloaded(name: str, method: bool = False) -> Callable:
     """The public function (or method) of `name`: its dispatcher when it has several overloads,
     made now if it was not yet."""
@@ -121,7 +142,8 @@ def finish(namespace: dict, methods: dict) -> None:
 class _Param:
     """One argument of the dispatcher, merged over the overloads."""
 
-    __slots__ = ("name", "kwarg_only", "required", "default", "per_overload")
+    __slots__ = ("name", "kwarg_only", "required", "default", "per_overload", "aliases",
+                 "alias_of")
 
     def __init__(self, name: str, kwarg_only: bool) -> None:
         self.name = name
@@ -129,6 +151,10 @@ class _Param:
         self.required = False
         self.default: object = _UNSET
         self.per_overload: dict = {}  # overload index -> schema Arg
+        # a position that overloads name differently (max's `other` and `dim`): overload
+        # index -> its name, for the overloads whose name is not this one's
+        self.aliases: dict = {}
+        self.alias_of: _Param | None = None  # the keyword-only twin of such a name
 
 
 def _params(group: Group) -> list:
@@ -136,6 +162,7 @@ def _params(group: Group) -> list:
     first = "self" if group.method else "input"
     positional: list = []
     keyword: dict = {}
+    aliases: dict = {}
     for k, (opdef, _) in enumerate(group.entries):
         pos = 0
         for i, a in enumerate(opdef.schema.args):
@@ -149,17 +176,26 @@ def _params(group: Group) -> list:
                     positional.append(_Param(name, False))
                 p = positional[pos]
                 if p.name != name:
-                    raise ValueError(f"{group.name}: overloads name argument {pos} "
-                                     f"{p.name!r} and {name!r}")
+                    # given by position it fills the slot, by keyword its own name
+                    p.aliases[k] = name
+                    twin = aliases.get(name)
+                    if twin is None:
+                        twin = aliases[name] = _Param(name, True)
+                        twin.alias_of = p
+                    twin.per_overload[k] = a
                 pos += 1
             p.per_overload[k] = a
     for p in positional:  # rsub: alpha is positional in one overload, keyword-only in another
         if p.name in keyword:
             p.per_overload.update(keyword.pop(p.name).per_overload)
-    params = positional + list(keyword.values())
+    params = positional + list(keyword.values()) + list(aliases.values())
     n = len(group.entries)
     defaulted = False  # a positional argument with a default: later ones need one too
     for p in params:
+        if p.aliases or p.alias_of is not None:
+            if not p.kwarg_only:
+                defaulted = True
+            continue  # _U: which name was given selects the overloads
         args = list(p.per_overload.values())
         everywhere = len(args) == n
         if everywhere and not any(a.has_default for a in args) and (p.kwarg_only or not defaulted):
@@ -193,6 +229,21 @@ def _check(kind: str, v: str) -> str | None:
     if kind.endswith("?"):
         test = f"{v} is None or {test}"
     return f"({test})"
+
+
+def _fast(kind: str, v: str) -> str | None:
+    """A test by exact class that implies _check (a Tensor, a Python number), for the fast
+    branches at the top of a dispatcher; None when the type has no such test."""
+    base = kind.rstrip("?")
+    if base == "Tensor":
+        test = f"{v}.__class__ is _T"
+    elif base == "Scalar":
+        test = f"{v}.__class__ in _NUM"
+    elif base == "int":
+        test = f"{v}.__class__ is int"
+    else:
+        return None
+    return f"({v} is None or {test})" if kind.endswith("?") else test
 
 
 def _flag_test(kind: str, v: str) -> str | None:
@@ -273,58 +324,98 @@ def make_dispatcher(group: Group) -> Callable:
                       for p in params if p.name in checked for a in p.per_overload.values())
     # whether each Tensor-or-Scalar argument is a Tensor, tested once (a number skips the
     # isinstance call)
-    flagged = {p.name for p in params if p.name in checked
+    flagged = {p.name for p in params if p.name in checked and not p.aliases
                and {a.type.rstrip("?") for a in p.per_overload.values()} & {"Tensor", "Scalar"}}
+    body: list = []
+    defined: set = set()  # the _x_<name> locals made so far (just before their first use)
     for p in params:
         if p.name in flagged:
             v = p.name
-            lines.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
-                         f"isinstance({v}, _T))")
-    for loose in (False, True) if convertible else (False,):
+            body.append(f"    _t_{v} = {v}.__class__ is _T or ({v}.__class__ not in _PLAIN and "
+                        f"isinstance({v}, _T))")
+    # fast branches first: the leading overloads tested by exact class (a Tensor, a Python
+    # number), which skips the flags above for the common calls; each test implies the strict
+    # one, and they keep the order, so they select what the strict pass would
+    passes = (["fast"] if flagged else []) + ["strict"] + (["loose"] if convertible else [])
+    for mode in passes:
         for k in order:
             opdef, fn = entries[k]
             ns[f"_f{k}"] = fn
-            conds = []
+            conds: list = []
+            fast_ok = True
             for p in params:
                 a = p.per_overload.get(k)
+                if p.alias_of is not None and a is not None:
+                    continue  # the value is tested at its position
                 may_be_unset = not p.required and isinstance(p.default, _Unset)
                 if a is None:
                     conds.append(f"{p.name} is _U")
                     continue
+                v = p.name
+                if k in p.aliases:
+                    if mode == "fast":
+                        fast_ok = False
+                        break
+                    v = f"_x_{p.aliases[k]}"
+                    conds.append(f"({p.name} is _U or {p.aliases[k]} is _U)")
                 if may_be_unset and not a.has_default:
-                    conds.append(f"{p.name} is not _U")
+                    conds.append(f"{v} is not _U")
                 if p.name not in checked:
                     continue  # same type in every overload: the entry point checks it
-                if loose:
-                    test = _loose(a.type, p.name)
+                if mode == "fast":
+                    test = _fast(a.type, v)
+                    if test is None:
+                        fast_ok = False
+                        break
+                elif mode == "loose":
+                    test = _loose(a.type, v)
                 elif p.name in flagged:
-                    test = _flag_test(a.type, p.name)
+                    test = _flag_test(a.type, v)
                 else:
-                    test = _check(a.type, p.name)
+                    test = _check(a.type, v)
                 if test is None:
                     continue
                 if may_be_unset and a.has_default:
-                    test = f"({p.name} is _U or {test})"
+                    test = f"({v} is _U or {test})"
                 conds.append(test)
-            if has_out and not takes_out[k]:
+            if not fast_ok:
+                break  # no fast test for this overload: the later ones must wait for it
+            if has_out and mode == "fast":
+                conds.append("out is None")
+            elif has_out and not takes_out[k]:
                 conds.insert(0, "out is None")
             call_args = []
             for j, p in enumerate(params):
                 a = p.per_overload.get(k)
-                if a is None:
+                if a is None or p.alias_of is not None:
                     continue
-                value = p.name
+                value = f"_x_{p.aliases[k]}" if k in p.aliases else p.name
                 if isinstance(p.default, _Unset) and a.has_default:
                     ns[f"_d{k}_{j}"] = a.default
-                    value = f"(_d{k}_{j} if {p.name} is _U else {p.name})"
+                    value = f"(_d{k}_{j} if {value} is _U else {value})"
                 call_args.append(f"{a.name}={value}" if a.kwarg_only else value)
             call = f"_f{k}({', '.join(call_args)})"
-            lines.append(f"    if {' and '.join(conds) or 'True'}:")
-            if takes_out[k]:
-                lines += ["        if out is None:", f"            return {call}",
-                          f"        return _f{k}({', '.join(call_args + ['out=out'])})"]
+            rtype = RETURN_TYPES.get(group.name) if len(opdef.schema.returns) > 1 and all(
+                r.name for r in opdef.schema.returns) else None
+            if rtype is not None:  # a named tuple: retrograd.return_types.<name>
+                ns[f"_r{k}"] = rtype
+                call = f"_r{k}({call})"
+            out = lines if mode == "fast" else body
+            for p in params:
+                alt = p.aliases.get(k)
+                if alt is not None and alt not in defined:
+                    defined.add(alt)
+                    out.append(f"    _x_{alt} = {p.name} if {alt} is _U else {alt}")
+            out.append(f"    if {' and '.join(conds) or 'True'}:")
+            if takes_out[k] and mode != "fast":
+                with_out = f"_f{k}({', '.join(call_args + ['out=out'])})"
+                if rtype is not None:
+                    with_out = f"_r{k}({with_out})"
+                out += ["        if out is None:", f"            return {call}",
+                        f"        return {with_out}"]
             else:
-                lines.append(f"        return {call}")
+                out.append(f"        return {call}")
+    lines += body
     ns["_params"] = params
     values = "".join(f"{p.name}, " for p in params) + ("out, " if has_out else "")
     lines.append(f"    raise _invalid(_group, _params, ({values}))")
@@ -446,7 +537,9 @@ def option_text(opdef, method: bool, with_out: bool) -> str:
             text += f" = {_default_text(a.default)}"
         parts.append(text)
     if with_out:
-        parts += ([] if kw else ["*"]) + ["Tensor out = None"]
+        several = len(opdef.schema.returns) > 1
+        parts += ([] if kw else ["*"]) + [
+            f"{'tuple of Tensors' if several else 'Tensor'} out = None"]
     return "(" + ", ".join(parts) + ")"
 
 
@@ -499,7 +592,8 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
                                                                        else ""))]
     for k in torch_order(group):
         opdef, fn = group.entries[k]
-        with_out = not group.method and _takes_out(fn) and opdef.name not in _NO_OUT_IN_TORCH
+        with_out = not group.method and (_takes_out(fn) or len(opdef.schema.returns) > 1) \
+            and opdef.name not in _NO_OUT_IN_TORCH
         text = option_text(opdef, group.method, with_out)
         lines.append(f" * {text}")
         # torch compares the given count with the listing's comma-separated pieces ("*"

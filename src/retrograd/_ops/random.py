@@ -225,24 +225,26 @@ def rand(*size, generator: Generator | None = None, out=None, dtype: D.dtype | N
          layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
          names=None, **kwargs):
     """Uniform samples on [0, 1)."""
-
-    shape, d = _factory_args("rand", size, kwargs, dtype, out)
-    _check_device(device)
-    if d.category != D._FLOAT or d in D._FLOAT8:
-        raise _not_implemented("check_uniform_bounds", d)
-    return _result(uniform01(_g(generator), shape, d), out, requires_grad)
+    return _float_samples("rand", "check_uniform_bounds", uniform01, size, kwargs, generator, out,
+                          dtype, device, requires_grad)
 
 
 def randn(*size, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
           layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
           names=None, **kwargs):
     """Standard normal samples."""
+    return _float_samples("randn", "normal_kernel_cpu", standard_normal, size, kwargs, generator,
+                          out, dtype, device, requires_grad)
 
-    shape, d = _factory_args("randn", size, kwargs, dtype, out)
+
+def _float_samples(name: str, kernel: str, sample, size: tuple, kwargs: dict, generator, out,
+                   dtype, device, requires_grad: bool):
+    """rand and randn: floating dtypes only (torch names the kernel that refuses the others)."""
+    shape, d = _factory_args(name, size, kwargs, dtype, out)
     _check_device(device)
     if d.category != D._FLOAT or d in D._FLOAT8:
-        raise _not_implemented("normal_kernel_cpu", d)
-    return _result(standard_normal(_g(generator), shape, d), out, requires_grad)
+        raise _not_implemented(kernel, d)
+    return _result(sample(_g(generator), shape, d), out, requires_grad)
 
 
 def _check_int_arg(name: str, pos: int, v) -> int:

@@ -19,8 +19,8 @@ from retrograd import _errors as E
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
-from retrograd._ops.overloads import overloaded
-from retrograd._ops.registry import _NAMESPACE, op, register, register_functional, register_method
+from retrograd._ops.overloads import RETURN_TYPES, expose_as, overloaded
+from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor, _wrap
 
 # messages, worded as torch words them
@@ -454,47 +454,21 @@ def _select_grad(grad, dim, indices, self_shape, keepdim):
 
 
 _max_all = op("max(Tensor self) -> Tensor", _full_forward("max", np.max), node="MaxBackward1",
-              grads={"self": _evenly_distribute}, function=False, method=False)
+              grads={"self": _evenly_distribute})
 _min_all = op("min(Tensor self) -> Tensor", _full_forward("min", np.min), node="MinBackward1",
-              grads={"self": _evenly_distribute}, function=False, method=False)
+              grads={"self": _evenly_distribute})
 _max_dim = op("max.dim(Tensor self, int dim, bool keepdim=False) -> "
               "(Tensor values, Tensor indices)", _select_dim_forward("max", np.max, np.argmax),
               node="MaxBackward0", grads={"self": _select_grad},
-              differentiable_outputs=(True, False), function=False, method=False)
+              differentiable_outputs=(True, False))
 _min_dim = op("min.dim(Tensor self, int dim, bool keepdim=False) -> "
               "(Tensor values, Tensor indices)", _select_dim_forward("min", np.min, np.argmin),
               node="MinBackward0", grads={"self": _select_grad},
-              differentiable_outputs=(True, False), function=False, method=False)
-
-
-def _binary(name: str, input, other):
-    fn = _NAMESPACE.get(name)
-    if fn is None:
-        # max(a, b) is torch.maximum; it belongs to the comparison family
-        raise NotImplementedError(f"retrograd.{name} is not declared yet, so the binary form "
-                                  f"of max/min is unavailable")
-    return fn(input, other)
-
-
-def _max_min(name: str, full, by_dim, binary: str, rtype):
-    def reduce(input, dim=None, keepdim=False, *, other=None):
-        if isinstance(dim, Tensor):
-            dim, other = None, dim
-        if other is not None:
-            return _binary(binary, input, other)
-        if dim is None:
-            if keepdim:
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                "(Tensor, keepdim=bool)")
-            return full(input)
-        return rtype(by_dim(input, dim, keepdim))
-
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
-
-
-register("max", _max_min("max", _max_all, _max_dim, "maximum", return_types.max), method=True)
-register("min", _max_min("min", _min_all, _min_dim, "minimum", return_types.min), method=True)
+              differentiable_outputs=(True, False))
+# max(a, b) is maximum (its node too): the comparison family declares it
+expose_as("max", "max.other(Tensor self, Tensor other) -> Tensor", "maximum")
+expose_as("min", "min.other(Tensor self, Tensor other) -> Tensor", "minimum")
+RETURN_TYPES.update(max=return_types.max, min=return_types.min)
 
 
 def _arg_forward(name: str, fn):
@@ -605,33 +579,18 @@ def _median_dim_forward(name: str, skip_nan: bool):
 
 
 _median_all = op("median(Tensor self) -> Tensor", _median_full_forward(False),
-                 grads={"self": _evenly_distribute}, function=False, method=False)
+                 grads={"self": _evenly_distribute})
 _median_dim = op("median.dim(Tensor self, int dim, bool keepdim=False) -> "
                  "(Tensor values, Tensor indices)", _median_dim_forward("median", False),
                  node="MedianBackward1", grads={"self": _select_grad},
-                 differentiable_outputs=(True, False), function=False, method=False)
+                 differentiable_outputs=(True, False))
 _nanmedian_all = op("nanmedian(Tensor self) -> Tensor", _median_full_forward(True),
-                    grads={"self": _evenly_distribute}, function=False, method=False)
+                    grads={"self": _evenly_distribute})
 _nanmedian_dim = op("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
                     "(Tensor values, Tensor indices)", _median_dim_forward("nanmedian", True),
                     node="NanmedianBackward1", grads={"self": _select_grad},
-                    differentiable_outputs=(True, False), function=False, method=False)
-
-
-def _median_fn(name: str, full, by_dim, rtype):
-    def reduce(input, dim=None, keepdim=False):
-        if dim is None:
-            return full(input)
-        return rtype(by_dim(input, dim, keepdim))
-
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
-
-
-register("median", _median_fn("median", _median_all, _median_dim, return_types.median),
-         method=True)
-register("nanmedian", _median_fn("nanmedian", _nanmedian_all, _nanmedian_dim,
-                                 return_types.nanmedian), method=True)
+                    differentiable_outputs=(True, False))
+RETURN_TYPES.update(median=return_types.median, nanmedian=return_types.nanmedian)
 
 
 # --- var, std, var_mean, std_mean ------------------------------------------------------------

@@ -21,10 +21,8 @@ from retrograd.optim.optimizer import (
     _mul_,
     _plus_scalar,
     _scratch,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["Adadelta"]
@@ -60,12 +58,7 @@ class Adadelta(Optimizer):
                        ("differentiable", False), ("capturable", False)))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["square_avg"] = _zeros_like(p)
-            state["acc_delta"] = _zeros_like(p)
-        return state
+        return self._lazy_state(p, ("square_avg", "acc_delta"))
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""

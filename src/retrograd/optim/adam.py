@@ -16,10 +16,8 @@ from retrograd.optim.optimizer import (
     _ctype,
     _eval_closure,
     _incr_step,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["Adam"]
@@ -72,14 +70,8 @@ class Adam(Optimizer):
                        ("decoupled_weight_decay", False), ("fused", None)))
 
     def _state_of(self, p: Tensor, amsgrad: bool, fused: bool = False) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor(fused=fused)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _zeros_like(p)
-        return state
+        buffers = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+        return self._lazy_state(p, buffers if amsgrad else buffers[:2], fused=fused)
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""

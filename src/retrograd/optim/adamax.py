@@ -22,10 +22,8 @@ from retrograd.optim.optimizer import (
     _lerp_,
     _mul_,
     _scratch,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["Adamax"]
@@ -61,12 +59,7 @@ class Adamax(Optimizer):
                        ("differentiable", False), ("capturable", False)))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_inf"] = _zeros_like(p)
-        return state
+        return self._lazy_state(p, ("exp_avg", "exp_inf"))
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""

@@ -22,10 +22,8 @@ from retrograd.optim.optimizer import (
     _incr_step,
     _round,
     _scratch,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["NAdam"]
@@ -68,13 +66,7 @@ class NAdam(Optimizer):
                       ("step", "mu_product"))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["mu_product"] = _step_tensor(1.0)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-        return state
+        return self._lazy_state(p, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""

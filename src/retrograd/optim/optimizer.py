@@ -297,6 +297,19 @@ class Optimizer:
         self.defaults.setdefault("differentiable", False)
 
 
+    def _lazy_state(self, p: Tensor, buffers: tuple, counters: tuple = (),
+                    fused: bool = False) -> dict:
+        """The state of `p`, made on its first step in torch's key order: the step counter,
+        the other counters (name, start value; 0-dim tensors), then zero buffers like `p`."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor(fused=fused)
+            for name, value in counters:
+                state[name] = _step_tensor(value)
+            for name in buffers:
+                state[name] = _zeros_like(p)
+        return state
+
     def _restore(self, defaults: tuple, counters: tuple = ("step",)) -> None:
         """After unpickling an older optimizer: fill group options it did not know and turn
         plain-number counters in the state back into tensors (torch keeps them as tensors)."""

@@ -21,10 +21,8 @@ from retrograd.optim.optimizer import (
     _ctype,
     _eval_closure,
     _incr_step,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["RAdam"]
@@ -63,12 +61,7 @@ class RAdam(Optimizer):
                        ("capturable", False)))
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-        return state
+        return self._lazy_state(p, ("exp_avg", "exp_avg_sq"))
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""

@@ -24,10 +24,8 @@ from retrograd.optim.optimizer import (
     _mul_,
     _round,
     _scratch,
-    _step_tensor,
     _to_scalar,
     _Typed,
-    _zeros_like,
 )
 
 __all__ = ["RMSprop"]
@@ -67,15 +65,8 @@ class RMSprop(Optimizer):
                        ("capturable", False)))
 
     def _state_of(self, p: Tensor, momentum: float, centered: bool) -> dict[str, Any]:
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["square_avg"] = _zeros_like(p)
-            if momentum > 0:
-                state["momentum_buffer"] = _zeros_like(p)
-            if centered:
-                state["grad_avg"] = _zeros_like(p)
-        return state
+        buffers = ("square_avg",) + ("momentum_buffer",) * (momentum > 0) + ("grad_avg",) * centered
+        return self._lazy_state(p, buffers)
 
     def step(self, closure: Callable | None = None):
         """Performs one optimization step; `closure` re-evaluates the loss and returns it."""
