@@ -134,6 +134,10 @@ def _arg_annotation(od: Any, pos: int, p: inspect.Parameter) -> str | None:
         else args.get(p.name)
     if a is None:
         return "Tensor | None" if p.name == "out" else None
+    return _annotation_of(od, a, first)
+
+
+def _annotation_of(od: Any, a: Any, first: str | None) -> str:
     ann = _schema_type(a.type)
     if a.is_tensor and a.name != first and (od.promote or od.inplace_idx
                                              or a.name in NUMBER_ARGS):
@@ -146,16 +150,27 @@ def _overloads_signature(name: str, fn: Callable, ods: list, method: bool) -> st
     [Overloads]): each parameter takes what any overload takes there."""
     params = []
     items = _params(fn, method)
+    ppos = -1  # index among positional parameters
     for pos, (p, text) in enumerate(items):
         if p is None:
             params.append(text)
             continue
+        if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.POSITIONAL_ONLY:
+            ppos += 1
         parts: list = []
         for od in ods:
-            ann = _arg_annotation(od, pos, p)
-            for part in ann.split(" | ") if ann else ():
-                if part not in parts:
-                    parts.append(part)
+            anns = [_arg_annotation(od, pos, p)]
+            if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.POSITIONAL_ONLY:
+                # a position that overloads name differently (max(input, dim) and
+                # max(input, other)) takes what any of them takes there
+                positional = [a for a in od.schema.args if not a.kwarg_only]
+                if 0 < ppos < len(positional):
+                    first = od.schema.args[0].name
+                    anns.append(_annotation_of(od, positional[ppos], first))
+            for ann in anns:
+                for part in ann.split(" | ") if ann else ():
+                    if part not in parts:
+                        parts.append(part)
         ann = "Any" if "Any" in parts or not parts else " | ".join(
             [x for x in parts if x != "None"] + (["None"] if "None" in parts else []))
         params.append("self" if method and p is items[0][0] else _param_text(p, ann))

@@ -1034,7 +1034,7 @@ class Tensor:
     def matmul(self, other: Tensor) -> Tensor:
         ...
 
-    def max(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
+    def max(self, dim: _int | Tensor | _float | _bool=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def maximum(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1046,7 +1046,7 @@ class Tensor:
     def median(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
-    def min(self, dim: _int=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
+    def min(self, dim: _int | Tensor | _float | _bool=..., keepdim: _bool=..., *, other: Tensor | _int | _float | _bool=...) -> Any:
         ...
 
     def minimum(self, other: Tensor | _int | _float | _bool) -> Tensor:

@@ -81,7 +81,16 @@ def module_hooks() -> None:
     model.load_state_dict(sd)
 
 
+def overloaded_functions() -> None:
+    a, b = torch.rand(3), torch.rand(3)
+    m = torch.max(a, b)  # max(input, other) and max(input, dim) share a position
+    values, indices = torch.max(torch.rand(2, 3), 1)
+    p = torch.pow(a, 2) + torch.pow(2.0, b) + torch.clamp(a, 0.1, 0.9) + m
+    assert p.shape == (3,) and values.shape == (2,) and indices.shape == (2,)
+
+
 if __name__ == "__main__":
     train()
     autograd_api()
     module_hooks()
+    overloaded_functions()
