@@ -21,6 +21,7 @@ from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
+from retrograd._autograd.state import mode_stack as _modes
 from retrograd._autograd.state import state
 
 
@@ -421,6 +422,8 @@ class Tensor:
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if _modes:  # a tracer may refuse (NOTE [Per-thread dispatch modes])
+            op_seam.data_dependent(self, "numpy")
         # torch allows it under no_grad: nothing done to the array can be recorded there
         if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
@@ -432,6 +435,8 @@ class Tensor:
         return self._data
 
     def item(self):
+        if _modes:
+            op_seam.data_dependent(self, "item")
         if self._data.size != 1:
             raise RuntimeError(E.ITEM_NUMEL.format(self._data.size))
         v = self._data.reshape(()).item() if self._data.ndim else self._data.item()
@@ -440,6 +445,8 @@ class Tensor:
         return v
 
     def tolist(self):
+        if _modes:
+            op_seam.data_dependent(self, "tolist")
         if self._data.dtype.kind not in "biuf":
             return self._data.astype(np.float32).tolist()
         return self._data.tolist()
@@ -450,21 +457,29 @@ class Tensor:
         return self._data.shape[0]
 
     def __bool__(self) -> bool:
+        if _modes:
+            op_seam.data_dependent(self, "bool")
         if self._data.size != 1:
             raise RuntimeError(E.BOOL_AMBIGUOUS)
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
+        if _modes:
+            op_seam.data_dependent(self, "float")
         if self._data.size != 1:
             raise ValueError(E.SCALAR_CONVERSION)
         return float(self.item())
 
     def __int__(self) -> int:
+        if _modes:
+            op_seam.data_dependent(self, "int")
         if self._data.size != 1:
             raise ValueError(E.SCALAR_CONVERSION)
         return int(self.item())
 
     def __index__(self) -> int:
+        if _modes:
+            op_seam.data_dependent(self, "index")
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")

@@ -27,6 +27,7 @@ _WHERE = {
     "to_numpy_array": ("creation", "to_numpy_array"),
     "empty_strided_array": ("creation", "empty_strided_array"),
     "mode_stack": ("dispatch", "mode_stack"),
+    "data_dependent": ("dispatch", "data_dependent"),
 }
 
 

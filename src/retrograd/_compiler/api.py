@@ -135,8 +135,10 @@ class CompiledCallable:
         return self.fn(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if dispatch.mode_stack or state.saved_hooks_disabled_msg is not None:
-            return self._eager(args, kwargs)  # a dispatch mode (autocast, a tracer) is active
+        if (dispatch.mode_stack and dispatch.current_mode() is not None) or \
+                state.saved_hooks_disabled_msg is not None:
+            # a dispatch mode (autocast, a tracer) is active on this thread
+            return self._eager(args, kwargs)
         from retrograd._compiler.joint import flatten
         from retrograd._compiler.runtime import run_entry
 

@@ -18,12 +18,12 @@ class TorchDispatchMode:
         raise NotImplementedError
 
     def __enter__(self) -> TorchDispatchMode:
-        dispatch.mode_stack.append(self)
+        dispatch.push_mode(self)  # NOTE [Per-thread dispatch modes]
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        dispatch.mode_stack.remove(self)
+        dispatch.pop_mode(self)
 
 
 def _get_current_dispatch_mode():
-    return dispatch.mode_stack[-1] if dispatch.mode_stack else None
+    return dispatch.current_mode()
