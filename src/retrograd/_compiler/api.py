@@ -68,7 +68,8 @@ def hooks_key() -> Any:
 
 def _tensor_guard(t: Tensor) -> tuple:
     a = t._data
-    return (a.shape, a.dtype.str, a.dtype.name, t._requires_grad, a.flags.c_contiguous)
+    # the dtype object itself: it tells bfloat16 and float8 apart, and dtype.name is slow
+    return (a.shape, a.dtype, t._requires_grad, a.flags.c_contiguous)
 
 
 def _leaf_guard(v: Any) -> Any:
@@ -79,6 +80,19 @@ def _leaf_guard(v: Any) -> Any:
     except TypeError:
         return ("id", id(v))
     return (type(v).__name__, v)
+
+
+_FLAT_SPECS: dict = {}
+
+
+def _flat_spec(n: int) -> Any:
+    """flatten((args, {}))'s spec for n plain arguments."""
+    spec = _FLAT_SPECS.get(n)
+    if spec is None:
+        from retrograd._compiler.joint import flatten
+
+        spec = _FLAT_SPECS[n] = flatten(((None,) * n, {}))[1]
+    return spec
 
 
 _PARTS = ("grad mode", "parameters", "arguments", "argument structure",
@@ -131,6 +145,19 @@ class CompiledCallable:
             return ()
         return tuple(m.training for m in self.module.modules())
 
+    def guard_key(self, args: tuple, kwargs: dict, slots: list) -> tuple:
+        """(argument leaves, the key the call's variant is found by)."""
+        from retrograd._compiler.joint import flatten
+
+        if not kwargs and all(type(a) is Tensor for a in args):  # the common call: no nesting
+            leaves, spec = list(args), _flat_spec(len(args))
+        else:
+            leaves, spec = flatten((args, kwargs))
+        return leaves, (state.grad_enabled,
+                        tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
+                        tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(),
+                        state.inference, self._training_flags(), get_default_dtype())
+
     def _eager(self, args: tuple, kwargs: dict) -> Any:
         return self.fn(*args, **kwargs)
 
@@ -139,15 +166,10 @@ class CompiledCallable:
                 state.saved_hooks_disabled_msg is not None:
             # a dispatch mode (autocast, a tracer) is active on this thread
             return self._eager(args, kwargs)
-        from retrograd._compiler.joint import flatten
         from retrograd._compiler.runtime import run_entry
 
         slots = self._param_slots()
-        leaves, spec = flatten((args, kwargs))
-        key = (state.grad_enabled,
-               tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
-               tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(), state.inference,
-               self._training_flags(), get_default_dtype())
+        leaves, key = self.guard_key(args, kwargs, slots)
         variant = self.variants.get(key)
         if variant is None:
             variant = self._new_variant(key, args, kwargs, slots)
