@@ -61,7 +61,7 @@ def _check_captured(entry: Any, part: Any, check_backward: bool, cap: Any) -> No
     bw_graph = part.backward
     inputs = [p.meta["val"] for p in bw_graph.placeholders()]
     expected = [None if o is None else o.meta["val"] for o in bw_graph.output_node.args[0]]
-    got = entry.backward.fn(*[np.array(x, copy=True) for x in inputs])
+    got = entry.backward.fn([np.array(x, copy=True) for x in inputs])
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated backward differs from eager at gradient {i}")
@@ -136,8 +136,8 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
                               "captured ops")
     if entry.backward is None or not compare_grads or tangents is None:
         return
-    result = entry.backward.fn(*got[n + m:], *[t._data for t in tangents],
-                               *[entry.free[i]._data for i in entry.backward_free])
+    result = entry.backward.fn([*got[n + m:], *[t._data for t in tangents],
+                                *[entry.free[i]._data for i in entry.backward_free]])
     for i, (g, e) in enumerate(zip(result, grads)):
         if not _same(g, None if e is None else e._data):
             raise Unsupported(f"gradient {i} depends on values computed outside the captured "
