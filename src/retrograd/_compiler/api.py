@@ -56,10 +56,12 @@ class _Eager:
 def hooks_key() -> Any:
     """The guard on saved-tensor hooks: an inlineable (GraphModule) pair by identity; plain
     callables, which run eagerly anyway, never cause a recompile."""
+    stack = state.saved_hooks
+    if not stack:
+        return None
     from retrograd._compiler.hooks import inlineable
 
-    stack = state.saved_hooks
-    if not stack or not inlineable(stack[-1]):
+    if not inlineable(stack[-1]):
         return None
     pack, unpack = stack[-1]
     return ("inline", id(pack), id(unpack), config.saved_tensors_hooks_filtering_mode,
@@ -147,15 +149,24 @@ class CompiledCallable:
 
     def guard_key(self, args: tuple, kwargs: dict, slots: list) -> tuple:
         """(argument leaves, the key the call's variant is found by)."""
-        from retrograd._compiler.joint import flatten
-
-        if not kwargs and all(type(a) is Tensor for a in args):  # the common call: no nesting
-            leaves, spec = list(args), _flat_spec(len(args))
+        plain = not kwargs
+        if plain:
+            for a in args:
+                if type(a) is not Tensor:
+                    plain = False
+                    break
+        if plain:  # the common call: tensors, no nesting
+            leaves = list(args)
+            spec = _flat_spec(len(args))
+            guards = tuple([("T",) + _tensor_guard(a) for a in args])
         else:
+            from retrograd._compiler.joint import flatten
+
             leaves, spec = flatten((args, kwargs))
+            guards = tuple([_leaf_guard(v) for v in leaves])
         return leaves, (state.grad_enabled,
-                        tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
-                        tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(),
+                        tuple([(id(t),) + _tensor_guard(t) for _, _, t in slots]),
+                        guards, spec, hooks_key(),
                         state.inference, self._training_flags(), get_default_dtype())
 
     def _eager(self, args: tuple, kwargs: dict) -> Any:
