@@ -7,7 +7,8 @@ matches the call. Compiling a variant goes through these stages, each printable 
  1. capture (capture.py, joint.py): the function runs once on copies of its inputs under a
     dispatch mode that records every op, then retrograd's own autograd.grad runs over its
     outputs with tangent placeholders, so the derivative formulas become graph nodes too; reading
-    a captured value into Python (bool, item, tolist, numpy) ends capture (Unsupported).
+    a captured value into Python (bool, item, tolist, numpy) ends capture (Unsupported): Tensor
+    asks the thread's own modes (NOTE [Per-thread dispatch modes]), so other threads run on.
  2. functionalize (capture.py, as it records): an in-place op becomes its functional op; on a
     view, an as_strided_scatter computes the new base and the base's other views re-read it. The
     joint graph is a pure DAG.
@@ -20,7 +21,8 @@ matches the call. Compiling a variant goes through these stages, each printable 
     after their last use and writing pointwise results into dead buffers (out=). The source is
     cached in memory and on disk (cache.py), keyed by the graphs' text.
  6. run (runtime.py): the forward runs as a custom Function whose node, CompiledFunctionBackward,
-    runs the generated backward; ordinary autograd does the rest.
+    runs the generated backward (given its saved values in a list it empties, so each is freed
+    at its last use); ordinary autograd does the rest.
 A variant is checked once against the captured values before use (config.verify); whatever
 cannot be captured or checked runs eagerly, logged, never with a wrong result.
 """
