@@ -21,6 +21,7 @@ from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
+from retrograd._autograd.state import mode_stack as _modes
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
@@ -434,6 +435,8 @@ class Tensor:
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if _modes:  # a tracer may refuse (NOTE [Per-thread dispatch modes])
+            op_seam.data_dependent(self, "numpy")
         # torch allows it under no_grad: nothing done to the array can be recorded there
         if self._requires_grad and not force and state.grad_enabled:
             raise RuntimeError(E.NUMPY_REQUIRES_GRAD)
@@ -449,6 +452,8 @@ class Tensor:
         return self._data
 
     def item(self):
+        if _modes:
+            op_seam.data_dependent(self, "item")
         if self.__class__ is not Tensor and _is_wrapper(self):
             return op_seam.item_wrapper(self)  # NOTE [Wrapper subclasses]
         if self._data.size != 1:
@@ -459,6 +464,8 @@ class Tensor:
         return v
 
     def tolist(self):
+        if _modes:
+            op_seam.data_dependent(self, "tolist")
         if self.__class__ is not Tensor and _is_wrapper(self):
             raise RuntimeError(E.TOLIST_SUBCLASS.format(type(self).__name__))
         if self._data.dtype.kind not in "biuf":
@@ -471,21 +478,29 @@ class Tensor:
         return self._data.shape[0]
 
     def __bool__(self) -> bool:
+        if _modes:
+            op_seam.data_dependent(self, "bool")
         if self._data.size != 1:
             raise RuntimeError(E.BOOL_AMBIGUOUS)
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
+        if _modes:
+            op_seam.data_dependent(self, "float")
         if self._data.size != 1:
             raise ValueError(E.SCALAR_CONVERSION)
         return float(self.item())
 
     def __int__(self) -> int:
+        if _modes:
+            op_seam.data_dependent(self, "int")
         if self._data.size != 1:
             raise ValueError(E.SCALAR_CONVERSION)
         return int(self.item())
 
     def __index__(self) -> int:
+        if _modes:
+            op_seam.data_dependent(self, "index")
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")

@@ -30,6 +30,7 @@ _WHERE = {
     "shallow_copy": ("subclass", "shallow_copy"),
     "detach_wrapper": ("subclass", "detach_wrapper"),
     "item_wrapper": ("subclass", "item_wrapper"),
+    "data_dependent": ("dispatch", "data_dependent"),
 }
 
 

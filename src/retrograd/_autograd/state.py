@@ -33,3 +33,8 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     return state.inference
+
+# Every active dispatch mode of every thread (retrograd._ops.dispatch.mode_stack, NOTE
+# [Per-thread dispatch modes]): kept here, below Tensor, so Tensor's conversions to Python can
+# test it as one global list.
+mode_stack: list = []

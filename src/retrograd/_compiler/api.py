@@ -7,7 +7,8 @@ matches the call. Compiling a variant goes through these stages, each printable 
  1. capture (capture.py, joint.py): the function runs once on copies of its inputs under a
     dispatch mode that records every op, then retrograd's own autograd.grad runs over its
     outputs with tangent placeholders, so the derivative formulas become graph nodes too; reading
-    a captured value into Python (bool, item, tolist, numpy) ends capture (Unsupported).
+    a captured value into Python (bool, item, tolist, numpy) ends capture (Unsupported): Tensor
+    asks the thread's own modes (NOTE [Per-thread dispatch modes]), so other threads run on.
  2. functionalize (capture.py, as it records): an in-place op becomes its functional op; on a
     view, an as_strided_scatter computes the new base and the base's other views re-read it. The
     joint graph is a pure DAG.
@@ -20,7 +21,8 @@ matches the call. Compiling a variant goes through these stages, each printable 
     after their last use and writing pointwise results into dead buffers (out=). The source is
     cached in memory and on disk (cache.py), keyed by the graphs' text.
  6. run (runtime.py): the forward runs as a custom Function whose node, CompiledFunctionBackward,
-    runs the generated backward; ordinary autograd does the rest.
+    runs the generated backward (given its saved values in a list it empties, so each is freed
+    at its last use); ordinary autograd does the rest.
 A variant is checked once against the captured values before use (config.verify); whatever
 cannot be captured or checked runs eagerly, logged, never with a wrong result.
 """
@@ -56,10 +58,12 @@ class _Eager:
 def hooks_key() -> Any:
     """The guard on saved-tensor hooks: an inlineable (GraphModule) pair by identity; plain
     callables, which run eagerly anyway, never cause a recompile."""
+    stack = state.saved_hooks
+    if not stack:
+        return None
     from retrograd._compiler.hooks import inlineable
 
-    stack = state.saved_hooks
-    if not stack or not inlineable(stack[-1]):
+    if not inlineable(stack[-1]):
         return None
     pack, unpack = stack[-1]
     return ("inline", id(pack), id(unpack), config.saved_tensors_hooks_filtering_mode,
@@ -68,7 +72,8 @@ def hooks_key() -> Any:
 
 def _tensor_guard(t: Tensor) -> tuple:
     a = t._data
-    return (a.shape, a.dtype.str, a.dtype.name, t._requires_grad, a.flags.c_contiguous)
+    # the dtype object itself: it tells bfloat16 and float8 apart, and dtype.name is slow
+    return (a.shape, a.dtype, t._requires_grad, a.flags.c_contiguous)
 
 
 def _leaf_guard(v: Any) -> Any:
@@ -79,6 +84,19 @@ def _leaf_guard(v: Any) -> Any:
     except TypeError:
         return ("id", id(v))
     return (type(v).__name__, v)
+
+
+_FLAT_SPECS: dict = {}
+
+
+def _flat_spec(n: int) -> Any:
+    """flatten((args, {}))'s spec for n plain arguments."""
+    spec = _FLAT_SPECS.get(n)
+    if spec is None:
+        from retrograd._compiler.joint import flatten
+
+        spec = _FLAT_SPECS[n] = flatten(((None,) * n, {}))[1]
+    return spec
 
 
 _PARTS = ("grad mode", "parameters", "arguments", "argument structure",
@@ -131,21 +149,40 @@ class CompiledCallable:
             return ()
         return tuple(m.training for m in self.module.modules())
 
+    def guard_key(self, args: tuple, kwargs: dict, slots: list) -> tuple:
+        """(argument leaves, the key the call's variant is found by)."""
+        plain = not kwargs
+        if plain:
+            for a in args:
+                if type(a) is not Tensor:
+                    plain = False
+                    break
+        if plain:  # the common call: tensors, no nesting
+            leaves = list(args)
+            spec = _flat_spec(len(args))
+            guards = tuple([("T",) + _tensor_guard(a) for a in args])
+        else:
+            from retrograd._compiler.joint import flatten
+
+            leaves, spec = flatten((args, kwargs))
+            guards = tuple([_leaf_guard(v) for v in leaves])
+        return leaves, (state.grad_enabled,
+                        tuple([(id(t),) + _tensor_guard(t) for _, _, t in slots]),
+                        guards, spec, hooks_key(),
+                        state.inference, self._training_flags(), get_default_dtype())
+
     def _eager(self, args: tuple, kwargs: dict) -> Any:
         return self.fn(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if dispatch.mode_stack or state.saved_hooks_disabled_msg is not None:
-            return self._eager(args, kwargs)  # a dispatch mode (autocast, a tracer) is active
-        from retrograd._compiler.joint import flatten
+        if (dispatch.mode_stack and dispatch.current_mode() is not None) or \
+                state.saved_hooks_disabled_msg is not None:
+            # a dispatch mode (autocast, a tracer) is active on this thread
+            return self._eager(args, kwargs)
         from retrograd._compiler.runtime import run_entry
 
         slots = self._param_slots()
-        leaves, spec = flatten((args, kwargs))
-        key = (state.grad_enabled,
-               tuple((id(t),) + _tensor_guard(t) for _, _, t in slots),
-               tuple(_leaf_guard(v) for v in leaves), spec, hooks_key(), state.inference,
-               self._training_flags(), get_default_dtype())
+        leaves, key = self.guard_key(args, kwargs, slots)
         variant = self.variants.get(key)
         if variant is None:
             variant = self._new_variant(key, args, kwargs, slots)

@@ -48,7 +48,9 @@ def key_for(part, hook_key) -> str | None:
     text = part.forward.python_code("forward")
     if part.backward is not None:
         text += part.backward.python_code("backward")
-    text += repr((hook_key, config.reuse_buffers, _version()))
+    from retrograd._compiler.codegen import FORMAT
+
+    text += repr((hook_key, config.reuse_buffers, _version(), FORMAT))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -110,7 +112,7 @@ def generate_pair(part, label: str, hook_key) -> tuple:
     if sources is None:
         fw = generate(part.forward, "forward", f"compiled {label} forward", reuse)
         bw = None if part.backward is None else generate(
-            part.backward, "backward", f"compiled {label} backward", reuse)
+            part.backward, "backward", f"compiled {label} backward", reuse, take_list=True)
         if key is not None:
             MEMORY[key] = (fw.source, None if bw is None else bw.source)
             if config.disk_cache:

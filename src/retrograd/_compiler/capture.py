@@ -90,6 +90,12 @@ class Tracer(TorchDispatchMode):
         self.keep: list = []    # arrays kept alive so their ids stay unique
         self.backward_phase = False  # set once the function returned: autograd runs now
 
+    def _on_data_dependent(self, t: Tensor, what: str) -> None:
+        """Reading a captured value into Python ends capture (called by Tensor.item() and the
+        other conversions while this mode is active on this thread)."""
+        if id(t._data) in self.env or id(t._data) in self.roots:
+            raise Unsupported(f"data-dependent Tensor.{what}()", user_site())
+
     # --- values -----------------------------------------------------------------------------
     def _logical_root(self, arr: np.ndarray) -> np.ndarray:
         root = _root(arr)

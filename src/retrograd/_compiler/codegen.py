@@ -149,8 +149,15 @@ def _alias_groups(graph: Graph) -> dict:
     return {n: find(n) for n in graph.nodes}
 
 
-def generate(graph: Graph, name: str, label: str, reuse: bool = True) -> Generated:
-    lines, ns, constants = _write(graph, name, reuse)
+# the generated code's calling convention: bumped when it changes, so cached sources rebuild
+FORMAT = 2
+
+
+def generate(graph: Graph, name: str, label: str, reuse: bool = True,
+             take_list: bool = False) -> Generated:
+    """`take_list`: the function takes its inputs as one list, which it empties, so a value
+    is freed at its last use (the caller holds no reference: the backward's saved values)."""
+    lines, ns, constants = _write(graph, name, reuse, take_list)
     fn = compile_function(name, lines, ns, label, name)
     source: str = fn.__retrograd_source__  # type: ignore[attr-defined]
     return Generated(fn, source, constants)
@@ -161,10 +168,16 @@ def namespace_for(graph: Graph, reuse: bool = True) -> dict:
     return _write(graph, "f", reuse)[1]
 
 
-def _write(graph: Graph, name: str, reuse: bool) -> tuple:
+def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tuple:
     w = _Writer(graph, reuse)
     inputs = [n.name for n in graph.placeholders()]
-    lines = [f"def {name}({', '.join(inputs)}):"]
+    if take_list:
+        lines = [f"def {name}(_in):"]
+        if inputs:
+            lines.append(f"    ({', '.join(inputs)},) = _in")
+        lines.append("    _in.clear()")
+    else:
+        lines = [f"def {name}({', '.join(inputs)}):"]
     dead_after = last_uses(graph)
     groups = _alias_groups(graph)
     members: dict = {}

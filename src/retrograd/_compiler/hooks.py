@@ -95,7 +95,7 @@ def map_fx(value: Any, index: dict) -> Any:
 def _capture_hook(hook: Any, values: list, build: Any, what: str, saved: str) -> tuple:
     """Capture hook(build(tensors)) with `values` as the tensors: (graph, input nodes, output
     leaves, output spec)."""
-    from retrograd._compiler.joint import _GuardDataDependent, flatten
+    from retrograd._compiler.joint import flatten
 
     tracer = Tracer()
     inputs = []
@@ -108,7 +108,7 @@ def _capture_hook(hook: Any, values: list, build: Any, what: str, saved: str) ->
     hooks = state.saved_hooks
     state.saved_hooks = ()
     try:
-        with _GuardDataDependent(tracer), tracer:
+        with tracer:
             out = hook(arg)
             leaves, spec = flatten(out)
             nodes = [tracer.node_of(v) if isinstance(v, Tensor) else v for v in leaves]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._autograd.state import state
-from retrograd._compiler.capture import Tracer, Unsupported, user_site
+from retrograd._compiler.capture import Tracer, Unsupported
 from retrograd._compiler.graph import Graph, Node
 from retrograd._dtype import dtype
 from retrograd._tensor import Tensor, _wrap
@@ -52,37 +52,6 @@ def unflatten(leaves: list, spec: Any) -> Any:
         return kind(go(x) for x in items)
 
     return go(spec)
-
-
-# --- data-dependent Python -------------------------------------------------------------------
-
-_DATA_DEPENDENT = ("__bool__", "item", "tolist", "numpy", "__float__", "__int__", "__index__")
-
-
-class _GuardDataDependent:
-    """While capturing, reading a captured tensor's values into Python ends capture."""
-
-    def __init__(self, tracer: Tracer) -> None:
-        self.tracer = tracer
-        self.saved: dict = {}
-
-    def __enter__(self) -> None:
-        tracer = self.tracer
-        for name in _DATA_DEPENDENT:
-            original = Tensor.__dict__[name]
-            self.saved[name] = original
-
-            def patched(t, *a, _name=name, _orig=original, **k):
-                if id(t._data) in tracer.env or id(t._data) in tracer.roots:
-                    raise Unsupported(f"data-dependent Tensor.{_name.strip('_')}()",
-                                      user_site())
-                return _orig(t, *a, **k)
-
-            setattr(Tensor, name, patched)
-
-    def __exit__(self, *exc: Any) -> None:
-        for name, original in self.saved.items():
-            setattr(Tensor, name, original)
 
 
 _PLAIN = (bool, int, float, str, complex)
@@ -163,7 +132,7 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     hooks = state.saved_hooks
     state.saved_hooks = ()
     try:
-        with _GuardDataDependent(tracer), tracer:
+        with tracer:
             out = fn(*call_args, **call_kwargs)
             out_leaves, cap.out_spec = flatten(out)
             out_nodes: list = []

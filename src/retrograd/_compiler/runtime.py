@@ -70,9 +70,14 @@ class CompiledFunction(Function):
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         entry = ctx.entry
         saved = [t._data for t in ctx.saved_tensors]
-        tangents = [grads[i]._data for i in entry.diff_outputs]
-        result = entry.backward.fn(*saved, *tangents,
-                                   *[entry.free[i]._data for i in entry.backward_free])
+        task = state.graph_task
+        if task is not None and not task.keep_graph:
+            # the engine would release them after this call; now, the generated backward
+            # frees each saved value at its last use, as eager frees a node's after it runs
+            ctx.release_variables()
+        saved += [grads[i]._data for i in entry.diff_outputs]
+        saved += [entry.free[i]._data for i in entry.backward_free]
+        result = entry.backward.fn(saved)
         out: list = [None] * (entry.n_primals + 1)
         for i, g in zip(entry.diff_primals, result):
             if g is not None:

@@ -21,8 +21,14 @@ def _same(a, b) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.dtype.kind in "fV":
-        a32, b32 = a.astype(np.float64), b.astype(np.float64)
-        return bool(np.allclose(a32, b32, rtol=1e-5, atol=1e-6, equal_nan=True))
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        # float32 sums done in another order (a formula's fast array copy in eager, its op
+        # form in the graph) differ by rounding relative to the array's scale; a value frozen
+        # into the graph differs by about the 5% perturbation
+        scale = float(np.nanmax(np.abs(b64), initial=0.0)) if b64.size else 0.0
+        rtol = 1e-5 if a.dtype == np.float64 else 1e-4
+        return bool(np.allclose(a64, b64, rtol=rtol, atol=1e-6 + rtol * 0.1 * scale,
+                                equal_nan=True))
     return bool(np.array_equal(a, b))
 
 
@@ -55,7 +61,7 @@ def _check_captured(entry: Any, part: Any, check_backward: bool, cap: Any) -> No
     bw_graph = part.backward
     inputs = [p.meta["val"] for p in bw_graph.placeholders()]
     expected = [None if o is None else o.meta["val"] for o in bw_graph.output_node.args[0]]
-    got = entry.backward.fn(*[np.array(x, copy=True) for x in inputs])
+    got = entry.backward.fn([np.array(x, copy=True) for x in inputs])
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated backward differs from eager at gradient {i}")
@@ -130,8 +136,8 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
                               "captured ops")
     if entry.backward is None or not compare_grads or tangents is None:
         return
-    result = entry.backward.fn(*got[n + m:], *[t._data for t in tangents],
-                               *[entry.free[i]._data for i in entry.backward_free])
+    result = entry.backward.fn([*got[n + m:], *[t._data for t in tangents],
+                                *[entry.free[i]._data for i in entry.backward_free]])
     for i, (g, e) in enumerate(zip(result, grads)):
         if not _same(g, None if e is None else e._data):
             raise Unsupported(f"gradient {i} depends on values computed outside the captured "

@@ -4,11 +4,104 @@ A mode (retrograd.utils._python_dispatch.TorchDispatchMode) sees each op before 
 `__torch_dispatch__(func, types, args, kwargs)`, and decides what to return; tracers, loggers,
 FLOP counters and allow_mutation_on_saved_tensors are modes. With no mode active the runner pays
 one truth test of `mode_stack`.
+
+NOTE [Per-thread dispatch modes]
+A mode entered with `with mode:` belongs to the thread that entered it: the ops of other
+threads never reach it (a tracer in one thread must not record, or break, another thread's
+eager work), as torch keeps its mode stack per thread. `mode_stack` holds every active mode of
+every thread, so the runner's truth test stays one list test; `_local.own` is the calling
+thread's own stack, which dispatch pops while a mode runs its op. A mode put on `mode_stack`
+directly (autocast's, which keeps its per-thread state itself) or whose class sets
+`_all_threads` (the profiler's) is shared: it sees every thread's ops, below the thread's own
+modes. With a mode active in another thread only, an op pays one call into dispatch, which runs
+it eagerly. Tensor's conversions to Python (item, bool, ...) ask the thread's own modes through
+data_dependent() only while some mode is active.
 """
 
 from __future__ import annotations
 
-mode_stack: list = []
+import threading
+
+from retrograd._autograd.state import mode_stack  # one list object for the process
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.own: list = []  # this thread's entered modes, innermost last
+        self.shared_hidden = 0  # shared modes now running an op on this thread (from the top)
+
+
+_local = _Local()
+_entered: dict = {}  # id(mode) -> how many times a thread entered it (the rest are shared)
+
+
+def push_mode(mode) -> None:
+    """Enter `mode` for the calling thread (for every thread if its class sets
+    `_all_threads`, as the profiler's does: it records what each thread runs)."""
+    if getattr(mode, "_all_threads", False):
+        mode_stack.append(mode)
+        return
+    _entered[id(mode)] = _entered.get(id(mode), 0) + 1
+    _local.own.append(mode)
+    mode_stack.append(mode)
+
+
+def pop_mode(mode) -> None:
+    if getattr(mode, "_all_threads", False):
+        mode_stack.remove(mode)
+        return
+    n = _entered.get(id(mode), 0) - 1
+    if n > 0:
+        _entered[id(mode)] = n
+    else:
+        _entered.pop(id(mode), None)
+    own = _local.own
+    for i in range(len(own) - 1, -1, -1):
+        if own[i] is mode:
+            del own[i]
+            break
+    for i in range(len(mode_stack) - 1, -1, -1):
+        if mode_stack[i] is mode:
+            del mode_stack[i]
+            break
+
+
+def _shared() -> list:
+    shared = [m for m in mode_stack if id(m) not in _entered]
+    return shared[:len(shared) - _local.shared_hidden]
+
+
+def current_mode():
+    """The mode the calling thread's next op goes to, or None."""
+    if not mode_stack:
+        return None
+    own = _local.own
+    if own:
+        return own[-1]
+    shared = _shared()
+    return shared[-1] if shared else None
+
+
+def visible_modes() -> list:
+    """The modes the calling thread's ops reach, innermost first."""
+    if not mode_stack:
+        return []
+    return list(reversed(_local.own)) + list(reversed(_shared()))
+
+
+def own_modes() -> list:
+    """The modes the calling thread entered (innermost last)."""
+    return _local.own
+
+
+def data_dependent(tensor, what: str) -> None:
+    """Tensor.item(), bool(), tolist(), numpy(), float(), int(), index() call this while any
+    mode is active: a mode of this thread with `_on_data_dependent` may refuse (a tracer that
+    cannot put Python values read from tensors into its graph)."""
+    for mode in reversed(_local.own):
+        hook = getattr(mode, "_on_data_dependent", None)
+        if hook is not None:
+            hook(tensor, what)
 
 # NOTE [Autocast composites]
 # retrograd.amp's autocast is a dispatch mode, so it sees the ops that functions are made of.
@@ -22,11 +115,23 @@ autocast = None
 
 
 def dispatch(op, args: tuple):
-    mode = mode_stack.pop()
+    own = _local.own
+    if own:
+        mode = own.pop()
+        try:
+            return mode.__torch_dispatch__(overload_of(op), (), args, {})
+        finally:
+            own.append(mode)
+    shared = _shared()
+    if not shared:  # only other threads have modes
+        from retrograd._ops.registry import run_eager
+
+        return run_eager(op, args)
+    _local.shared_hidden += 1
     try:
-        return mode.__torch_dispatch__(overload_of(op), (), args, {})
+        return shared[-1].__torch_dispatch__(overload_of(op), (), args, {})
     finally:
-        mode_stack.append(mode)
+        _local.shared_hidden -= 1
 
 
 _overloads: dict = {}  # OpDef -> its one OpOverload, so modes can compare ops with `is`

@@ -119,6 +119,8 @@ def _user_stack() -> list:
 class _ProfilingMode(TorchDispatchMode):
     """Times every op the dispatcher runs, as "aten::<name>"."""
 
+    _all_threads = True  # the profiler records every thread's ops
+
     def __init__(self, recorder: profiling.Recorder) -> None:
         self.recorder = recorder
 

@@ -18,17 +18,17 @@ class TorchDispatchMode:
         raise NotImplementedError
 
     def __enter__(self) -> TorchDispatchMode:
-        dispatch.mode_stack.append(self)
+        dispatch.push_mode(self)  # NOTE [Per-thread dispatch modes]
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        dispatch.mode_stack.remove(self)
+        dispatch.pop_mode(self)
 
 
 def _get_current_dispatch_mode():
     # retrograd's own modes (checkpoint's early stop, the wrapper-subclass dispatcher) stand for
     # parts of torch that are not modes: users do not see them
-    for mode in reversed(dispatch.mode_stack):
+    for mode in dispatch.visible_modes():
         if not getattr(mode, "_internal", False):
             return mode
     return None
