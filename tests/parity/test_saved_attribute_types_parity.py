@@ -115,3 +115,20 @@ def test_optional_tensors_results_and_freed_values():
                 before, error_of(lambda: weighted.grad_fn._saved_weight)[:2])
 
     both(prog)
+
+
+def test_convolution_keeps_the_bias_shape():
+    def prog(lib):
+        a = lib.ones(1, 1, 3, 3, requires_grad=True)
+        lib.manual_seed(0)
+        with_bias = lib.nn.Conv2d(1, 2, 3)(a).grad_fn
+        no_bias = lib.nn.Conv2d(1, 1, 3, bias=False)(a).grad_fn
+        x = lib.ones(1, 2, 4, requires_grad=True)
+        w = lib.ones(3, 2, 2)
+        bias = lib.ones(3)
+        input_only = lib.nn.functional.conv1d(x, w, bias).grad_fn
+        padded = lib.nn.functional.conv1d(x, w, bias, padding="same").grad_fn
+        return [_typed(n._saved_bias_sym_sizes_opt)
+                for n in (with_bias, no_bias, input_only, padded)]
+
+    both(prog)

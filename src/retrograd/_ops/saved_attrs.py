@@ -6,10 +6,11 @@ values under torch's names and Python types, and so does this:
     optional tensors (index's `indices`) is a tuple of those, None-holding ones included;
   - a Python scalar given for a Tensor argument is the wrapped 0-d tensor torch saves;
     ints, floats, bools, strings and None stay what they are; lists and shapes are tuples;
-  - torch's derived names: <t>_sym_sizes (a shape), <t>_sym_argsize_<k> and
-    <t>_sym_argsize_minus_<k> (one size), and the upsample ops' per-dimension scales
-    (scales, or scales_h/scales_w, or scales_d/scales_h/scales_w), which replace the
-    scale_factors list retrograd keeps.
+  - torch's derived names: <t>_sym_sizes (a shape), <t>_sym_sizes_opt (the shape of an
+    optional tensor, (0,) when it was None; its only user, convolution's bias, is never 0-d),
+    <t>_sym_argsize_<k> and <t>_sym_argsize_minus_<k> (one size), and the upsample ops'
+    per-dimension scales (scales, or scales_h/scales_w, or scales_d/scales_h/scales_w), which
+    replace the scale_factors list retrograd keeps.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def saved_attribute(node, name: str):
         value = _shown(node, key, _stored(node, key), raw)
     elif key.endswith("_sym_sizes"):
         value = _shape(node, key[:-len("_sym_sizes")])
+    elif key.endswith("_sym_sizes_opt"):
+        value = _shape(node, key[:-len("_sym_sizes_opt")])
+        if value == ():
+            value = (0,)  # torch shows an absent optional tensor's sizes as (0,)
     elif (m := _ARGSIZE.match(key)) is not None:
         shape = _shape(node, m.group(1))
         if shape is not _MISSING:
