@@ -132,3 +132,15 @@ def test_convolution_keeps_the_bias_shape():
                 for n in (with_bias, no_bias, input_only, padded)]
 
     both(prog)
+
+
+def test_as_strided_keeps_the_given_storage_offset():
+    def prog(lib):
+        x = lib.arange(8.0, requires_grad=True)
+        nodes = [x.as_strided((2,), (1,), 1).grad_fn, x[1:].as_strided((2,), (2,)).grad_fn,
+                 x[2:].as_strided((2, 2), (1, 2), 3).grad_fn,
+                 lib.as_strided(x[1:], (3,), (1,), 0).grad_fn]
+        return [[_typed(getattr(n, "_saved_" + k)) for k in ("size", "stride", "storage_offset")]
+                for n in nodes]
+
+    both(prog)
