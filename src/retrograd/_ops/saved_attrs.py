@@ -5,7 +5,8 @@ values under torch's names and Python types, and so does this:
   - a tensor is unpacked (_saved_) or shown as its SavedTensor (_raw_saved_); a list of
     optional tensors (index's `indices`) is a tuple of those, None-holding ones included;
   - a Python scalar given for a Tensor argument is the wrapped 0-d tensor torch saves;
-    ints, floats, bools, strings and None stay what they are; lists and shapes are tuples;
+    ints, floats (an int given for a float argument: a float), bools, strings and None stay
+    what they are; lists and shapes are tuples;
   - torch's derived names: <t>_sym_sizes (a shape), <t>_sym_sizes_opt (the shape of an
     optional tensor, (0,) when it was None; its only user, convolution's bias, is never 0-d),
     <t>_sym_argsize_<k> and <t>_sym_argsize_minus_<k> (one size), and the upsample ops'
@@ -71,6 +72,8 @@ def _shown(node, key: str, value, raw: bool):
             from retrograd._ops.creation import tensor
 
             return tensor(value)  # torch saves a Python scalar as a wrapped tensor
+        if kind in ("float", "float?") and type(value) is int:
+            return float(value)  # torch keeps a double
     if isinstance(value, list):
         return tuple(value)
     return value
