@@ -144,3 +144,39 @@ def test_as_strided_keeps_the_given_storage_offset():
                 for n in nodes]
 
     both(prog)
+
+
+def test_pdist_logit_and_qr_arguments():
+    def prog(lib):
+        a = lib.ones(2, 2, requires_grad=True)
+        b = lib.ones(1, 1, 2, requires_grad=True)
+        m = lib.ones(1, 1, requires_grad=True)
+        q, r = lib.linalg.qr(lib.eye(3, 2, requires_grad=True), mode="reduced")
+        qr_node = q.grad_fn
+        return [_typed(v) for v in (
+            lib.pdist(a, p=1).grad_fn._saved_p,
+            lib.pdist(a, 1).grad_fn._saved_p,
+            lib.pdist(a).grad_fn._saved_p,
+            lib.pdist(a, 3).grad_fn._saved_self,
+            lib.logit(b, 1.0).grad_fn._saved_eps,
+            lib.logit(b, 1).grad_fn._saved_eps,
+            lib.logit(b).grad_fn._saved_eps,
+            lib.logit(b, eps=0.25).grad_fn._saved_self,
+            lib.linalg.qr(m, mode="reduced")[0].grad_fn._saved_mode,
+            lib.linalg.qr(m, mode="r")[1].grad_fn._saved_mode,
+            qr_node._saved_Q, qr_node._saved_R, r.grad_fn is qr_node,
+        )]
+
+    both(prog)
+
+
+def test_pdist_errors():
+    def prog(lib):
+        return [error_of(lib.pdist, lib.ones(3)),
+                error_of(lib.pdist, lib.ones(2, 2, dtype=lib.long)),
+                error_of(lib.pdist, lib.ones(1, 2, 3)),
+                error_of(lib.pdist, lib.ones(3, 2), -1.0),
+                error_of(lib.pdist, lib.ones(3, 2, dtype=lib.float16)),
+                lib.nn.functional.pdist(lib.ones(3, 2), 2)]
+
+    both(prog)

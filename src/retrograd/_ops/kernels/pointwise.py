@@ -598,4 +598,5 @@ def _logit(a, eps):
     if eps is not None:
         lo, hi = a.dtype.type(eps), a.dtype.type(1 - eps)
         a = np.where(a < lo, lo, np.where(a > hi, hi, a))
-    return np.log(a / (1 - a))
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 and 1 give -inf and inf, quietly
+        return np.log(a / (1 - a))
