@@ -180,3 +180,18 @@ def test_pdist_errors():
                 lib.nn.functional.pdist(lib.ones(3, 2), 2)]
 
     both(prog)
+
+
+def test_foreach_maximum_saves_its_scalars():
+    def prog(lib):
+        xs = [lib.ones(2, 2, requires_grad=True) for _ in range(3)]
+        scalars = [0.0, 1, 2.5]
+        listed = lib._foreach_maximum(xs, scalars)
+        one = lib._foreach_maximum(xs, 0.5)
+        pairs = lib._foreach_maximum(xs, [lib.zeros(2, 2) for _ in range(3)])
+        return ([_typed(t.grad_fn._saved_scalars) for t in listed],
+                _typed(one[0].grad_fn._saved_scalar), _typed(one[1].grad_fn._saved_self),
+                [t.grad_fn.name() for t in (listed[0], one[0], pairs[0])],
+                listed[0].grad_fn is listed[2].grad_fn, type(listed).__name__)
+
+    both(prog)
