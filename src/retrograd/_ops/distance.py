@@ -76,7 +76,6 @@ def _pdist_grad(grad: Tensor, self: Tensor, p: float, result: Tensor) -> Tensor:
     """Each distance's gradient goes to its row i and, negated, to its row j. The cases follow
     torch's kernel (a zero distance, or a zero difference for p < 1, gives 0). Written with
     retrograd ops, so it differentiates again (torch's _pdist_backward does not)."""
-    from retrograd._ops import comparison as C
     from retrograd._ops.creation import tensor, zeros_like
     from retrograd._ops.indexing import index_add, index_select
     from retrograd._ops.pointwise import where
@@ -90,12 +89,12 @@ def _pdist_grad(grad: Tensor, self: Tensor, p: float, result: Tensor) -> Tensor:
     if p == 1:
         w = g * diff.sign()
     elif p == math.inf:
-        w = g * diff.sign() * C.eq(diff.abs(), dist)
+        w = g * diff.sign() * diff.abs().eq(dist)
     else:
-        zero = C.eq(dist, 0)
+        zero = dist.eq(0)
         if p < 2:
             if p < 1:
-                zero = C.logical_or(zero, C.eq(diff, 0))
+                zero = zero.logical_or(diff.eq(0))
             w = diff.sign() * diff.abs().pow(p - 1) * g / dist.pow(p - 1)
         elif p == 2:
             w = g * diff / dist
