@@ -1,7 +1,8 @@
 """Samples of the multi-tensor ops (`_foreach_*`) and the fused optimizer steps (`_fused_*`).
 
-They have no derivative (optimizers run them under no_grad), so only parity with torch is
-checked: the in-place ones are sampled by what they leave in their first list."""
+Most have no derivative (optimizers run them under no_grad), so only parity with torch is
+checked: the in-place ones are sampled by what they leave in their first list. The out-of-place
+_foreach_maximum is differentiable and sampled as the other ops are (at the end)."""
 
 from __future__ import annotations
 
@@ -97,4 +98,15 @@ SAMPLES = [
            {"weight_decay": 0.0, "momentum": 0.9, "nesterov": False, "maximize": True,
             "is_first_step": True}, name="fused_sgd_first", requires_grad=NO_GRAD,
            gradcheck=False),
+]
+
+# the out-of-place maximum is differentiable: gradcheck, gradgradcheck and parity
+SAMPLES += [
+    Sample("_foreach_maximum", (_xs(40), _xs(41)), name="List"),
+    Sample("_foreach_maximum", (_xs(42), 0.1), name="Scalar"),
+    Sample("_foreach_maximum", (_xs(43), [0.1, -0.2, 0.3]), name="ScalarList"),
+    Sample("_foreach_maximum", (_xs(44), np.array(0.2)), requires_grad=(True,) * 3 + (False,),
+           name="zero_dim_tensor"),
+    Sample("_foreach_maximum", (_xs(45), _xs(46)), requires_grad=(True,) * 3 + (False,) * 3,
+           name="List_self_only"),
 ]

@@ -120,4 +120,11 @@ SAMPLES = _matmul_samples() + [
     Sample("einsum", ("ij,jj->ij", arr(2, 3), arr(3, 3)), name="diag_in_pair"),
     Sample(einsum_list, (arr(2, 3), arr(3, 2))),
     Sample(einsum_sublist, (arr(2, 3), arr(3, 2))),
+    # QR: tall, square, wide and batched matrices; 'complete' where it is differentiable
+    Sample("linalg.qr", (arr(4, 3, seed=21),), name="tall"),
+    Sample("linalg.qr", (arr(3, 3, seed=22),), name="square"),
+    Sample("linalg.qr", (arr(3, 5, seed=23),), name="wide"),
+    Sample("linalg.qr", (arr(2, 4, 3, seed=24),), name="batched"),
+    Sample("linalg.qr", (arr(2, 3, 4, seed=25), "complete"), name="complete_wide"),
+    Sample("linalg.qr", (arr(3, 3, seed=26),), {"mode": "complete"}, name="complete_square"),
 ]

@@ -115,3 +115,83 @@ def test_optional_tensors_results_and_freed_values():
                 before, error_of(lambda: weighted.grad_fn._saved_weight)[:2])
 
     both(prog)
+
+
+def test_convolution_keeps_the_bias_shape():
+    def prog(lib):
+        a = lib.ones(1, 1, 3, 3, requires_grad=True)
+        lib.manual_seed(0)
+        with_bias = lib.nn.Conv2d(1, 2, 3)(a).grad_fn
+        no_bias = lib.nn.Conv2d(1, 1, 3, bias=False)(a).grad_fn
+        x = lib.ones(1, 2, 4, requires_grad=True)
+        w = lib.ones(3, 2, 2)
+        bias = lib.ones(3)
+        input_only = lib.nn.functional.conv1d(x, w, bias).grad_fn
+        padded = lib.nn.functional.conv1d(x, w, bias, padding="same").grad_fn
+        return [_typed(n._saved_bias_sym_sizes_opt)
+                for n in (with_bias, no_bias, input_only, padded)]
+
+    both(prog)
+
+
+def test_as_strided_keeps_the_given_storage_offset():
+    def prog(lib):
+        x = lib.arange(8.0, requires_grad=True)
+        nodes = [x.as_strided((2,), (1,), 1).grad_fn, x[1:].as_strided((2,), (2,)).grad_fn,
+                 x[2:].as_strided((2, 2), (1, 2), 3).grad_fn,
+                 lib.as_strided(x[1:], (3,), (1,), 0).grad_fn]
+        return [[_typed(getattr(n, "_saved_" + k)) for k in ("size", "stride", "storage_offset")]
+                for n in nodes]
+
+    both(prog)
+
+
+def test_pdist_logit_and_qr_arguments():
+    def prog(lib):
+        a = lib.ones(2, 2, requires_grad=True)
+        b = lib.ones(1, 1, 2, requires_grad=True)
+        m = lib.ones(1, 1, requires_grad=True)
+        q, r = lib.linalg.qr(lib.eye(3, 2, requires_grad=True), mode="reduced")
+        qr_node = q.grad_fn
+        return [_typed(v) for v in (
+            lib.pdist(a, p=1).grad_fn._saved_p,
+            lib.pdist(a, 1).grad_fn._saved_p,
+            lib.pdist(a).grad_fn._saved_p,
+            lib.pdist(a, 3).grad_fn._saved_self,
+            lib.logit(b, 1.0).grad_fn._saved_eps,
+            lib.logit(b, 1).grad_fn._saved_eps,
+            lib.logit(b).grad_fn._saved_eps,
+            lib.logit(b, eps=0.25).grad_fn._saved_self,
+            lib.linalg.qr(m, mode="reduced")[0].grad_fn._saved_mode,
+            lib.linalg.qr(m, mode="r")[1].grad_fn._saved_mode,
+            qr_node._saved_Q, qr_node._saved_R, r.grad_fn is qr_node,
+        )]
+
+    both(prog)
+
+
+def test_pdist_errors():
+    def prog(lib):
+        return [error_of(lib.pdist, lib.ones(3)),
+                error_of(lib.pdist, lib.ones(2, 2, dtype=lib.long)),
+                error_of(lib.pdist, lib.ones(1, 2, 3)),
+                error_of(lib.pdist, lib.ones(3, 2), -1.0),
+                error_of(lib.pdist, lib.ones(3, 2, dtype=lib.float16)),
+                lib.nn.functional.pdist(lib.ones(3, 2), 2)]
+
+    both(prog)
+
+
+def test_foreach_maximum_saves_its_scalars():
+    def prog(lib):
+        xs = [lib.ones(2, 2, requires_grad=True) for _ in range(3)]
+        scalars = [0.0, 1, 2.5]
+        listed = lib._foreach_maximum(xs, scalars)
+        one = lib._foreach_maximum(xs, 0.5)
+        pairs = lib._foreach_maximum(xs, [lib.zeros(2, 2) for _ in range(3)])
+        return ([_typed(t.grad_fn._saved_scalars) for t in listed],
+                _typed(one[0].grad_fn._saved_scalar), _typed(one[1].grad_fn._saved_self),
+                [t.grad_fn.name() for t in (listed[0], one[0], pairs[0])],
+                listed[0].grad_fn is listed[2].grad_fn, type(listed).__name__)
+
+    both(prog)

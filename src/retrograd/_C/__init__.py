@@ -12,7 +12,10 @@ from retrograd._autograd.state import state
 
 __all__ = ["_autograd", "_functions", "_set_fwd_grad_enabled", "_is_fwd_grad_enabled",
            "_current_autograd_node", "_current_graph_task_id",
-           "_will_engine_execute_node"]
+           "_will_engine_execute_node", "has_lapack"]
+
+# the LAPACK-backed ops retrograd has (linalg.qr) run on NumPy's LAPACK, always present
+has_lapack = True
 
 
 def _current_graph_task_id() -> int:

@@ -331,10 +331,14 @@ def _bias_grad_array(grad):
     return np.add.reduce(grad, axis=axes)
 
 
+# The input and weight formulas read bias_shape only so that the node keeps it, as torch's
+# does (grad_fn._saved_bias_sym_sizes_opt); they do not need it.
 _CONV_GRADS = {
-    "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed, groups:
+    "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed, groups,
+    bias_shape:
     _conv_input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups),
-    "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed, groups:
+    "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed, groups,
+    bias_shape:
     _conv_weight_grad(grad, input, weight_shape, stride, padding, dilation, transposed, groups),
     "bias": lambda grad: _bias_grad(grad),
 }
@@ -369,12 +373,15 @@ def _public_params(nd: int, stride, padding, dilation) -> tuple:
     return full(stride), _flat((p, p) for p in full(padding)), full(dilation)
 
 
-def _public_input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups):
+def _public_input_grad(grad, weight, input_shape, stride, padding, dilation, transposed, groups,
+                       bias_shape):
+    # bias_shape: kept for grad_fn._saved_bias_sym_sizes_opt, as in _CONV_GRADS
     s, p, d = _public_params(len(input_shape) - 2, stride, padding, dilation)
     return _conv_input_grad(grad, weight, input_shape, s, p, d, transposed, groups)
 
 
-def _public_weight_grad(grad, input, weight_shape, stride, padding, dilation, transposed, groups):
+def _public_weight_grad(grad, input, weight_shape, stride, padding, dilation, transposed, groups,
+                        bias_shape):
     s, p, d = _public_params(len(weight_shape) - 2, stride, padding, dilation)
     return _conv_weight_grad(grad, input, weight_shape, s, p, d, transposed, groups)
 

@@ -7,11 +7,13 @@ multiplying the norms); the clamp is invisible to the gradient, as in torch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._ops.reduction import linalg_vector_norm
-from retrograd._ops.registry import register, register_functional
+from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
 
 
@@ -42,3 +44,84 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 for _fn in (cosine_similarity, pairwise_distance):
     register(_fn.__name__, _fn)
     register_functional(_fn.__name__, _fn)
+
+
+# --- pdist -----------------------------------------------------------------------------------
+
+
+def _pairs(n: int) -> tuple:
+    """Row indices (i, j), i < j, in the order of pdist's output."""
+    return np.triu_indices(n, 1)
+
+
+def _p_norm(diff: np.ndarray, p: float) -> np.ndarray:
+    a = np.abs(diff)
+    if p == 0:
+        return np.count_nonzero(a, axis=-1).astype(diff.dtype)
+    if p == np.inf:
+        return a.max(axis=-1, initial=0)
+    if p == 1:
+        return a.sum(axis=-1)
+    if p == 2:
+        return np.sqrt(np.einsum("...k,...k->...", diff, diff))
+    return (a ** p).sum(axis=-1) ** (1 / p)
+
+
+def _pdist_forward_kernel(a, p):
+    i, j = _pairs(a.shape[0])
+    return np.ascontiguousarray(_p_norm(a[i] - a[j], p), dtype=a.dtype)
+
+
+def _pdist_grad(grad: Tensor, self: Tensor, p: float, result: Tensor) -> Tensor:
+    """Each distance's gradient goes to its row i and, negated, to its row j. The cases follow
+    torch's kernel (a zero distance, or a zero difference for p < 1, gives 0). Written with
+    retrograd ops, so it differentiates again (torch's _pdist_backward does not)."""
+    from retrograd._ops.creation import tensor, zeros_like
+    from retrograd._ops.indexing import index_add, index_select
+    from retrograd._ops.pointwise import where
+
+    n = self.shape[0]
+    if n < 2 or p == 0:
+        return zeros_like(self)
+    i, j = (tensor(k, dtype=D.int64) for k in _pairs(n))
+    diff = index_select(self, 0, i) - index_select(self, 0, j)
+    dist, g = result.unsqueeze(-1), grad.unsqueeze(-1)
+    if p == 1:
+        w = g * diff.sign()
+    elif p == math.inf:
+        w = g * diff.sign() * diff.abs().eq(dist)
+    else:
+        zero = dist.eq(0)
+        if p < 2:
+            if p < 1:
+                zero = zero.logical_or(diff.eq(0))
+            w = diff.sign() * diff.abs().pow(p - 1) * g / dist.pow(p - 1)
+        elif p == 2:
+            w = g * diff / dist
+        else:
+            w = diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1)
+        w = where(zero, 0.0, w)
+    return index_add(index_add(zeros_like(self), 0, i, w), 0, j, -w)
+
+
+_pdist = op("_pdist_forward(Tensor self, float p=2) -> Tensor", _pdist_forward_kernel,
+            node="PdistBackward0", grads={"self": _pdist_grad}, function=False, method=False)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distance between each pair of rows of a 2-D input (i < j, row-major)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype.itemsize < 4:
+        from retrograd._ops.linalg import not_implemented
+
+        raise not_implemented("pdist", input._data)
+    return _pdist(input.contiguous(), p)
+
+
+register("pdist", pdist)
+register_functional("pdist", pdist)

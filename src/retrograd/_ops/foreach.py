@@ -9,8 +9,9 @@ Optimizer steps pass through the dispatcher as torch's do, so a TorchDispatchMod
 single-tensor step, which writes the arrays directly (optim_kernels) and, only while a mode is
 active, runs torch's single-tensor ops instead (`exp_avg.lerp_(grad, 1 - beta1)`, ...) so the
 mode sees them. The kernels are the optimizers' own arithmetic (NOTE [Optimizer arithmetic]),
-so every path gives the same numbers. The ops have no derivative: they refuse to run where
-autograd would record them (inplace.run_list_inplace), where torch would differentiate them.
+so every path gives the same numbers. The in-place ops have no derivative: they refuse to run
+where autograd would record them (inplace.run_list_inplace), where torch would differentiate
+them. The out-of-place `_foreach_maximum` is differentiable, as torch's.
 """
 
 from __future__ import annotations
@@ -186,6 +187,46 @@ def _maximum_list(xs: list, others: list) -> None:
         np.maximum(a, b, out=a, casting="unsafe")
 
 
+def _maximum_each(xs: list, others: list) -> list:
+    """maximum of each pair, in torch's result dtype of the pair (a Python scalar is weak)."""
+    from retrograd import _dtype as D
+    from retrograd._ops.broadcasting import _pair_shape
+    from retrograd._tensor import _wrap
+
+    _check_lists(xs, others)
+    out = []
+    for a, b in zip(xs, others):
+        if type(b) is np.ndarray:
+            _pair_shape(a.shape, b.shape)  # torch's error for shapes that do not broadcast
+        dt = D.result_type(_wrap(a), _wrap(b) if type(b) is np.ndarray else b).np
+        out.append(np.maximum(a.astype(dt, copy=False), np.asarray(b).astype(dt, copy=False)))
+    return out
+
+
+def _check_lists(xs: list, others: list) -> None:
+    """torch's checks of a foreach op's argument lists."""
+    if not xs:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+    if len(others) != len(xs):
+        if others and type(others[0]) is not np.ndarray:
+            raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+        raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(xs)} "
+                           f"and {len(others)}")
+
+
+def _maximum_scalar(xs: list, scalar) -> list:
+    return _maximum_each(xs, [scalar] * len(xs))
+
+
+def _maximum_grads(grads: list, xs, others, flip: bool) -> list:
+    """maximum's gradient for each pair that got one (flip: for the second operand)."""
+    from retrograd._ops.pointwise import _max_grad
+
+    return [None if g is None else (_max_grad(g, b, a, False) if flip else
+                                    _max_grad(g, a, b, False))
+            for g, a, b in zip(grads, xs, others)]
+
+
 def _skip(found_inf) -> bool:
     return found_inf is not None and bool(found_inf.reshape(-1)[0] != 0)
 
@@ -296,6 +337,25 @@ reciprocal_ = _op("_foreach_reciprocal_(Tensor(a!)[] self) -> ()", _reciprocal_)
 maximum_list_ = _op("_foreach_maximum_.List(Tensor(a!)[] self, Tensor[] other) -> ()",
                    _maximum_list)
 
+# the out-of-place maximum is differentiable, as torch's: one node for the whole list
+maximum_list = op("_foreach_maximum.List(Tensor[] self, Tensor[] other) -> Tensor[]",
+                  _maximum_each, node="ForeachMaximumBackward0List",
+                  grads={"self": lambda grads, self, other: _maximum_grads(grads, self, other,
+                                                                           False),
+                         "other": lambda grads, self, other: _maximum_grads(grads, self, other,
+                                                                            True)},
+                  function=False, method=False)
+maximum_scalar = op("_foreach_maximum.Scalar(Tensor[] self, Scalar scalar) -> Tensor[]",
+                    _maximum_scalar, node="ForeachMaximumBackward0",
+                    grads={"self": lambda grads, self, scalar: _maximum_grads(
+                        grads, self, [scalar] * len(self), False)},
+                    function=False, method=False)
+maximum_scalars = op("_foreach_maximum.ScalarList(Tensor[] self, Scalar[] scalars) -> Tensor[]",
+                     _maximum_each, node="ForeachMaximumBackward1",
+                     grads={"self": lambda grads, self, scalars: _maximum_grads(
+                         grads, self, scalars, False)},
+                     function=False, method=False)
+
 _ADAM = ("(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, "
          "Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, "
          "float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, "
@@ -350,6 +410,17 @@ _pick("_foreach_sub_", sub_scalar_, sub_list_)
 _pick("_foreach_mul_", mul_scalar_, mul_list_, mul_scalars_, mul_tensor_)
 _pick("_foreach_div_", div_scalar_, div_list_, div_scalars_)
 _pick("_foreach_maximum_", maximum_list_, maximum_list_)
+_choose_maximum = _pick("_foreach_maximum", maximum_scalar, maximum_list, maximum_scalars)
+
+
+def _foreach_maximum(self: list, other) -> tuple:
+    """torch._foreach_maximum: a tuple, as torch's; a 0-d tensor counts as a scalar."""
+    if isinstance(other, Tensor):
+        other = other.item()
+    return tuple(_choose_maximum(self, other))
+
+
+register("_foreach_maximum", _foreach_maximum)
 _pick_last("_foreach_addcmul_", addcmul_scalar_, addcmul_scalars_)
 
 

@@ -1093,3 +1093,95 @@ def _declare_inplace() -> None:
 
 
 _declare_inplace()
+
+
+# --- QR --------------------------------------------------------------------------------------
+
+QR_R_MODE = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+             "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+             "linalg.qr.")
+QR_COMPLETE_TALL = ("The QR decomposition is not differentiable when mode='complete' and "
+                    "nrows > ncols.")
+
+
+def _column_major_batch(a: np.ndarray) -> np.ndarray:
+    """a with each matrix stored column by column (LAPACK's layout, and so torch's strides)."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
+
+
+def _qr_forward(a, mode):
+    if a.shape[-2] == 0 or a.shape[-1] == 0:  # NumPy's LAPACK wrapper refuses empty matrices
+        m, n = a.shape[-2:]
+        k = m if mode == "complete" else min(m, n)
+        q = np.zeros(a.shape[:-2] + (m, k), a.dtype)
+        q[..., range(k), range(k)] = 1
+        r = np.zeros(a.shape[:-2] + (min(m, n) if mode != "complete" else m, n), a.dtype)
+        return (np.zeros((0,), a.dtype) if mode == "r" else _column_major_batch(q),
+                _column_major_batch(r))
+    if mode == "r":
+        r = np.linalg.qr(a, mode="r")
+        return np.zeros((0,), a.dtype), _column_major_batch(r.astype(a.dtype, copy=False))
+    q, r = np.linalg.qr(a, mode=mode)
+    return (_column_major_batch(q.astype(a.dtype, copy=False)),
+            _column_major_batch(r.astype(a.dtype, copy=False)))
+
+
+def _inverse_forward(a):
+    return np.linalg.inv(a)
+
+
+# R^-1 for the QR gradient (R is triangular, but the general inverse differentiates the same way)
+_qr_r_inverse = op("_qr_r_inverse(Tensor self) -> Tensor", _inverse_forward,
+                   grads={"self": lambda grad, result:
+                          -matmul(matmul(result.mT, grad), result.mT)},
+                   function=False, method=False)
+
+
+def _qr_square_grad(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor) -> Tensor:
+    """dL/dA for A = QR with R square (m >= n): (gQ + Q sym(M)) R^-T, with M = R gR^T - gQ^T Q
+    and sym(M) the symmetric matrix that has M's lower triangle."""
+    M = matmul(R, gR.mT) - matmul(gQ.mT, Q)
+    sym = M.tril() + M.tril(-1).mT
+    return matmul(gQ + matmul(Q, sym), _qr_r_inverse(R).mT)
+
+
+def _qr_grad(grads, Q, R, mode):
+    if mode == "r":
+        raise RuntimeError(QR_R_MODE)
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError(QR_COMPLETE_TALL)
+    gQ, gR = grads
+    if gQ is None:
+        gQ = Q.new_zeros(Q.shape)
+    if gR is None:
+        gR = R.new_zeros(R.shape)
+    if m >= n:
+        return _qr_square_grad(gQ, gR, Q, R)
+    # A = Q [U | V] with U square: the first m columns X = QU are a square QR; the others,
+    # Y = QV, reach Q through V = Q^T Y, which adds Y gV^T to X's gQ
+    U, V = R[..., :m], R[..., m:]
+    gU, gV = gR[..., :m], gR[..., m:]
+    from retrograd._ops.shape import cat
+
+    gX = _qr_square_grad(gQ + matmul(matmul(Q, V), gV.mT), gU, Q, U)
+    return cat([gX, matmul(Q, gV)], -1)
+
+
+linalg_qr = op("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _qr_forward,
+               grads={"A": _qr_grad}, function=False, method=False)
+
+
+def qr(A: Tensor, mode: str = "reduced") -> tuple:
+    """torch.linalg.qr: (Q, R) with A = QR; mode 'reduced', 'complete' or 'r' (Q left empty)."""
+    from retrograd._ops.reduction import return_types
+
+    if A.dim() < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError("linalg.qr: Expected a floating point or complex tensor as input. "
+                           f"Got {scalar_name(A._data)}")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    return return_types.linalg_qr(linalg_qr(A, mode))

@@ -43,6 +43,7 @@ from retrograd._ops.kernels.pointwise import (
     _lerp,
     _lerp_direct,
     _log_scalar,
+    _logit,
     _masked,
     _neg,
     _np_div,
@@ -335,6 +336,17 @@ sigmoid = op("sigmoid(Tensor self) -> Tensor", _sigmoid, promote="float",
              grads={"self": lambda grad, result: sigmoid_backward(grad, result)},
              array_grads={"self": lambda grad, result: _sigmoid_backward(grad, result)})
 
+def _logit_grad(grad, self, eps):
+    """grad / (x (1 - x)) where x lies in [eps, 1 - eps] (in [0, 1], NaN outside, without
+    eps), written with where so that it differentiates again (torch's formula in grad mode)."""
+    lo, hi, fill = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
+    inside = C.logical_and(C.ge(self, lo), C.le(self, hi))
+    return where(inside, grad / (self * (1.0 - self)), fill)
+
+
+logit = op("logit(Tensor self, float? eps=None) -> Tensor", _logit, promote="float",
+           grads={"self": _logit_grad})
+
 reciprocal = op("reciprocal(Tensor self) -> Tensor", np.reciprocal, promote="float",
                 grads={"self": lambda grad, result: -grad * (result * result)},
                 array_grads={"self": lambda grad, result: np.multiply(
@@ -512,6 +524,7 @@ clamp_max_s_ = inplace_of(clamp_max_s, name="clamp_max_", check=_check_clamp_cas
 clamp_max_t_ = inplace_of(clamp_max_t, name="clamp_max_")
 round_ = inplace_of(_round, name="round_")
 round_decimals_ = inplace_of(_round_decimals, name="round_")
+logit_ = inplace_of(logit, function=True)
 
 
 addcmul_ = inplace_of(addcmul, direct=_addc_direct(np.multiply))

@@ -391,6 +391,7 @@ class return_types:  # noqa: N801 - torch.return_types
     topk_out = _return_type("topk_out")
     kthvalue = _return_type("kthvalue")
     kthvalue_out = _return_type("kthvalue_out")
+    linalg_qr = _return_type("linalg_qr", ("Q", "R"))
 
 
 # --- amax, amin, max, min, argmax, argmin ----------------------------------------------------

@@ -5,11 +5,13 @@ values under torch's names and Python types, and so does this:
   - a tensor is unpacked (_saved_) or shown as its SavedTensor (_raw_saved_); a list of
     optional tensors (index's `indices`) is a tuple of those, None-holding ones included;
   - a Python scalar given for a Tensor argument is the wrapped 0-d tensor torch saves;
-    ints, floats, bools, strings and None stay what they are; lists and shapes are tuples;
-  - torch's derived names: <t>_sym_sizes (a shape), <t>_sym_argsize_<k> and
-    <t>_sym_argsize_minus_<k> (one size), and the upsample ops' per-dimension scales
-    (scales, or scales_h/scales_w, or scales_d/scales_h/scales_w), which replace the
-    scale_factors list retrograd keeps.
+    ints, floats (an int given for a float argument: a float), bools, strings and None stay
+    what they are; lists and shapes are tuples;
+  - torch's derived names: <t>_sym_sizes (a shape), <t>_sym_sizes_opt (the shape of an
+    optional tensor, (0,) when it was None; its only user, convolution's bias, is never 0-d),
+    <t>_sym_argsize_<k> and <t>_sym_argsize_minus_<k> (one size), and the upsample ops'
+    per-dimension scales (scales, or scales_h/scales_w, or scales_d/scales_h/scales_w), which
+    replace the scale_factors list retrograd keeps.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def saved_attribute(node, name: str):
         value = _shown(node, key, _stored(node, key), raw)
     elif key.endswith("_sym_sizes"):
         value = _shape(node, key[:-len("_sym_sizes")])
+    elif key.endswith("_sym_sizes_opt"):
+        value = _shape(node, key[:-len("_sym_sizes_opt")])
+        if value == ():
+            value = (0,)  # torch shows an absent optional tensor's sizes as (0,)
     elif (m := _ARGSIZE.match(key)) is not None:
         shape = _shape(node, m.group(1))
         if shape is not _MISSING:
@@ -66,6 +72,8 @@ def _shown(node, key: str, value, raw: bool):
             from retrograd._ops.creation import tensor
 
             return tensor(value)  # torch saves a Python scalar as a wrapped tensor
+        if kind in ("float", "float?") and type(value) is int:
+            return float(value)  # torch keeps a double
     if isinstance(value, list):
         return tuple(value)
     return value

@@ -315,7 +315,8 @@ _as_strided_grad = op(
     function=False, method=False)
 
 
-def _as_strided_rel_forward(a, size, stride, delta):
+def _as_strided_rel_forward(a, size, stride, delta, storage_offset=None):
+    # storage_offset: the user's argument, only kept by the node (delta is what places the view)
     itemsize = a.itemsize
     ptr = a.__array_interface__["data"][0] + delta * itemsize
     iface = {"shape": tuple(size), "strides": tuple(s * itemsize for s in stride),
@@ -336,9 +337,12 @@ class _Holder:
 
 
 _as_strided_rel = op(
-    "_as_strided_rel(Tensor(a) self, int[] size, int[] stride, int delta) -> Tensor(a)",
+    "_as_strided_rel(Tensor(a) self, int[] size, int[] stride, int delta, "
+    "int? storage_offset=None) -> Tensor(a)",
     _as_strided_rel_forward, node="AsStridedBackward0",
-    grads={"self": lambda grad, self_shape, self_strides, size, stride, delta:
+    # the formula reads storage_offset so that the node keeps the user's argument
+    # (grad_fn._saved_storage_offset, as torch's); the gradient needs only delta
+    grads={"self": lambda grad, self_shape, self_strides, size, stride, delta, storage_offset:
            _as_strided_grad(grad, size, stride, delta, self_shape, self_strides, 0)},
     function=False, method=False)
 
@@ -362,7 +366,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
             f"{target + shift}, and itemsize {input._data.itemsize} requiring a storage size of "
             f"{(needed + shift) * input._data.itemsize} are out of bounds for storage of size "
             f"{(available + shift) * input._data.itemsize}")
-    return _as_strided_rel(input, size, stride, target - own)
+    return _as_strided_rel(input, size, stride, target - own, storage_offset)
 
 
 register("as_strided", as_strided, method=True)

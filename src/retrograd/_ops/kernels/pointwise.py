@@ -589,3 +589,14 @@ def _fill(dst, value):
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions.")
     dst[...] = value
+
+
+def _logit(a, eps):
+    """log(x / (1 - x)), x first held in [eps, 1 - eps] when eps is given. The bounds are
+    tested one after the other (below lo, else above hi), as torch's kernel does: for
+    eps > 0.5, where lo > hi, np.clip would differ."""
+    if eps is not None:
+        lo, hi = a.dtype.type(eps), a.dtype.type(1 - eps)
+        a = np.where(a < lo, lo, np.where(a > hi, hi, a))
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 and 1 give -inf and inf, quietly
+        return np.log(a / (1 - a))
