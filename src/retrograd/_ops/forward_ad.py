@@ -69,10 +69,18 @@ ELEMENTWISE = frozenset({
 })
 
 
+# views whose geometry is read from where their inputs sit in memory (slice_inverse lays src's
+# geometry over self's storage): a tangent is a separate array, so the op applied to tangents
+# would read the wrong geometry; their tangent comes from the formulas (transpose rule)
+GEOMETRY_VIEWS = frozenset({"slice_inverse"})
+
+
 def rule_for(name: str, is_view: bool, has_formulas: bool, jvp) -> str:
     """The derivation an op's tangent uses (NOTE [Forward-mode derivatives])."""
     if jvp is not None:
         return "explicit"
+    if name in GEOMETRY_VIEWS:
+        return "transpose"
     if is_view or name in LINEAR:
         return "linear"
     if name in BILINEAR:

@@ -332,11 +332,13 @@ class _StopBeforeOp:
         return func(*args, **(kwargs or {}))
 
     def __enter__(self) -> _StopBeforeOp:
-        dispatch.mode_stack.append(self)
+        # the recomputing thread's own mode, so it sits above the user's modes
+        # (NOTE [Per-thread dispatch modes])
+        dispatch.push_mode(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        dispatch.mode_stack.remove(self)
+        dispatch.pop_mode(self)
 
 
 def _inputs_saved_first(op, args: tuple, n: int) -> list | None:
