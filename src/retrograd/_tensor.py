@@ -408,7 +408,10 @@ class Tensor:
     def detach_(self) -> Tensor:
         from retrograd._autograd.views import detach_inplace
 
-        return detach_inplace(self)
+        out = detach_inplace(self)
+        if op_seam.forward_ad_levels:  # a dual tensor loses its tangent too, as in torch
+            op_seam.drop_tangents(self)
+        return out
 
     @property
     def data(self) -> Tensor:

@@ -200,3 +200,19 @@ def test_op_without_forward_derivative():
             assert fw.unpack_dual(d < 0.5).tangent is None  # comparisons carry none
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def test_detach_drops_the_tangent():
+    # detach() gives a tensor without tangent; detach_() removes the tensor's own, as torch
+    def program(lib, fw, x, t):
+        dual = fw.make_dual(x, t).clone()
+        kept = fw.unpack_dual(dual.detach() * 2).tangent
+        dual.detach_()
+        return kept, fw.unpack_dual(dual * 2).tangent, fw.unpack_dual(dual * 2).primal
+
+    _both(program)
+    with rfw.dual_level():
+        dual = rfw.make_dual(retrograd.ones(2), retrograd.ones(2)).clone()
+        assert rfw.unpack_dual(dual).tangent is not None
+        dual.detach_()
+        assert rfw.unpack_dual(dual).tangent is None

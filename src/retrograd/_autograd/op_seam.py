@@ -30,6 +30,8 @@ _WHERE = {
     "shallow_copy": ("subclass", "shallow_copy"),
     "detach_wrapper": ("subclass", "detach_wrapper"),
     "item_wrapper": ("subclass", "item_wrapper"),
+    "forward_ad_levels": ("forward_ad", "levels"),
+    "drop_tangents": ("forward_ad", "drop_tangents"),
     "data_dependent": ("dispatch", "data_dependent"),
 }
 
@@ -48,6 +50,9 @@ def _module(name: str) -> Any:
     if name == "layout":
         from retrograd._ops import layout
         return layout
+    if name == "forward_ad":
+        from retrograd._ops import forward_ad
+        return forward_ad
     if name == "subclass":
         from retrograd._ops import subclass
         return subclass

@@ -149,6 +149,13 @@ def set_tangent(t: Tensor, tangent, lv=None) -> None:
     store[key] = (weakref.ref(t, forget), tangent)
 
 
+def drop_tangents(t: Tensor) -> None:
+    """detach_(): t keeps no tangent at any level, as torch's in-place detach drops forward
+    gradients too."""
+    for lv in levels:
+        lv.tangents.pop(id(t), None)
+
+
 def tangent_of(t, lv=None):
     """t's tangent at the level (the current one by default), or None. A view made before its
     base had a tangent gets the same view of the base's tangent, made when first asked for."""
