@@ -399,7 +399,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, with no autograd history."""
-        if self.__class__ is not Tensor and hasattr(type(self), "__torch_dispatch__"):
+        if self.__class__ is not Tensor and _is_wrapper(self):
             return op_seam.detach_wrapper(self)  # NOTE [Wrapper subclasses]
         out = _wrap(self._data)
         out._version_counter = self._version_counter
@@ -616,7 +616,9 @@ TENSOR_FIELDS = FieldTable(Tensor, "_T", (
 
 
 def _is_wrapper(t: Tensor) -> bool:
-    # a wrapper subclass's own array holds no values: reading it directly would give zeros
+    """A Tensor whose class dispatches its ops (defines __torch_dispatch__): its own array holds
+    no values (reading it directly would give zeros). The one definition; callers on hot paths
+    test `t.__class__ is not Tensor` first."""
     return getattr(type(t), "__torch_dispatch__", None) is not None
 
 

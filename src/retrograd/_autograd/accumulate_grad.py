@@ -29,7 +29,7 @@ from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
 from retrograd._autograd.node import MAX_SEQUENCE_NR, NODE_FIELDS, CppNode
 from retrograd._autograd.state import state
 from retrograd._autograd.views import GRADLESS_VIEWS
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
 LAYOUT_WARNING = (
     "grad and param do not obey the gradient layout contract. This is not an error, but may "
@@ -182,7 +182,7 @@ def empty_like_layout(param: np.ndarray, dtype=None) -> np.ndarray:
 
 
 def clone_obey_contract(new_grad: Tensor, var: Tensor) -> Tensor:
-    if not new_grad._data.flags.writeable and hasattr(type(new_grad), "__torch_dispatch__"):
+    if not new_grad._data.flags.writeable and _is_wrapper(new_grad):
         return new_grad.clone()  # a wrapper subclass: its class copies what it wraps
     if state.grad_enabled and new_grad._requires_grad:
         return op_seam.copy_into_new(new_grad, empty_like_layout(var._data, new_grad._data.dtype))

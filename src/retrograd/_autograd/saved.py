@@ -24,7 +24,7 @@ from retrograd._autograd.saved_hooks import default_hooks
 from retrograd._autograd.state import state
 from retrograd._fields import UNSET, FieldTable
 from retrograd._generated import compile_function
-from retrograd._tensor import TENSOR_FIELDS, Tensor, _wrap
+from retrograd._tensor import TENSOR_FIELDS, Tensor, _is_wrapper, _wrap
 
 INFERENCE_SAVE = (
     "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
@@ -175,8 +175,7 @@ class SavedVariable(SavedTensor):
             if grad_fn is None and not self._requires_grad and not value._requires_grad:
                 return value
             arr = value._data
-        if hooks is not None and value.__class__ is not Tensor \
-                and hasattr(type(value), "__torch_dispatch__"):
+        if hooks is not None and value.__class__ is not Tensor and _is_wrapper(value):
             out = op_seam.shallow_copy(value)  # NOTE [Wrapper subclasses]
         else:
             out = _wrap(arr)

@@ -26,7 +26,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
-from retrograd._tensor import Tensor, VersionCounter
+from retrograd._tensor import Tensor, VersionCounter, _is_wrapper
 
 WRAPPER_INPLACE_GRAD = (
     "in-place op {} on a wrapper tensor subclass that requires grad is not supported")
@@ -34,7 +34,7 @@ WRAPPER_INPLACE_GRAD = (
 
 def is_wrapper(t: Any) -> bool:
     """A Tensor whose class dispatches its ops (defines __torch_dispatch__)."""
-    return isinstance(t, Tensor) and getattr(type(t), "__torch_dispatch__", None) is not None
+    return isinstance(t, Tensor) and _is_wrapper(t)
 
 
 def make_wrapper_subclass(cls: type, size, strides=None, storage_offset=None,

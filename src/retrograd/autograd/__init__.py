@@ -10,7 +10,7 @@ from retrograd import _errors as E
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.engine import run_backward
 from retrograd._autograd.node import Identity
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 from retrograd.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -77,7 +77,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     raise RuntimeError(E.NOT_SCALAR)
                 if not t.is_floating_point():
                     raise RuntimeError(E.NOT_FLOAT_IMPLICIT.format(t.dtype))
-                if t.__class__ is not Tensor and hasattr(type(t), "__torch_dispatch__"):
+                if t.__class__ is not Tensor and _is_wrapper(t):
                     from retrograd._ops.subclass import ones_like_wrapper
 
                     out.append(ones_like_wrapper(t))  # a wrapper subclass makes its own ones
