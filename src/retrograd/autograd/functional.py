@@ -51,13 +51,21 @@ def _prepare(func_name: str, inputs, v, create_graph: bool, v_like_inputs: bool)
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", func_name)
     inputs = U.grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
     if v_like_inputs:
-        if v is not None:
-            _, v = _as_tuple(v, "v", func_name)
-            v = U.grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            U.validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError(_V_NONE_INPUT)
+        v = _prepare_v(func_name, v, inputs, is_inputs_tuple, create_graph, _V_NONE_INPUT)
     return is_inputs_tuple, inputs, v
+
+
+def _prepare_v(func_name: str, v, like: tuple, like_is_tuple: bool, create_graph: bool,
+               none_error: str):
+    """v as a tuple, checked against `like` (the inputs or the outputs); None only where `like`
+    is a single one-element tensor."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", func_name)
+        v = U.grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        U.validate_v(v, like, like_is_tuple)
+    elif len(like) != 1 or like[0].nelement() != 1:
+        raise RuntimeError(none_error)
+    return v
 
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -74,12 +82,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, _OUTPUTS, "vjp")
         U.check_requires_grad(outputs, "outputs", strict=strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = U.grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            U.validate_v(v, outputs, is_outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].nelement() != 1:
-            raise RuntimeError(_V_NONE_OUTPUT)
+        v = _prepare_v("vjp", v, outputs, is_outputs_tuple, create_graph, _V_NONE_OUTPUT)
     with retrograd.set_grad_enabled(create_graph or retrograd.is_grad_enabled()):
         grad_res = U.autograd_grad(outputs, inputs, v, create_graph=create_graph)
         res = U.fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
