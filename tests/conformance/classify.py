@@ -49,9 +49,6 @@ BY_TEST: dict = {
         "Tensor.__delattr__, which makes every attribute write on every tensor ~6x slower in "
         "CPython (NOTE [No __delattr__ on Tensor]); the other refusals hold"),
     "TestAutograd.test_gradcheck_check_forward_or_backward_only": ("later", LATER),
-    "TestAutograd.test_custom_function_mark_dirty_not_differentiable": (
-        "later", "forward-mode AD: a custom Function's jvp under mark_dirty must update the "
-        "tangent in place (not checked yet)"),
     "TestAutograd.test_grad_fn_attr_bindings": (
         "scope", "its last section saves complex tensors (complex dtypes are out of scope); the "
         "sections before it pass but for _saved_bias_sym_sizes_opt of convolution and "

@@ -23,6 +23,7 @@ from retrograd._autograd.state import state
 from retrograd._ops import forward_ad as _fw
 from retrograd._ops.inplace import LEAF_INPLACE, bump_version
 from retrograd._tensor import Tensor, _wrap
+from retrograd.autograd import _function_jvp
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction",
            "InplaceFunction"]
@@ -314,7 +315,7 @@ def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
     node._tensor_positions = tensor_pos
     node._n_inputs = len(args)
     # forward-mode AD: forward sees plain values, cls.jvp gives the outputs' tangents
-    tangents = _fw.function_tangents(args) if _fw.levels else None
+    tangents = _function_jvp.input_tangents(args) if _fw.levels else None
     prev = state.grad_enabled
     state.grad_enabled = False
     try:
@@ -327,7 +328,7 @@ def _apply(cls: type, args: tuple, kwargs: dict) -> Any:
         state.grad_enabled = prev
     result = _wrap_outputs(node, args, tensor_pos, output, requires)
     if tangents is not None:
-        _fw.function_jvp(cls, node, tangents, result)
+        _function_jvp.run_jvp(cls, node, args, tangents, result)
     return result
 
 
