@@ -56,3 +56,17 @@ def _is_fwd_grad_enabled() -> bool:
     from retrograd._ops import forward_ad
 
     return forward_ad._enabled[0]
+
+
+class _WeakTensorRef:
+    """A weak reference to a tensor that only tells whether the tensor is gone (as torch's)."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, t: object) -> None:
+        import weakref
+
+        self._ref = weakref.ref(t)
+
+    def expired(self) -> bool:
+        return self._ref() is None
