@@ -14,8 +14,8 @@ from retrograd.optim.optimizer import (
     _addcdiv_,
     _added,
     _bump,
-    _check_beta_range,
     _check_flags,
+    _check_hyperparameters,
     _ctype,
     _eval_closure,
     _incr_step,
@@ -38,15 +38,8 @@ class Adamax(Optimizer):
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_beta_range(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr, ("epsilon", eps), ("betas", betas),
+                               ("weight_decay", weight_decay))
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}

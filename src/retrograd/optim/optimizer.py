@@ -164,6 +164,20 @@ def _check_beta_range(betas: tuple) -> None:
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
+def _check_hyperparameters(lr: Any, *named: tuple[str, Any]) -> None:
+    """torch's constructor checks, in the order given: a tensor lr has one element, lr and each
+    named value are non-negative (rho at most 1; betas each in [0, 1))."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    for label, value in named:
+        if label == "betas":
+            _check_beta_range(value)
+        elif not (0.0 <= value <= 1.0 if label == "rho" else 0.0 <= value):
+            raise ValueError(f"Invalid {label} value: {value}")
+
+
 def _typename(obj: Any) -> str:
     """torch.typename: a tensor's legacy type name, else the object's qualified type name."""
     if isinstance(obj, Tensor):
