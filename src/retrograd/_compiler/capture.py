@@ -96,6 +96,9 @@ class Tracer(TorchDispatchMode):
         if id(t._data) in self.env or id(t._data) in self.roots:
             raise Unsupported(f"data-dependent Tensor.{what}()", user_site())
 
+    def _on_uncapturable(self, what: str) -> None:
+        raise Unsupported(f"{what} is not captured", user_site())
+
     # --- values -----------------------------------------------------------------------------
     def _logical_root(self, arr: np.ndarray) -> np.ndarray:
         root = _root(arr)

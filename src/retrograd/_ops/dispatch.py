@@ -103,6 +103,16 @@ def data_dependent(tensor, what: str) -> None:
         if hook is not None:
             hook(tensor, what)
 
+def uncapturable(what: str) -> None:
+    """A construct a graph tracer cannot record was entered (forward-mode AD, vmap): a mode of
+    this thread with `_on_uncapturable` may refuse it, so a compiler runs the function eagerly
+    instead of recording half of it."""
+    for mode in reversed(_local.own):
+        hook = getattr(mode, "_on_uncapturable", None)
+        if hook is not None:
+            hook(what)
+
+
 # NOTE [Autocast composites]
 # retrograd.amp's autocast is a dispatch mode, so it sees the ops that functions are made of.
 # torch's autocast sees some of those functions whole (linear, matmul, convNd, cross_entropy and
