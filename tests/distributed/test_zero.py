@@ -14,7 +14,7 @@ CHECKS = ["trajectory Adam bucket_view=False", "trajectory Adam bucket_view=True
           "trajectory SGD bucket_view=False", "trajectory SGD bucket_view=True",
           "trajectory AdamW bucket_view=False", "trajectory AdamW bucket_view=True",
           "shard", "state_dict before consolidate", "consolidate", "round trip",
-          "add_param_group", "closure and lr", "errors", "overlap_with_ddp"]
+          "add_param_group", "closure and lr", "errors", "overlap_with_ddp", "torch parity"]
 
 
 def _mpiexec_available() -> bool:

@@ -210,4 +210,88 @@ raises(RuntimeError, not_ready, zero.state_dict)
 raises(RuntimeError, "ZeroRedundancyOptimizer with `overlap_with_ddp=True` only supports a "
        "single parameter group", lambda: zero.add_param_group({"params": make_params(1)}))
 ok("overlap_with_ddp")
+
+# --- parity with torch's ZeroRedundancyOptimizer over a gloo group of the same two ranks -------
+import os  # noqa: E402
+import socket  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as tdist  # noqa: E402
+from torch.distributed.optim import ZeroRedundancyOptimizer as TorchZero  # noqa: E402
+
+port = rg.tensor([0], dtype=rg.int64)
+if rank == 0:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port.fill_(s.getsockname()[1])
+dist.broadcast(port, 0)
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(int(port.item())))
+tdist.init_process_group("gloo", rank=rank, world_size=world)
+params = make_params()
+tparams = [torch.tensor(p.detach().numpy(), requires_grad=True) for p in params]
+zero = ZeroRedundancyOptimizer(params, rg.optim.Adam, lr=0.1, weight_decay=0.01)
+tzero = TorchZero(tparams, torch.optim.Adam, lr=0.1, weight_decay=0.01)
+assert [zero._param_to_rank[p] for p in params] == [tzero._param_to_rank[p] for p in tparams]
+for s in range(4):
+    set_grads(params, s)
+    for p, t in zip(params, tparams):
+        t.grad = torch.tensor(p.grad.numpy())
+    zero.step()
+    tzero.step()
+    assert all(np.allclose(p.detach().numpy(), t.detach().numpy(), rtol=0, atol=1e-12)
+               for p, t in zip(params, tparams)), s
+zero.consolidate_state_dict(to=1)
+tzero.consolidate_state_dict(to=1)
+if rank == 1:
+    sd, tsd = zero.state_dict(), tzero.state_dict()
+    assert list(sd["state"]) == list(tsd["state"])
+    for i, st in tsd["state"].items():
+        assert list(sd["state"][i]) == list(st)
+        for k, v in st.items():
+            assert np.allclose(sd["state"][i][k].numpy(), v.numpy(), rtol=0, atol=1e-12)
+    assert sd["param_groups"] == tsd["param_groups"], (sd["param_groups"], tsd["param_groups"])
+if rank == 0:  # consolidated on rank 1 only: both refuse here, with the same words
+    try:
+        tzero.state_dict()
+        raise AssertionError("torch returned a state")
+    except RuntimeError as e:
+        raises(RuntimeError, str(e), zero.state_dict)
+for name, fn, tfn in (
+        ("empty", lambda: ZeroRedundancyOptimizer([], rg.optim.SGD, lr=0.1),
+         lambda: TorchZero([], torch.optim.SGD, lr=0.1)),
+        ("no params key", lambda: ZeroRedundancyOptimizer([{"lr": 0.1}], rg.optim.SGD, lr=0.1),
+         lambda: TorchZero([{"lr": 0.1}], torch.optim.SGD, lr=0.1)),
+        ("mixed", lambda: ZeroRedundancyOptimizer([params[0], {"params": params[1:]}],
+                                                  rg.optim.SGD, lr=0.1),
+         lambda: TorchZero([tparams[0], {"params": tparams[1:]}], torch.optim.SGD, lr=0.1))):
+    try:
+        tfn()
+        raise AssertionError("torch accepted " + name)
+    except (TypeError, ValueError) as e:
+        expected = (type(e), str(e))
+    try:
+        fn()
+        raise AssertionError("accepted " + name)
+    except (TypeError, ValueError) as e:
+        assert (type(e), str(e)) == expected, ((type(e), str(e)), expected)
+# a group added later, with bucket views: same owners and trajectory as torch's
+params = make_params(3)
+tparams = [torch.tensor(p.detach().numpy(), requires_grad=True) for p in params]
+zero = ZeroRedundancyOptimizer(params[:3], rg.optim.SGD, parameters_as_bucket_view=True, lr=0.1,
+                               momentum=0.9)
+tzero = TorchZero(tparams[:3], torch.optim.SGD, parameters_as_bucket_view=True, lr=0.1,
+                  momentum=0.9)
+zero.add_param_group({"params": params[3:], "lr": 0.3})
+tzero.add_param_group({"params": tparams[3:], "lr": 0.3})
+assert [zero._param_to_rank[p] for p in params] == [tzero._param_to_rank[p] for p in tparams]
+for s in range(3):
+    set_grads(params, s)
+    for p, t in zip(params, tparams):
+        t.grad = torch.tensor(p.grad.numpy())
+    zero.step()
+    tzero.step()
+    assert all(np.allclose(p.detach().numpy(), t.detach().numpy(), rtol=0, atol=1e-12)
+               for p, t in zip(params, tparams)), s
+tdist.destroy_process_group()
+ok("torch parity")
 dist.barrier()
