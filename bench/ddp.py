@@ -27,14 +27,12 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core per rank
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+if __name__ == "__main__":  # one core per rank (before NumPy loads BLAS); not when imported
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 WORKER = "RETROGRAD_DDP_BENCH_WORKER"
 BATCH = 32  # per rank, as `retrograd train`
