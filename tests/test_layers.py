@@ -42,6 +42,7 @@ LAYERS = [
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
+        "retrograd.distributed.optim",  # optimizers sharded over the process group
         "retrograd.codegen", "retrograd._compile",
         "retrograd",  # the package namespace gathers everything (this module only)
     ]),
