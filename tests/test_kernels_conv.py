@@ -56,3 +56,17 @@ def test_checks_raise_torchs_messages():
         F.conv2d(torch.zeros(1, 2, 2, 2), torch.zeros(4, 2, 3, 3))
     with pytest.raises(RuntimeError, match=re.escape(str(info.value))):
         K._check_direct(np.zeros((1, 2, 2, 2)), list(w.shape), None, [0, 0], [1, 1], 1)
+
+
+@pytest.mark.parametrize("x, w, bias", [
+    (np.zeros((1, 2, 4)), np.zeros((3, 2, 2, 2)), None),
+    (np.zeros((1, 2, 4, 4)), np.zeros((3, 2, 2, 2)), np.zeros(2)),
+    (np.zeros((1, 2, 4, 4)), np.zeros((3, 1, 2, 2)), None),
+])
+def test_rank_and_shape_checks_raise_torchs_messages(x, w, bias):
+    with pytest.raises(RuntimeError) as info:
+        torch.convolution(torch.from_numpy(x), torch.from_numpy(w),
+                          None if bias is None else torch.from_numpy(bias), [1, 1], [0, 0],
+                          [1, 1], False, [0, 0], 1)
+    with pytest.raises(RuntimeError, match=re.escape(str(info.value))):
+        K._check_conv(x, w, bias, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)

@@ -11,28 +11,21 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from retrograd._ops import dispatch
 from retrograd._ops.kernels.conv import (
     _bias_grad_array,
-    _check_direct,
-    _check_output_padding,
-    _check_transposed,
-    _check_transposed_size,
+    _check_conv,
     _conv_fwd,
     _conv_tr_fwd,
     _conv_w_fwd,
     _conv_weight_grad_array,
     _convolution_fwd,
     _flat,
-    _legacy,
     _public_params,
     _public_weight_grad_array,
     _tuple,
     expand_params,
 )
-from retrograd._ops.layout import not_implemented
 from retrograd._ops.linalg import squeeze_dim
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
@@ -165,53 +158,6 @@ convolution = op(
 
 
 # --- checks, as torch's convolution words them --------------------------------------------------
-
-
-def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """torch's check_shape_forward and type checks, in torch's order."""
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    ws = list(w.shape)
-    if w.ndim != x.ndim:
-        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
-                           f"{ws}, but got {x.ndim}-dimensional input of size {list(x.shape)} "
-                           "instead")
-    if ws[0] < groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
-                           f"dimension 0, but got weight of size {ws} instead")
-    if ws[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size [{ws}] instead")
-    if transposed:
-        _check_transposed(x, ws, bias, groups)
-    else:
-        _check_direct(x, ws, bias, padding, dilation, groups)
-    _check_types(x, w, bias)
-    if transposed:  # the transposed kernel's own shape checks come last
-        _check_output_padding(output_padding, stride, dilation)
-        _check_transposed_size(x, ws, stride, padding, dilation, output_padding)
-
-
-def _check_types(x, w, bias):
-    if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be "
-                           "the same or input should be a MKLDNN tensor and weight is a dense "
-                           "tensor")
-    if bias is not None and bias.dtype != x.dtype:
-        from retrograd._ops.kernels.linalg import cpp_name
-
-        raise RuntimeError(f"Input type ({cpp_name(x)}) and bias type ({cpp_name(bias)}) should "
-                           "be the same")
-    if x.dtype == np.bool_:
-        raise not_implemented("slow_conv2d_cpu", x.dtype)
 
 
 # --- the functional API ----------------------------------------------------------------------

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from retrograd import _dtype as D
 from retrograd._ops import dispatch
 from retrograd._ops.kernels.loss import (
     _bce_forward,
@@ -435,7 +436,7 @@ def cross_entropy_loss(input: Tensor, target: Tensor, weight=None, reduction: in
     if input._data.shape == target._data.shape:
         if not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class "
-                               f"probabilities, got {target.dtype._legacy.replace('Tensor', '')}")
+                               f"probabilities, got {D.legacy_name(target.dtype)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         _check_smoothing(label_smoothing)

@@ -11,7 +11,8 @@ from math import prod
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from retrograd._ops.kernels.linalg import np_matmul
+from retrograd._ops.kernels.linalg import cpp_name, np_matmul
+from retrograd._ops.layout import not_implemented, tensor_type_name
 
 
 def _pad(x: np.ndarray, pad: tuple, value=0) -> np.ndarray:
@@ -268,12 +269,6 @@ def _public_weight_grad_array(grad, input, weight_shape, stride, padding, dilati
     return _conv_weight_grad_array(grad, input, weight_shape, s, p, d, transposed, groups)
 
 
-def _legacy(a: np.ndarray) -> str:
-    from retrograd import _dtype as D
-
-    return "torch." + D.from_numpy_dtype(a.dtype)._legacy
-
-
 def expand_params(w, stride, padding, dilation, transposed, output_padding) -> tuple:
     """torch's expand_param_if_needed: one value stands for every spatial dim."""
     nd = w.ndim - 2
@@ -289,6 +284,51 @@ def expand_params(w, stride, padding, dilation, transposed, output_padding) -> t
                                f"{name}={value}")
         out.append(value)
     return tuple(out)
+
+
+def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """torch's check_shape_forward and type checks, in torch's order."""
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    ws = list(w.shape)
+    if w.ndim != x.ndim:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
+                           f"{ws}, but got {x.ndim}-dimensional input of size {list(x.shape)} "
+                           "instead")
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {ws} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{ws}] instead")
+    if transposed:
+        _check_transposed(x, ws, bias, groups)
+    else:
+        _check_direct(x, ws, bias, padding, dilation, groups)
+    _check_types(x, w, bias)
+    if transposed:  # the transposed kernel's own shape checks come last
+        _check_output_padding(output_padding, stride, dilation)
+        _check_transposed_size(x, ws, stride, padding, dilation, output_padding)
+
+
+def _check_types(x, w, bias):
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"Input type ({tensor_type_name(x.dtype)}) and weight type "
+                           f"({tensor_type_name(w.dtype)}) should be the same or input should be "
+                           "a MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({cpp_name(x)}) and bias type ({cpp_name(bias)}) should "
+                           "be the same")
+    if x.dtype == np.bool_:
+        raise not_implemented("slow_conv2d_cpu", x.dtype)
 
 
 def _check_direct(x, ws, bias, padding, dilation, groups):

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._ops.layout import tensor_type_name
+
 
 def _check_indices(indices: np.ndarray) -> None:
     if indices.dtype not in (np.int64, np.int32):
-        from retrograd._dtype import from_numpy_dtype
-
-        name = from_numpy_dtype(indices.dtype)._legacy
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got torch.{name} instead "
+                           "following scalar types: Long, Int; but got "
+                           f"{tensor_type_name(indices.dtype)} instead "
                            "(while checking arguments for embedding)")
 
 
