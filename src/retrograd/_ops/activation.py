@@ -4,6 +4,8 @@ Each is exposed as retrograd.nn.functional.<name> (with torch's `inplace=` flag 
 one) and, where torch has it, as retrograd.<name> and a Tensor method. Gradients are written with
 retrograd ops, so double backward works. Half-precision inputs are computed in float32 and
 rounded back, as torch's CPU kernels do.
+
+The NumPy kernels the declarations run are in kernels/activation.py.
 """
 
 from __future__ import annotations

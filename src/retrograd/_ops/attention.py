@@ -1,5 +1,8 @@
 """scaled_dot_product_attention: a fused (flash) op where torch takes one, the composite math
-path otherwise."""
+path otherwise.
+
+The NumPy kernels the declarations run are in kernels/attention.py.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 None of these is differentiable: outputs are bool (or integer) tensors without history. The
 in-place comparisons (`x.lt_(0)`) keep torch's nodes, whose gradients are zero.
+
+The NumPy kernels the declarations run are in kernels/comparison.py.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ input gradient (the transposed convolution) is a matmul then a scatter-add over 
 offsets, its weight gradient one matmul per group. The three kernels are each other's adjoints,
 so each is declared as an op whose gradients are the other two: any order of derivative works.
 Pooling (pooling.py) follows the same pattern.
+
+The NumPy kernels the declarations run are in kernels/conv.py.
 """
 
 from __future__ import annotations

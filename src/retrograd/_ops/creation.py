@@ -7,6 +7,8 @@ NumPy arrays and scalars keep their dtype, and the elements of a sequence are co
 promote_types. Where torch rounds through float32 (float64 -> float16 / bfloat16 / float8) or
 computes a range in a particular order (arange's vectorised kernel, linspace's two halves), the
 code below does the same so values match bit for bit.
+
+The NumPy kernels the declarations run are in kernels/creation.py.
 """
 
 from __future__ import annotations

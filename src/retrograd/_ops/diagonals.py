@@ -5,6 +5,8 @@ fresh tensor, not diagonal's view), and diagflat is diag_embed of the flattened 
 decomposition as torch, so the node names are torch's (DiagEmbedBackward0,
 DiagonalBackward0_copy). diag_embed and diagonal_copy are each other's derivatives through the
 diagonal view ops, so double backward needs nothing more.
+
+The NumPy kernels the declarations run are in kernels/diagonals.py.
 """
 
 from __future__ import annotations

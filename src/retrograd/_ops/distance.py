@@ -3,6 +3,8 @@
 cosine_similarity divides each input by its own norm before the dot product, each norm clamped
 below at eps outside autograd (torch 2.13's formulation: |result| <= 1 and no overflow from
 multiplying the norms); the clamp is invisible to the gradient, as in torch.
+
+The NumPy kernels the declarations run are in kernels/distance.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Dropout on CPU is `input * noise` in torch (grad_fn MulBackward0), the noise drawn from
 retrograd's generator so manual_seed reproduces it; MulBackward0 saves the noise, so backward
 uses the same mask.
+
+The NumPy kernels the declarations run are in kernels/dropout.py.
 """
 
 from __future__ import annotations

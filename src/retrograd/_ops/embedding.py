@@ -1,4 +1,7 @@
-"""Embedding lookups (embedding, its dense backward, max_norm renormalisation) and one_hot."""
+"""Embedding lookups (embedding, its dense backward, max_norm renormalisation) and one_hot.
+
+The NumPy kernels the declarations run are in kernels/embedding.py.
+"""
 
 from __future__ import annotations
 

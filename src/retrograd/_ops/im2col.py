@@ -3,6 +3,8 @@
 im2col turns an (N, C, H, W) input into (N, C*kh*kw, L): one column per block position, L the
 number of blocks. col2im is its adjoint (overlapping blocks add up), so each op's derivative is
 the other one and double backward needs no extra code.
+
+The NumPy kernels the declarations run are in kernels/im2col.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Every product is one NumPy matmul call in the input dtype (float32 stays float32). matmul and
 linear are decomposed the way torch decomposes them, so results carry torch's grad_fn
 (MmBackward0, UnsafeViewBackward0, ViewBackward0 around AddmmBackward0, ...) and strides.
+
+The NumPy kernels the declarations run are in kernels/linalg.py.
 """
 
 from __future__ import annotations

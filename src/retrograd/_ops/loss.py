@@ -7,6 +7,8 @@ NumPy forward; their gradients are short retrograd expressions, so they differen
 Piecewise slopes (smooth_l1, huber, clamps) use constant masks computed from the saved inputs.
 The losses torch composes (cross_entropy, l1_loss, kl_div) are composed here the same way, so the
 result's grad_fn is torch's.
+
+The NumPy kernels the declarations run are in kernels/loss.py.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ same math:
     xhat = (x - mean) * rstd,   gxhat = grad * weight
     grad_input = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))   (means over the
     normalized elements), grad_weight = sum(grad * xhat), grad_bias = sum(grad).
+
+The NumPy kernels the declarations run are in kernels/normalization.py.
 """
 
 from __future__ import annotations

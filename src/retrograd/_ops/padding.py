@@ -2,6 +2,8 @@
 
 Padding by reflection / replication / wrap-around gathers along each padded dim with an index
 vector; its backward scatter-adds with the same vectors.
+
+The NumPy kernels the declarations run are in kernels/padding.py.
 """
 
 from __future__ import annotations

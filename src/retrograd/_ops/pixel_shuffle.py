@@ -1,6 +1,8 @@
 """pixel_shuffle / pixel_unshuffle: channels <-> spatial blocks (sub-pixel convolution layers).
 
 Each is the other's derivative, so both orders of backward are the same two ops.
+
+The NumPy kernels the declarations run are in kernels/pixel_shuffle.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 As convolution does, pooling declares each kernel as an op whose gradient is its adjoint: max
 pooling gathers by indices and scatters back, average pooling is its own adjoint up to the
 divisor, adaptive average pooling is two small matmuls.
+
+The NumPy kernels the declarations run are in kernels/pooling.py.
 """
 
 from __future__ import annotations

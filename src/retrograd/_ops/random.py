@@ -7,6 +7,8 @@ the 16-bit floats draw exactly as many random bits as they can hold, so rand() s
 The in-place samplers (normal_, uniform_, bernoulli_, random_, ...) are declared as ops: the
 registry bumps the version counter, refuses leaves that require grad outside no_grad, and gives
 a non-leaf torch's node (NormalBackward0, ...), whose derivative is zero as in torch.
+
+The NumPy kernels the declarations run are in kernels/random.py.
 """
 
 from __future__ import annotations

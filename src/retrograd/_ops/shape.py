@@ -8,6 +8,8 @@ The backward of select / slice / diagonal is an op of its own (select_backward, 
 the gradient in zeros, and its own derivative is the view again, so double backward needs no
 extra code. Multi-output views (unbind, split) zero-fill the gradients of unused outputs.
 Copies that rearrange data (cat, stack, repeat, flip, roll, tril/triu) are here too.
+
+The NumPy kernels the declarations run are in kernels/shape.py.
 """
 
 from __future__ import annotations

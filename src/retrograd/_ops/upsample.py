@@ -8,6 +8,8 @@ forward applies the matrices, the backward applies their transposes (`*_backward
 backward's derivative is the forward again, so double backward needs no extra code. Source
 positions and weights follow torch's CPU kernels: nearest computes in float32, the interpolating
 modes in the input's precision.
+
+The NumPy kernels the declarations run are in kernels/upsample.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The windows become a new last dimension; the dimension they slide along keeps on
 window (stride multiplied by step). Its backward, unfold_backward, adds each window's gradient
 back at its place (windows overlap when step < size); the derivative of unfold_backward is
 unfold again, so double backward needs no extra code.
+
+The NumPy kernels the declarations run are in kernels/windows.py.
 """
 
 from __future__ import annotations
