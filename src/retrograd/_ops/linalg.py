@@ -24,8 +24,8 @@ from retrograd._ops.kernels.linalg import (
     _bmm_forward,
     _broadcast_batch,
     _column_major,
-    _diag_embed_forward,
     _dot_forward,
+    _einsum_diag_embed_forward,
     _einsum_forward,
     _inplace_forward,
     _inverse_forward,
@@ -38,11 +38,11 @@ from retrograd._ops.kernels.linalg import (
     _Plan,
     _plan,
     _qr_forward,
-    _squeeze_dim_forward,
     _sublist_equation,
     _trilinear_forward,
     np_matmul,
 )
+from retrograd._ops.kernels.shape import _squeeze_dim_forward
 from retrograd._ops.layout import type_name
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor
@@ -449,7 +449,8 @@ def _operand_grad(grad: Tensor, out_sub: str, sub: str, t: Tensor, other_subs: l
 
 
 _einsum_diag_embed = op(
-    "_einsum_diag_embed(Tensor self, str equation, int[] size) -> Tensor", _diag_embed_forward,
+    "_einsum_diag_embed(Tensor self, str equation, int[] size) -> Tensor",
+    _einsum_diag_embed_forward,
     grads={"self": lambda grad, equation: _einsum(equation, [grad])},
     function=False, method=False)
 

@@ -234,11 +234,6 @@ def _addbmm_forward(s, b1, b2, beta, alpha):
     return _add_scaled(np_matmul(flat1, b2.reshape(-1, p)), s, beta, alpha)
 
 
-def _squeeze_dim_forward(a, dim):
-    dim %= max(a.ndim, 1)
-    return a.reshape(a.shape[:dim] + a.shape[dim + 1:]) if a.shape[dim] == 1 else a.view()
-
-
 def _matmul_batched_forward(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {type_name(a.dtype)} but found "
@@ -578,7 +573,7 @@ def _einsum_forward(equation: str, arrays: list) -> np.ndarray:
     return out
 
 
-def _diag_embed_forward(a, equation, size):
+def _einsum_diag_embed_forward(a, equation, size):
     out = np.zeros(size, a.dtype)
     np.einsum(equation, out)[...] = a  # einsum of one operand with repeats is a writable view
     return out

@@ -31,12 +31,12 @@ def _constant_pad_forward(a, pad, value):
         shape[d] = size
         src[d] = slice(max(-lo, 0), n - max(-hi, 0))
         dst[d] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
-    out = np.full(shape, _fill(value, a.dtype), a.dtype)
+    out = np.full(shape, _pad_value(value, a.dtype), a.dtype)
     out[tuple(dst)] = a[tuple(src)]
     return out
 
 
-def _fill(value, dtype: np.dtype):
+def _pad_value(value, dtype: np.dtype):
     if dtype.kind == "b":
         return bool(value)
     if dtype.kind in "iu":

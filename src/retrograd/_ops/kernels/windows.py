@@ -10,7 +10,7 @@ from retrograd._dims import wrap_dim
 from retrograd._ops.kernels.shape import _strided_view
 
 
-def _windows(n: int, size: int, step: int, dim: int) -> int:
+def _window_count(n: int, size: int, step: int, dim: int) -> int:
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {dim} is {n} but size is "
                            f"{size}")
@@ -23,10 +23,10 @@ def _windows(n: int, size: int, step: int, dim: int) -> int:
 
 def _unfold_forward(a, dimension, size, step):
     if a.ndim == 0:  # a scalar is one window of size 0 or 1
-        _windows(1, size, step, 0)
+        _window_count(1, size, step, 0)
         return _strided_view(a, (size,), (a.itemsize,))
     d = wrap_dim(dimension, a.ndim)
-    count = _windows(a.shape[d], size, step, d)
+    count = _window_count(a.shape[d], size, step, d)
     shape = a.shape[:d] + (count,) + a.shape[d + 1:] + (size,)
     strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
     return _strided_view(a, shape, strides)
