@@ -14,6 +14,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from retrograd._ops.kernels.linalg import cpp_name, np_matmul
 from retrograd._ops.layout import not_implemented, tensor_type_name
 
+# Shapes: x (N, C, *S), w (Cout, C/groups, *K), y (N, Cout, *O); `pad` holds (lo, hi) per dim.
+
 
 def _pad(x: np.ndarray, pad: tuple, value=0) -> np.ndarray:
     if not any(lo or hi for lo, hi in pad):
