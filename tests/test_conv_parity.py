@@ -311,7 +311,7 @@ def test_input_gradient_by_rows_matches_the_scatter(monkeypatch, n, cin, cout, s
     # conv_nd_transpose's 2-d stride-1 fast path (shifted contiguous adds on the padded row
     # pitch) against its general scatter over kernel offsets (the adds run in the same order;
     # only the matmul's blocking may round differently)
-    from retrograd._ops import conv as C
+    from retrograd._ops.kernels import conv as C
 
     rng = np.random.default_rng(4)
     out_sp = tuple(s + lo + hi - k + 1 for s, (lo, hi), k in zip(size, pad, kernel))

@@ -231,3 +231,40 @@ def test_the_import_reader():
     call = ast.parse('importlib.import_module(f"retrograd.nn.{name}")').body[0].value
     assert _string_import(call) == "retrograd.nn"
     assert all(when in ("called", "import") and reason for when, reason in ALLOWED.values())
+
+
+
+# ARCHITECTURE.md ("How to add an op"): a kernel module under _ops/kernels
+# works on NumPy arrays and Python numbers, so it is unit-tested without Tensor or autograd
+KERNELS = [n for n in MODULES if n.startswith("retrograd._ops.kernels.")]
+
+
+def _loaded_with(name: str) -> set:
+    """The retrograd modules that importing `name` imports: its module-level imports, followed
+    (a package's __init__ aside)."""
+    seen: set = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        for target, _, deferred in _imports(current, MODULES[current]):
+            if not deferred and target not in seen and target != "retrograd":
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_there_are_kernel_modules():
+    assert {"retrograd._ops.kernels.shape", "retrograd._ops.kernels.linalg",
+            "retrograd._ops.kernels.conv"} <= set(KERNELS)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_kernels_import_no_tensor(name):
+    every = {t for t, _, _ in _imports(name, MODULES[name])}  # deferred imports too
+    bad = {t for t in every if t in ("retrograd._tensor", "retrograd._ops.registry")
+           or (t.startswith("retrograd._ops.") and not t.startswith("retrograd._ops.kernels")
+               and t != "retrograd._ops.layout")}
+    assert not bad, f"{name} imports {bad}: kernels work on arrays, declarations import them"
+    assert "retrograd._tensor" not in _loaded_with(name)
+    assert "Tensor" not in {n.id for n in ast.walk(ast.parse(MODULES[name].read_text()))
+                            if isinstance(n, ast.Name)}

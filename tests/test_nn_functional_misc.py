@@ -123,7 +123,7 @@ def test_embedding_padding_and_frequency_gradients_match_torch():
 
 
 def test_embedding_dense_backward_is_differentiable():
-    from retrograd._ops.nn_misc import embedding_dense_backward
+    from retrograd._ops.embedding import embedding_dense_backward
 
     idx = retrograd.tensor([[2, 2], [0, 3]])
     g = retrograd.from_numpy(np.random.default_rng(3).standard_normal((2, 2, 3)))

@@ -3,7 +3,8 @@
 from retrograd._ops import registry
 from retrograd._ops import random
 from retrograd._ops import pointwise, activation, comparison, reduction, shape, indexing
-from retrograd._ops import linalg, conv, nn_norm, loss, nn_misc, copy, creation, distance
+from retrograd._ops import linalg, conv, pooling, normalization, loss, dropout, embedding, padding
+from retrograd._ops import attention, copy, creation, distance
 from retrograd._ops import sorting, diagonals, scatter_reduce, index_reduce, bucketize, unique
 from retrograd._ops import windows, im2col, upsample, pixel_shuffle, broadcasting
 from retrograd._ops import slice_inverse, view_func, subclass

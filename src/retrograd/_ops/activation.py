@@ -4,6 +4,8 @@ Each is exposed as retrograd.nn.functional.<name> (with torch's `inplace=` flag 
 one) and, where torch has it, as retrograd.<name> and a Tensor method. Gradients are written with
 retrograd ops, so double backward works. Half-precision inputs are computed in float32 and
 rounded back, as torch's CPU kernels do.
+
+The NumPy kernels the declarations run are in kernels/activation.py.
 """
 
 from __future__ import annotations
@@ -15,11 +17,26 @@ import numpy as np
 from retrograd._ops import comparison as C
 from retrograd._ops import pointwise as P
 from retrograd._ops import shape as S
+from retrograd._ops.kernels.activation import (
+    _check_approximate,
+    _elu,
+    _float_only,
+    _hardsigmoid,
+    _hardswish,
+    _hardtanh,
+    _leaky_relu,
+    _log_sigmoid,
+    _mish,
+    _relu,
+    _relu_direct,
+    _softplus,
+    _threshold,
+    _threshold_backward,
+)
 from retrograd._ops.layout import (
     inplace_forward,
     inplace_of,
     label_entry_points,
-    not_implemented,
 )
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor
@@ -30,37 +47,9 @@ GELU_K = math.sqrt(2.0 / math.pi)
 GELU_C = 0.044715
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-RELU_BOOL = "Boolean inputs not supported for relu"
-GELU_APPROX = "approximate argument must be either none or tanh."
-HARDTANH_BOOL = "Bool inputs not supported for hardtanh"
-HARDTANH_UNSIGNED = "cannot do hardtanh on an unsigned type with negative limits"
-
-
-def _float_only(kernel: str, fn):
-    """A forward for a float-only kernel: torch's error for other dtypes, float32 math for
-    float16 / bfloat16."""
-
-    def forward(a, *args):
-        kind = a.dtype.kind
-        if kind in "biu":
-            raise not_implemented(kernel, a.dtype)
-        if a.dtype.itemsize < 4:
-            return np.asarray(fn(a.astype(np.float32), *args)).astype(a.dtype)
-        return fn(a, *args)
-
-    return forward
 
 
 # --- relu -------------------------------------------------------------------------------------
-
-def _relu(a):
-    if a.dtype.kind == "b":
-        raise RuntimeError(RELU_BOOL)
-    return np.maximum(a, 0 if a.dtype.kind != "V" else a.dtype.type(0))
-
-
-def _threshold_backward(g, x, threshold):
-    return np.multiply(g, x > threshold, dtype=g.dtype)
 
 
 # relu's backward as one op (torch's threshold_backward); its own gradient masks again
@@ -80,15 +69,7 @@ relu = op("relu(Tensor self) -> Tensor", _relu, grads={"self": _relu_grad},
           array_grads={"self": lambda grad, result: _threshold_backward(grad, result, 0)})
 
 
-def _relu_direct(dst):
-    np.maximum(dst, 0, out=dst)
-
-
 relu_ = inplace_of(relu, function=True, direct=_relu_direct)
-
-
-def _threshold(a, threshold, value):
-    return np.where(a > threshold, a, np.asarray(value, a.dtype))
 
 
 threshold = op("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", _threshold,
@@ -115,11 +96,6 @@ def _gelu(a, approximate):
     e += 1
     out *= e
     return out
-
-
-def _check_approximate(approximate) -> None:
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError(GELU_APPROX)
 
 
 def _gelu_grad(grad, self, approximate):
@@ -197,12 +173,6 @@ silu = op("silu(Tensor self) -> Tensor", _float_only("silu_cpu", _silu),
 silu_ = inplace_of(silu, function=False)
 
 
-def _softplus(a, beta, threshold):
-    bx = a * beta
-    soft = np.logaddexp(0, bx) / beta
-    return np.where(bx > threshold, a, soft)
-
-
 def _softplus_grad(grad, self, beta, threshold):
     bx = self * beta
     return P.where(C.gt(bx, threshold), grad, grad * P.sigmoid(bx))
@@ -211,10 +181,6 @@ def _softplus_grad(grad, self, beta, threshold):
 softplus = op("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
               _float_only("softplus_cpu", _softplus), grads={"self": _softplus_grad},
               function=False, method=False)
-
-
-def _mish(a):
-    return a * np.tanh(np.logaddexp(0, a))
 
 
 def _mish_grad(grad, self):
@@ -228,11 +194,6 @@ mish = op("mish(Tensor self) -> Tensor", _float_only("mish_cpu", _mish),
 mish_ = inplace_of(mish, function=False)
 
 
-def _log_sigmoid(a):
-    # min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|
-    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
-
-
 log_sigmoid = op("log_sigmoid(Tensor self) -> Tensor", _float_only("log_sigmoid_cpu",
                                                                    _log_sigmoid),
                  grads={"self": lambda grad, self: grad * P.sigmoid(-self)},
@@ -240,10 +201,6 @@ log_sigmoid = op("log_sigmoid(Tensor self) -> Tensor", _float_only("log_sigmoid_
 
 
 # --- elu family -------------------------------------------------------------------------------
-
-def _elu(a, alpha, scale, input_scale):
-    neg = np.expm1(np.minimum(a, 0) * input_scale) * (alpha * scale)
-    return np.where(a > 0, a * scale, neg)
 
 
 def _elu_grad(grad, self, alpha, scale, input_scale):
@@ -265,10 +222,6 @@ elu_op_ = op(f"elu_(Tensor(a!) self, {_ELU_ARGS}) -> Tensor(a!)",
              grads={"self": _elu_result_grad}, function=False, method=False)
 
 
-def _leaky_relu(a, slope):
-    return np.where(a > 0, a, a * slope)
-
-
 leaky_relu_op = op("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
                    _float_only("leaky_relu_cpu", _leaky_relu),
                    grads={"self": lambda grad, self, negative_slope:
@@ -282,17 +235,6 @@ leaky_relu_op_ = op("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) ->
                     function=False, method=False)
 
 
-def _hardtanh(a, lo, hi):
-    kind = a.dtype.kind
-    if kind == "b":
-        raise RuntimeError(HARDTANH_BOOL)
-    if kind == "u" and (lo < 0 or hi < 0):
-        raise RuntimeError(HARDTANH_UNSIGNED)
-    if kind != "f":  # the limits in the tensor's dtype (integers keep their dtype)
-        lo, hi = np.asarray(lo).astype(a.dtype)[()], np.asarray(hi).astype(a.dtype)[()]
-    return np.minimum(np.maximum(a, lo), hi)
-
-
 def _hardtanh_grad(grad, self, min_val, max_val):
     outside = C.logical_or(C.le(self, min_val), C.ge(self, max_val))
     return P.where(outside, 0.0, grad)
@@ -301,10 +243,6 @@ def _hardtanh_grad(grad, self, min_val, max_val):
 hardtanh_op = op("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
                  _hardtanh, grads={"self": _hardtanh_grad}, function=False, method=False)
 hardtanh_op_ = inplace_of(hardtanh_op)
-
-
-def _hardsigmoid(a):
-    return np.minimum(np.maximum(a + 3, 0), 6) / 6
 
 
 def _hardsigmoid_grad(grad, self):
@@ -316,10 +254,6 @@ hardsigmoid = op("hardsigmoid(Tensor self) -> Tensor",
                  _float_only("hardsigmoid_cpu", _hardsigmoid),
                  grads={"self": _hardsigmoid_grad}, function=False, method=False)
 hardsigmoid_ = inplace_of(hardsigmoid)
-
-
-def _hardswish(a):
-    return a * _hardsigmoid(a)
 
 
 def _hardswish_grad(grad, self):

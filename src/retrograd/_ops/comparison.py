@@ -2,6 +2,8 @@
 
 None of these is differentiable: outputs are bool (or integer) tensors without history. The
 in-place comparisons (`x.lt_(0)`) keep torch's nodes, whose gradients are zero.
+
+The NumPy kernels the declarations run are in kernels/comparison.py.
 """
 
 from __future__ import annotations
@@ -10,20 +12,22 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._ops.creation import zeros_like
+from retrograd._ops.kernels.comparison import (
+    _bitwise,
+    _bitwise_not,
+    _float_test,
+    _isclose,
+)
 from retrograd._ops.layout import (
     binary,
     inplace_forward,
-    not_implemented,
     promote_args,
-    type_name,
 )
 from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor, _wrap
 
 INVERT_FLOAT = "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
-DTYPE_MISMATCH = "{} did not match {}"
-TOL_NEGATIVE = "{} must be greater than or equal to zero, but got {}"
 
 # --- comparisons ---------------------------------------------------------------------------------
 
@@ -99,19 +103,6 @@ op("logical_not_(Tensor(a!) self) -> Tensor(a!)", inplace_forward(np.logical_not
 
 # --- bitwise ------------------------------------------------------------------------------------
 
-def _bitwise(ufunc, kernel: str):
-    fwd = binary(ufunc)
-    # shifts have no bool kernel in torch
-    bad = "fV" if kernel.startswith("bitwise") else "fVb"
-
-    def forward(a, b):
-        for x in (a, b):
-            if type(x) is np.ndarray and x.dtype.kind in bad:
-                raise not_implemented(kernel, x.dtype)
-        return fwd(a, b)
-
-    return forward
-
 
 _BITWISE = (("bitwise_and", np.bitwise_and, "bitwise_and_cpu", "__and__"),
             ("bitwise_or", np.bitwise_or, "bitwise_or_cpu", "__or__"),
@@ -139,12 +130,6 @@ def _scalar_tensor(value) -> Tensor:
     return _wrap(np.asarray(value, dtype=d.np))
 
 
-def _bitwise_not(a):
-    if a.dtype.kind in "fV":
-        raise not_implemented("bitwise_not_cpu", a.dtype)
-    return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
-
-
 bitwise_not = op("bitwise_not(Tensor self) -> Tensor", _bitwise_not)
 op("bitwise_not_(Tensor(a!) self) -> Tensor(a!)", inplace_forward(_bitwise_not), function=False)
 
@@ -160,16 +145,6 @@ Tensor.__invert__ = _invert
 
 # --- value tests ----------------------------------------------------------------------------------
 
-def _float_test(ufunc, default: bool):
-    """isnan/isinf/...: NumPy's test on floats; integers and bools are always finite numbers."""
-
-    def forward(a):
-        if a.dtype.kind in "biu":
-            return np.full(a.shape, default)
-        return ufunc(a)
-
-    return forward
-
 
 isnan = op("isnan(Tensor self) -> Tensor", _float_test(np.isnan, False))
 isinf = op("isinf(Tensor self) -> Tensor", _float_test(np.isinf, False))
@@ -179,32 +154,6 @@ isneginf = op("isneginf(Tensor self) -> Tensor", _float_test(np.isneginf, False)
 signbit = op("signbit(Tensor self) -> Tensor",
              lambda a: np.signbit(a) if a.dtype.kind != "b" else np.zeros(a.shape, bool))
 isreal = op("isreal(Tensor self) -> Tensor", lambda a: np.ones(a.shape, bool))
-
-
-def _isclose(a, b, rtol, atol, equal_nan):
-    if b.__class__ is not np.ndarray:
-        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(b).__name__}")
-    if a.dtype != b.dtype:
-        raise RuntimeError(DTYPE_MISMATCH.format(type_name(a.dtype), type_name(b.dtype)))
-    if rtol < 0:
-        raise RuntimeError(TOL_NEGATIVE.format("rtol", rtol))
-    if atol < 0:
-        raise RuntimeError(TOL_NEGATIVE.format("atol", atol))
-    close = np.equal(a, b)
-    kind = a.dtype.kind
-    if kind in "biu":
-        # integer tensors: the error is computed in the default float dtype
-        work = D.get_default_dtype().np
-        a, b = a.astype(work), b.astype(work)
-    elif kind == "V":
-        a, b = a.astype(np.float32), b.astype(np.float32)
-    elif equal_nan:
-        close |= np.isnan(a) & np.isnan(b)
-    allowed = atol + np.abs(rtol * b)
-    actual = np.abs(a - b)
-    close |= np.isfinite(actual) & (actual <= allowed)
-    return close
 
 
 isclose = op("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "

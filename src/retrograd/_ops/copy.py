@@ -15,7 +15,7 @@ def _clone(a, memory_format=None):
         out = a.copy(order="K")
         if 1 in a.shape and out.strides != a.strides:
             # NumPy re-derives the strides of size-1 dims; torch keeps them (channels_last)
-            from retrograd._ops.creation import empty_like_array
+            from retrograd._ops.kernels.creation import empty_like_array
 
             out = empty_like_array(a, a.dtype)
             np.copyto(out, a)
@@ -30,7 +30,7 @@ clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", 
 
 
 def _to_copy_forward(a, dtype, memory_format=None):
-    from retrograd._ops.creation import cast_array
+    from retrograd._ops.kernels.creation import cast_array
 
     if memory_format is not None:
         if memory_format == "preserve_format":
@@ -159,7 +159,7 @@ def strided_like(grad: Tensor, shape: tuple, strides: tuple) -> Tensor:
 def buffer_strided(shape: tuple, strides: tuple, np_dtype) -> np.ndarray:
     """An uninitialised array with the given element strides, over a buffer that spans them
     (as torch's empty_strided; row-major where a stride is negative)."""
-    from retrograd._ops.creation import empty_strided_array
+    from retrograd._ops.kernels.creation import empty_strided_array
 
     if any(s < 0 for s in strides):
         return np.empty(shape, np_dtype)

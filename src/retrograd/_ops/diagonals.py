@@ -5,34 +5,25 @@ fresh tensor, not diagonal's view), and diagflat is diag_embed of the flattened 
 decomposition as torch, so the node names are torch's (DiagEmbedBackward0,
 DiagonalBackward0_copy). diag_embed and diagonal_copy are each other's derivatives through the
 diagonal view ops, so double backward needs nothing more.
+
+The NumPy kernels the declarations run are in kernels/diagonals.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
+from retrograd._ops.kernels.diagonals import (
+    _diag_embed_forward,
+)
+from retrograd._ops.kernels.shape import _diagonal_forward
 from retrograd._ops.out_variant import check_no_grad, run_with_out
 from retrograd._ops.registry import op, register
-from retrograd._ops.shape import _diagonal_forward, diagonal, diagonal_backward
+from retrograd._ops.shape import diagonal, diagonal_backward
 from retrograd._tensor import Tensor
 
 DIAG_RANK = "diag(): Supports 1D or 2D tensors. Got {}D"
-
-
-def _diag_embed_forward(a, offset, dim1, dim2):
-    nd = a.ndim + 1
-    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = a.shape[-1] + abs(offset)
-    rest = iter(a.shape[:-1])
-    shape = tuple(n if k in (d1, d2) else next(rest) for k in range(nd))
-    out = np.zeros(shape, a.dtype)
-    # the diagonal view of the zeros puts its diagonal last, as the input's last dim
-    _diagonal_forward(out, offset, d1, d2)[...] = a
-    return out
 
 
 diag_embed = op("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",

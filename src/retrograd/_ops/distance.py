@@ -3,6 +3,8 @@
 cosine_similarity divides each input by its own norm before the dot product, each norm clamped
 below at eps outside autograd (torch 2.13's formulation: |result| <= 1 and no overflow from
 multiplying the norms); the clamp is invisible to the gradient, as in torch.
+
+The NumPy kernels the declarations run are in kernels/distance.py.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import math
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._ops.kernels.distance import (
+    _pairs,
+    _pdist_forward_kernel,
+)
 from retrograd._ops.reduction import linalg_vector_norm
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
@@ -47,29 +53,6 @@ for _fn in (cosine_similarity, pairwise_distance):
 
 
 # --- pdist -----------------------------------------------------------------------------------
-
-
-def _pairs(n: int) -> tuple:
-    """Row indices (i, j), i < j, in the order of pdist's output."""
-    return np.triu_indices(n, 1)
-
-
-def _p_norm(diff: np.ndarray, p: float) -> np.ndarray:
-    a = np.abs(diff)
-    if p == 0:
-        return np.count_nonzero(a, axis=-1).astype(diff.dtype)
-    if p == np.inf:
-        return a.max(axis=-1, initial=0)
-    if p == 1:
-        return a.sum(axis=-1)
-    if p == 2:
-        return np.sqrt(np.einsum("...k,...k->...", diff, diff))
-    return (a ** p).sum(axis=-1) ** (1 / p)
-
-
-def _pdist_forward_kernel(a, p):
-    i, j = _pairs(a.shape[0])
-    return np.ascontiguousarray(_p_norm(a[i] - a[j], p), dtype=a.dtype)
 
 
 def _pdist_grad(grad: Tensor, self: Tensor, p: float, result: Tensor) -> Tensor:
@@ -117,9 +100,9 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     if input.dtype.itemsize < 4:
-        from retrograd._ops.linalg import not_implemented
+        from retrograd._ops.layout import not_implemented
 
-        raise not_implemented("pdist", input._data)
+        raise not_implemented("pdist", input._data.dtype)
     return _pdist(input.contiguous(), p)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from retrograd._autograd.frames import user_frame
 from retrograd._autograd.state import state
+from retrograd._ops.kernels.shape import internal_overlap
 from retrograd._tensor import Tensor, _wrap
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -27,12 +28,6 @@ INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is
 INTERNAL_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation.")
-
-
-def internal_overlap(a: np.ndarray) -> bool:
-    """Several elements share one memory location (an expanded tensor): torch refuses to write
-    such a tensor in place."""
-    return any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
 def _allow_write(dst: np.ndarray) -> None:

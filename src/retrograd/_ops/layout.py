@@ -205,7 +205,12 @@ NOT_IMPLEMENTED = "\"{}\" not implemented for '{}'"
 
 def type_name(np_dtype) -> str:
     """torch's ScalarType name of a NumPy dtype: Float, Long, Bool, BFloat16, ..."""
-    return D.from_numpy_dtype(np_dtype)._legacy[:-len("Tensor")]
+    return D.legacy_name(D.from_numpy_dtype(np_dtype))
+
+
+def tensor_type_name(np_dtype) -> str:
+    """The legacy tensor type torch names in some messages: torch.FloatTensor, ..."""
+    return "torch." + D.from_numpy_dtype(np_dtype)._legacy
 
 
 def not_implemented(kernel: str, np_dtype) -> NotImplementedError:

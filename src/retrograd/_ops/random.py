@@ -7,6 +7,8 @@ the 16-bit floats draw exactly as many random bits as they can hold, so rand() s
 The in-place samplers (normal_, uniform_, bernoulli_, random_, ...) are declared as ops: the
 registry bumps the version counter, refuses leaves that require grad outside no_grad, and gives
 a non-leaf torch's node (NormalBackward0, ...), whose derivative is zero as in torch.
+
+The NumPy kernels the declarations run are in kernels/random.py.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import operator
 import secrets
-import warnings
 
 import numpy as np
 
@@ -26,10 +27,26 @@ from retrograd._ops.creation import (
     _like,
     _result,
     _write_out,
-    as_dtype,
     parse_size,
     zeros,
 )
+from retrograd._ops.kernels.creation import as_dtype
+from retrograd._ops.kernels.random import (
+    _check_p,
+    _check_p_tensor,
+    _check_range,
+    _check_std,
+    _check_uniform,
+    _continuous,
+    _expand_to,
+    _float_dtype_of,
+    _full_range,
+    _integers,
+    _np_float,
+    standard_normal,
+    uniform01,
+)
+from retrograd._ops.layout import not_implemented
 
 DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _STATE_BYTES = 48
@@ -165,47 +182,6 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
 
 # --- sampling in a dtype ---------------------------------------------------------------------
 
-_DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8_e4m3fn": 4,
-           "float8_e5m2": 3}
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-            "int16": "short int", "int32": "int", "int64": "long int", "float32": "float",
-            "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
-
-
-def _not_implemented(kernel: str, d: D.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{D.legacy_name(d)}\'')
-
-
-def uniform01(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
-    """Uniform [0, 1) samples of dtype d; narrow floats use as many bits as they hold."""
-    if d is D.float32:
-        return g.random(shape, dtype=np.float32)
-    if d is D.float64:
-        return g.random(shape)
-    bits = _DIGITS[d.name]
-    ints = g.integers(0, 1 << bits, shape, dtype=np.int32)
-    return (ints.astype(np.float32) * np.float32(2.0 ** -bits)).astype(d.np)
-
-
-def standard_normal(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
-    if d is D.float64:
-        return g.standard_normal(shape)
-    out = g.standard_normal(shape, dtype=np.float32)
-    return out if d is D.float32 else out.astype(d.np)
-
-
-def _np_float(d: D.dtype):
-    """The NumPy type to compute samples of dtype d in (float32 for the narrow floats)."""
-    return np.float64 if d is D.float64 else np.float32
-
-
-def _float_dtype_of(a: np.ndarray, kernel: str) -> D.dtype:
-    d = D.from_numpy_dtype(a.dtype)
-    if d.category != D._FLOAT:
-        raise _not_implemented(kernel, d)
-    return d
-
 
 def _g(generator) -> np.random.Generator:
     return gen(generator)
@@ -243,7 +219,7 @@ def _float_samples(name: str, kernel: str, sample, size: tuple, kwargs: dict, ge
     shape, d = _factory_args(name, size, kwargs, dtype, out)
     _check_device(device)
     if d.category != D._FLOAT or d in D._FLOAT8:
-        raise _not_implemented(kernel, d)
+        raise not_implemented(kernel, d.np)
     return _result(sample(_g(generator), shape, d), out, requires_grad)
 
 
@@ -259,34 +235,6 @@ def _check_int_arg(name: str, pos: int, v) -> int:
     if not -(2**63) <= v < 2**63:
         raise ValueError("Overflow when unpacking long long")
     return v
-
-
-def _check_range(low: int, high: int, d: D.dtype) -> None:
-    """random_(from, to)'s checks: from < to, both within the dtype (with a precision warning
-    for floats beyond the integers they represent exactly)."""
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
-    cname = _C_NAMES[d.name]
-    lo, hi = D.limits(d)
-    if low < lo:
-        raise RuntimeError(f"from is out of bounds for {cname}")
-    if high - 1 > hi:
-        raise RuntimeError(f"to - 1 is out of bounds for {cname}")
-    if d.category == D._FLOAT:
-        digits = _DIGITS[d.name]
-        for label, v in (("from", low), ("to - 1", high - 1)):
-            if not -(2**digits) <= v <= 2**digits:
-                warnings.warn(
-                    f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
-                    f"limitations {cname} can support discrete uniform distribution only within "
-                    "this range. This warning will become an error in version 1.7 release, "
-                    "please fix the code in advance", UserWarning, stacklevel=4)
-
-
-def _integers(g: np.random.Generator, low: int, high: int, shape: tuple, d: D.dtype
-              ) -> np.ndarray:
-    return g.integers(low, high, shape, dtype=np.int64).astype(d.np)
 
 
 def randint(*args, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
@@ -341,7 +289,7 @@ def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | Non
 
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
-        raise _not_implemented("check_uniform_bounds", d)
+        raise not_implemented("check_uniform_bounds", d.np)
     arr[...] = uniform01(_g(generator), arr.shape, d)
     return _finish(arr, requires_grad)
 
@@ -352,7 +300,7 @@ def randn_like(input, *, generator: Generator | None = None, dtype: D.dtype | No
 
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
-        raise _not_implemented("normal_kernel_cpu", d)
+        raise not_implemented("normal_kernel_cpu", d.np)
     arr[...] = standard_normal(_g(generator), arr.shape, d)
     return _finish(arr, requires_grad)
 
@@ -376,11 +324,6 @@ def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtyp
 
 
 # --- normal ----------------------------------------------------------------------------------
-
-
-def _check_std(std: float) -> None:
-    if not std >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
 
 
 def _normal_tensor_float(mean, std, generator):
@@ -503,22 +446,6 @@ def _normal_inplace(a, mean, std, generator):
     a[...] = z * t(std) + t(mean)
 
 
-def _check_uniform(low: float, high: float, d: D.dtype) -> None:
-    cname = _C_NAMES[d.name]
-    fmax = D.limits(d)[1]
-    if not -fmax <= low <= fmax:
-        raise RuntimeError(f"from is out of bounds for {cname}")
-    if not -fmax <= high <= fmax:
-        raise RuntimeError(f"to is out of bounds for {cname}")
-    if low > high:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={low:g} > to={high:g}")
-    if high - low > fmax:
-        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
-                           f"{D.legacy_name(d)}>::max(), but found to={high:g} and from={low:g} "
-                           "which result in to-from to exceed the limit")
-
-
 def _uniform_inplace(a, low, high, generator):
     d = _float_dtype_of(a, "check_uniform_bounds")
     _check_uniform(low, high, d)
@@ -527,24 +454,10 @@ def _uniform_inplace(a, low, high, generator):
     a[...] = u * t(high - low) + t(low)
 
 
-_P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-            "message be improved?  If so, please report an enhancement request to PyTorch.)")
-
-
-def _check_p_tensor(p: np.ndarray) -> None:
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError(_P_RANGE)
-
-
-def _check_p(p: float) -> None:
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-
-
 def _bernoulli(a, generator):
     d = D.from_numpy_dtype(a.dtype)
     if d.category != D._FLOAT:
-        raise _not_implemented("bernoulli_tensor_cpu_p_", d)
+        raise not_implemented("bernoulli_tensor_cpu_p_", d.np)
     _check_p_tensor(a)
     u = _g(generator).random(a.shape)
     return (u < a).astype(a.dtype)
@@ -560,34 +473,9 @@ def _bernoulli_inplace_float(a, p, generator):
     a[...] = _g(generator).random(a.shape) < p
 
 
-def _expand_to(p: np.ndarray, shape: tuple) -> np.ndarray:
-    """p broadcast to `shape`, with torch's expand error."""
-    if len(p.shape) <= len(shape):
-        lead = len(shape) - len(p.shape)
-        for i, n in enumerate(p.shape):
-            if n != 1 and n != shape[lead + i]:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({shape[lead + i]}) must match the "
-                    f"existing size ({n}) at non-singleton dimension {lead + i}.  Target sizes: "
-                    f"{list(shape)}.  Tensor sizes: {list(p.shape)}")
-        return np.broadcast_to(p, shape)
-    raise RuntimeError(f"expand(torch.FloatTensor{{{list(p.shape)}}}, size={list(shape)}): the "
-                       "number of sizes provided must be greater or equal to the number of "
-                       "dimensions in the tensor")
-
-
 def _bernoulli_inplace_tensor(a, p, generator):
     _check_p_tensor(p)
     a[...] = _g(generator).random(a.shape) < _expand_to(p, a.shape)
-
-
-def _full_range(d: D.dtype) -> tuple:
-    """random_()'s range: the dtype's non-negative integers; floats up to 2**mantissa digits."""
-    if d is D.bool:
-        return 0, 2
-    if d.category == D._INT:
-        return 0, D.limits(d)[1] + 1
-    return 0, 2 ** _DIGITS[d.name] + 1
 
 
 def _random_from(a, low, high, generator):
@@ -608,17 +496,6 @@ def _random_full(a, generator):
     d = D.from_numpy_dtype(a.dtype)
     low, high = _full_range(d)
     a[...] = _integers(_g(generator), low, high, a.shape, d)
-
-
-def _continuous(a, name: str) -> D.dtype:
-    d = D.from_numpy_dtype(a.dtype)
-    if d.category != D._FLOAT:
-        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype "
-                           f"must be a floating point but you specified {_C_NAMES[d.name]}"
-                           if name == "Cauchy" else
-                           f"{name} distribution is a continuous probability distribution. dtype "
-                           f"must be a floating point but you specified {D.legacy_name(d)}")
-    return d
 
 
 def _exponential_inplace(a, lambd, generator):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._ops.kernels.shape import _as_strided_rel_forward, _Holder
 from retrograd._ops.registry import op
-from retrograd._ops.shape import _as_strided_rel_forward, _Holder, slice_op
+from retrograd._ops.shape import slice_op
 
 
 def _root_and_offset(a: np.ndarray) -> tuple:
