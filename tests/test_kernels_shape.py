@@ -57,6 +57,9 @@ def test_expanded_views_are_read_only_where_elements_alias():
     (lambda a: K._select_forward(a, 0, 5), lambda t: t.select(0, 5)),
     (lambda a: K._expand_forward(a, (3,)), lambda t: t.expand(3)),
     (lambda a: K._expand_forward(a, (2, 5)), lambda t: t.expand(2, 5)),
+    # several mismatches: the last one is named, as torch checks from the right
+    (lambda a: K._expand_forward(a, (4, 5)), lambda t: t.expand(4, 5)),
+    (lambda a: K._expand_forward(a, (-2, 5, 3)), lambda t: t.expand(-2, 5, 3)),
     (lambda a: K._permute_forward(a, [0]), lambda t: t.permute(0)),
     (lambda a: K._cat_forward([a, np.zeros(())], 0), lambda t: torch.cat([t, torch.zeros(())])),
 ])

@@ -69,24 +69,23 @@ def _expand_forward(a, size, implicit=False):
             f"sizes provided ({len(size)}) must be greater or equal to the number of dimensions "
             f"in the tensor ({a.ndim})")
     lead = len(size) - a.ndim
-    target = []
-    for i, s in enumerate(size):
+    target = list(size)
+    # checked from the last dimension to the first, so that the error names the one torch names
+    for i in range(len(size) - 1, -1, -1):
+        s = size[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
                                    "leading, non-existing dimension " f"{i}")
-            target.append(s)
-        else:
-            cur = a.shape[i - lead]
-            if s == -1:
-                target.append(cur)
-            elif cur != s and cur != 1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({s}) must match the existing size ({cur})"
-                    f" at non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor "
-                    f"sizes: {list(a.shape)}")
-            else:
-                target.append(s)
+            continue
+        cur = a.shape[i - lead]
+        if s == -1:
+            target[i] = cur
+        elif cur != s and cur != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur})"
+                f" at non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor "
+                f"sizes: {list(a.shape)}")
     target = tuple(target)
     if a.size and (a.flags.c_contiguous or a.flags.f_contiguous):
         # np.broadcast_to's view, built directly (7x cheaper); it stays writable where no two
