@@ -74,8 +74,9 @@ def test_rank_and_shape_checks_raise_torchs_messages(x, w, bias):
 
 @pytest.mark.parametrize("x_dtype, w_dtype", [(np.float32, np.float64), (np.float64, np.float32)])
 @pytest.mark.parametrize("transposed", [False, True])
-def test_mixed_input_and_weight_dtypes_raise_torchs_message(x_dtype, w_dtype, transposed):
-    x, w = np.zeros((1, 2, 4, 4), x_dtype), np.zeros((2, 2, 2, 2), w_dtype)
+@pytest.mark.parametrize("batch", [1, 3])  # torch's message differs for a batch of one
+def test_mixed_input_and_weight_dtypes_raise_torchs_message(x_dtype, w_dtype, transposed, batch):
+    x, w = np.zeros((batch, 2, 4, 4), x_dtype), np.zeros((2, 2, 2, 2), w_dtype)
     with pytest.raises(RuntimeError) as info:
         torch.convolution(torch.from_numpy(x), torch.from_numpy(w), None, [1, 1], [0, 0],
                           [1, 1], transposed, [0, 0], 1)

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from retrograd._ops.kernels.linalg import cpp_name, np_matmul
-from retrograd._ops.layout import not_implemented, type_name
+from retrograd._ops.layout import not_implemented, tensor_type_name, type_name
 
 # Shapes: x (N, C, *S), w (Cout, C/groups, *K), y (N, Cout, *O); `pad` holds (lo, hi) per dim.
 
@@ -323,8 +323,12 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
 
 def _check_types(x, w, bias):
     if x.dtype != w.dtype:
-        raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found "
-                           f"{type_name(w.dtype)}")
+        if x.shape[0] == 1:  # torch routes a batch of one through another kernel: its message
+            raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found "
+                               f"{type_name(w.dtype)}")
+        raise RuntimeError(f"Input type ({tensor_type_name(x.dtype)}) and weight type "
+                           f"({tensor_type_name(w.dtype)}) should be the same or input should be "
+                           "a MKLDNN tensor and weight is a dense tensor")
     if bias is not None and bias.dtype != x.dtype:
         raise RuntimeError(f"Input type ({cpp_name(x)}) and bias type ({cpp_name(bias)}) should "
                            "be the same")
