@@ -323,7 +323,9 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
 
 def _check_types(x, w, bias):
     if x.dtype != w.dtype:
-        if x.shape[0] == 1:  # torch routes a batch of one through another kernel: its message
+        if x.dtype != np.float32 or x.shape[0] == 1:
+            # torch checks float32 batches of more than one in its MKLDNN path, the rest in
+            # the generic kernel: each says it its own way
             raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found "
                                f"{type_name(w.dtype)}")
         raise RuntimeError(f"Input type ({tensor_type_name(x.dtype)}) and weight type "
