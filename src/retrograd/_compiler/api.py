@@ -210,10 +210,23 @@ class CompiledCallable:
             return variant
         self.compiled += 1
         counters["compiles"] += 1
+        from retrograd._compiler import cache
+
+        ikey = None
+        if self.module is None:
+            from retrograd._compiler.hooks import current_inlineable
+
+            ikey = cache.index_key(self.fn, key, current_inlineable())
+            if ikey is not None:
+                variant = cache.lookup(ikey, self.__name__)
+                if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
+                    counters["cache_hit"] += 1
+                    self.variants[key] = variant
+                    return variant
         try:
             from retrograd._compiler.build import build
 
-            variant = build(self.fn, args, kwargs, slots, self.__name__)
+            variant = build(self.fn, args, kwargs, slots, self.__name__, ikey)
         except Unsupported as e:
             if self.fullgraph:
                 raise RuntimeError(
@@ -241,9 +254,11 @@ def compile_callable(model: Callable, fullgraph: bool, dynamic: bool, backend: A
 
 
 def reset() -> None:
-    """Empty the in-memory cache and zero the counters."""
+    """Empty the in-memory caches (generated code and the pre-capture index) and zero the
+    counters."""
     from retrograd._compiler import cache
 
     cache.MEMORY.clear()
+    cache.INDEX.clear()
     for k in counters:
         counters[k] = 0

@@ -138,6 +138,11 @@ class Graph:
         return "\n".join(lines) + "\n"
 
 
+def key_text(graph: Graph) -> str:
+    """The graph as text for the cache key: every op, argument, constant and captured type."""
+    return graph.python_code("g")
+
+
 def last_uses(graph: Graph) -> dict:
     """node -> the values whose last reader it is (outputs are never dropped)."""
     seen: set = set()
