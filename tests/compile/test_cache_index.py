@@ -134,12 +134,15 @@ def test_doubt_captures_each_time(captures):
     def reads_object(x, w):
         return (x * w * holder.k).sum()
 
-    for fn in (reads_tensor, reads_object):
+    def reads_by_name(x, w):  # a global the bytecode does not name
+        return (x * w * globals()["SCALE"]).sum()
+
+    for fn in (reads_tensor, reads_object, reads_by_name):
         for _ in range(2):
             x, w = _inputs(retrograd)
             out = retrograd.compile(fn)(x, w)
             np.testing.assert_allclose(out.item(), fn(x, w).item(), rtol=1e-6)
-    assert len(captures) == 4  # (the second capture of each finds its graph's code cached)
+    assert len(captures) == 6  # (the second capture of each finds its graph's code cached)
 
 
 def test_data_dependent_function_captures_again_and_runs_eagerly(captures):

@@ -2,7 +2,11 @@
 
 NOTE [Compiler pipeline]
 A compiled function keeps one compiled variant per guard key and runs the first whose key
-matches the call. Compiling a variant goes through these stages, each printable as Python
+matches the call. A new variant is first looked up in the pre-capture index (cache.py, NOTE
+[Pre-capture index]): a call of a function compiled before (same code, same values read, same
+guards and hook structure), in this process or an earlier one, loads its variant without any
+of the stages below. Otherwise compiling a variant goes through these stages, each printable
+as Python
 (`retrograd._logging.set_logs(graph_code=True)` or RETROGRAD_LOGS=graph_code):
  1. capture (capture.py, joint.py): the function runs once on copies of its inputs under a
     dispatch mode that records every op, then retrograd's own autograd.grad runs over its
@@ -18,12 +22,14 @@ matches the call. Compiling a variant goes through these stages, each printable 
     captured on each saved value and the unpack graph on the packed values, inlined into the
     forward (after the value's last use) and the backward (before its first use).
  5. codegen (codegen.py): each graph becomes a Python function calling NumPy, dropping values
-    after their last use and writing pointwise results into dead buffers (out=). The source is
-    cached in memory and on disk (cache.py), keyed by the graphs' text.
+    after their last use and writing pointwise results into dead buffers (out=). The source
+    (and its bytecode) is cached in memory and on disk (cache.py), keyed by the graphs' text,
+    so another function or hook pair that captures the same graphs skips code generation.
  6. run (runtime.py): the forward runs as a custom Function whose node, CompiledFunctionBackward,
     runs the generated backward (given its saved values in a list it empties, so each is freed
     at its last use); ordinary autograd does the rest.
-A variant is checked once against the captured values before use (config.verify); whatever
+A variant is checked once against the captured values before use (config.verify, on by
+default: it costs about a sixth of a compile, and the index makes a compile rare); whatever
 cannot be captured or checked runs eagerly, logged, never with a wrong result.
 """
 

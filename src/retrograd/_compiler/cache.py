@@ -7,7 +7,8 @@ that calls a wrapped (non-op) function is keyed by that call's meta["user_cache_
 one the cache is bypassed (its behaviour cannot be read from the graph).
 
 On disk each entry is one JSON file `<key>.json` under $RETROGRAD_CACHE_DIR (default
-~/.cache/retrograd/compiler) holding the sources and a hash of them: a file that does not parse,
+~/.cache/retrograd/compiler) holding the sources, their bytecode (marshal, used only by the
+Python that wrote it) and a hash of them: a file that does not parse,
 belongs to another version or fails its hash is ignored with a warning and rebuilt; a directory
 that cannot be written is logged and skipped.
 

@@ -25,6 +25,8 @@ _LIBRARIES = ("retrograd", "numpy", "builtins", "math", "operator", "functools",
               "collections", "typing")
 _MAX_ITEMS = 64  # a container larger than this is not worth keying: capture instead
 _MAX_DEPTH = 6
+# builtins through which code reads names the bytecode does not show
+_DYNAMIC = frozenset({"eval", "exec", "globals", "locals", "vars", "__import__", "compile"})
 
 # id(code) -> (code, digest of the code, the global name chains it loads)
 _CODE: dict = {}
@@ -170,6 +172,8 @@ def function_key(fn: Any, depth: int = 0, seen: tuple = ()) -> Any:
             return None
         parts.append(d)
     for chain in chains:
+        if chain[0] in _DYNAMIC:
+            return None
         found, value = _global(fn, chain)
         d = describe(value, depth, seen) if found else ("missing",)
         if d is None:
