@@ -47,7 +47,7 @@ def load_function(name: str, code: types.CodeType, source: str, namespace: dict,
     filename = _filename(label)
     fn = types.FunctionType(code.replace(co_filename=filename), namespace, name)
     namespace[name] = fn
-    return _register(fn, source, filename, qualname or name)
+    return _register(fn, source, filename, qualname or name, shared_lines=False)
 
 
 def _filename(label: str) -> str:
@@ -57,11 +57,14 @@ def _filename(label: str) -> str:
     return f"{GENERATED_PREFIX} {label}{'' if count == 1 else f' #{count}'}>"
 
 
-def _register(fn: Any, source: str, filename: str, qualname: str) -> Callable:
+def _register(fn: Any, source: str, filename: str, qualname: str,
+              shared_lines: bool = True) -> Callable:
     fn.__retrograd_source__ = source
     fn.__qualname__ = qualname
-    # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
-    lines = [sys.intern(line) for line in source.splitlines(True)]
+    lines = source.splitlines(True)
+    if shared_lines:
+        # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
+        lines = [sys.intern(line) for line in lines]
     linecache.cache[filename] = (len(source), None, lines, filename)
     GENERATED[filename] = fn
     return fn
