@@ -6,11 +6,13 @@ graphs share the generated source, even from different functions or hook pairs. 
 that calls a wrapped (non-op) function is keyed by that call's meta["user_cache_hash"]; without
 one the cache is bypassed (its behaviour cannot be read from the graph).
 
-On disk each entry is one JSON file `<key>.json` under $RETROGRAD_CACHE_DIR (default
-~/.cache/retrograd/compiler) holding the sources, their bytecode (marshal, used only by the
-Python that wrote it) and a hash of them: a file that does not parse,
-belongs to another version or fails its hash is ignored with a warning and rebuilt; a directory
-that cannot be written is logged and skipped.
+On disk each entry is one JSON file under $RETROGRAD_CACHE_DIR (default
+~/.cache/retrograd/compiler), named by the key and a digest of retrograd's source files (read
+once per process, ~10 ms, when the disk is first used: code changed without a new version
+number does not read what the old code wrote). It holds the sources, their bytecode (marshal,
+used only by the Python that wrote it) and a hash of them: a file that does not parse, belongs
+to another version or fails its hash is ignored with a warning and rebuilt; a directory that
+cannot be written is logged and skipped.
 
 NOTE [Pre-capture index]
 Capture costs as much as the rest of a compile, and the graph key needs the captured graph, so
@@ -23,7 +25,8 @@ what a call *is* before anything runs to the compiled variant that call produced
     name, a library function or class by module and qualified name;
   * the call's guards (argument shapes, dtypes, requires_grad, structure and Python values,
     grad and inference mode, the default dtype), the saved-tensor hooks' structure key, the
-    config that shapes the code, retrograd's version and the Python bytecode tag.
+    config that shapes the code, retrograd's version and the Python bytecode tag (and, for
+    the files on disk, the digest of retrograd's source).
 Why a match may skip capture: capture runs the function's Python on the call's tensors; what
 it records depends only on the code, the values it reads and the guarded properties of its
 arguments (never on tensor values: reading one into Python ends capture, and config.verify
@@ -108,8 +111,33 @@ def _content_hash(payload: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+_SOURCE: list = []  # the digest of retrograd's own source, once per process
+
+
+def _source_digest() -> str:
+    """A digest of every .py file of retrograd: a file on disk was written by the same code
+    (capture, formulas, partition, codegen), not only by the same version number."""
+    if not _SOURCE:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256()
+        for directory, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(directory, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+        _SOURCE.append(h.hexdigest()[:16])
+    return _SOURCE[0]
+
+
+def _path(directory: str, key: str) -> str:
+    return os.path.join(directory, _digest(key + _source_digest()) + ".json")
+
+
 def _load(key: str, directory: str | None = None) -> dict | None:
-    path = os.path.join(directory or cache_dir(), key + ".json")
+    path = _path(directory or cache_dir(), key)
     if not os.path.exists(path):
         return None
     try:
@@ -135,7 +163,7 @@ def _store(key: str, payload: dict, directory: str | None = None) -> None:
         tmp = os.path.join(directory, f".{key}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(record, f)
-        os.replace(tmp, os.path.join(directory, key + ".json"))
+        os.replace(tmp, _path(directory, key))
     except OSError as e:
         log.info("compiled code not written to the cache directory %s: %s", directory, e)
 
