@@ -108,7 +108,28 @@ def key_for(part, hook_key) -> str | None:
 
 
 def _content_hash(payload: dict) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    h = hashlib.sha256()
+    _feed(h, payload)
+    return h.hexdigest()
+
+
+def _feed(h: Any, value: Any) -> None:
+    """Hash `value` canonically: strings (the sources, the bytecode) as their bytes, each
+    length-prefixed, and dict keys in order; other values as sorted JSON (cheaper than
+    writing the whole payload as JSON again)."""
+    if isinstance(value, str):
+        data = value.encode()
+        h.update(b"s%d:" % len(data))
+        h.update(data)
+    elif isinstance(value, dict):
+        h.update(b"d%d:" % len(value))
+        for k in sorted(value):
+            _feed(h, str(k))
+            _feed(h, value[k])
+    else:
+        data = json.dumps(value, sort_keys=True).encode()
+        h.update(b"j%d:" % len(data))
+        h.update(data)
 
 
 _SOURCE: list = []  # the digest of retrograd's own source, once per process
