@@ -182,11 +182,25 @@ def last_uses(graph: Graph) -> dict:
 
 
 _SHORT_NAMES: dict = {}  # qualified name -> value name
+_OP_TEXT: dict = {}  # id(op) -> (op, its OpOverload's text)
+
+
+def _target_text(target: Any) -> str:
+    text = getattr(target, "graph_name", None)
+    if text:
+        return text
+    op = getattr(target, "_op", None)
+    if op is None:
+        return str(target)
+    hit = _OP_TEXT.get(id(op))
+    if hit is None or hit[0] is not op:
+        hit = _OP_TEXT[id(op)] = (op, str(target))
+    return hit[1]
 
 
 def target_name(target: Any, qualified: bool = False) -> str:
     """aten.add.Tensor for an op (`add` as a value name), a helper's own name otherwise."""
-    text = getattr(target, "graph_name", None) or str(target)
+    text = _target_text(target)
     if qualified:
         return text
     short = _SHORT_NAMES.get(text)
