@@ -281,3 +281,22 @@ def test_config_is_part_of_the_key(captures, monkeypatch):
     retrograd.compile(f)(*_inputs(retrograd))
     assert len(captures) == 2
     assert cache.INDEX  # both variants recorded
+
+
+def through_bfloat16(x):
+    return (x.to(retrograd.bfloat16).to(retrograd.float32) * x).sum()
+
+
+def test_variant_with_unwritable_constants_is_indexed_in_memory_only(captures):
+    x = retrograd.tensor(np.linspace(-1, 1, 5, dtype=np.float32), requires_grad=True)
+    ref = torch.tensor(x.detach().numpy(), requires_grad=True)
+    expected = (ref.to(torch.bfloat16).to(torch.float32) * ref).sum()
+    for _ in range(2):
+        out = retrograd.compile(through_bfloat16)(x)
+        np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-6)
+    assert len(captures) == 1  # the second compile found the variant in memory
+    assert not os.path.exists(os.path.join(os.environ["RETROGRAD_CACHE_DIR"], "index"))
+    retrograd.compiler.reset()
+    out = retrograd.compile(through_bfloat16)(x)
+    np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-6)
+    assert len(captures) == 2

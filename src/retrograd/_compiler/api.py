@@ -222,13 +222,16 @@ class CompiledCallable:
         if self.module is None:
             from retrograd._compiler.hooks import current_inlineable
 
-            ikey = cache.index_key(self.fn, key, current_inlineable())
-            if ikey is not None:
-                variant = cache.lookup(ikey, self.__name__)
-                if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
-                    counters["cache_hit"] += 1
-                    self.variants[key] = variant
-                    return variant
+            try:
+                ikey = cache.index_key(self.fn, key, current_inlineable())
+                variant = None if ikey is None else cache.lookup(ikey, self.__name__)
+            except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
+                log.info("pre-capture index of %s not used: %r", self.__name__, e)
+                ikey = variant = None
+            if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
+                counters["cache_hit"] += 1
+                self.variants[key] = variant
+                return variant
         try:
             from retrograd._compiler.build import build
 

@@ -70,5 +70,9 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
         check_captured(entry, part, cap, check_backward=hooks is None)
         check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
     if index_key is not None:
-        cache.record(index_key, entry, graph_key)
+        try:
+            cache.record(index_key, entry, graph_key)
+        except Exception as e:  # noqa: BLE001 - not indexed: the variant itself is fine
+            logging.getLogger("retrograd.compiler").info("variant of %s not indexed: %r",
+                                                         label, e)
     return entry

@@ -141,14 +141,17 @@ def _source_digest() -> str:
     if not _SOURCE:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha256()
-        for directory, dirs, files in os.walk(root):
-            dirs.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    path = os.path.join(directory, name)
-                    h.update(os.path.relpath(path, root).encode())
-                    with open(path, "rb") as f:
-                        h.update(f.read())
+        try:
+            for directory, dirs, files in os.walk(root):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        path = os.path.join(directory, name)
+                        h.update(os.path.relpath(path, root).encode())
+                        with open(path, "rb") as f:
+                            h.update(f.read())
+        except OSError as e:  # unreadable source: a digest no other process shares
+            h.update(f"{os.getpid()} {e}".encode())
         _SOURCE.append(h.hexdigest()[:16])
     return _SOURCE[0]
 
