@@ -8,7 +8,9 @@ from __future__ import annotations
 import linecache
 import sys
 import threading
+import types
 from collections.abc import Callable
+from typing import Any
 
 from retrograd._autograd.frames import GENERATED_PREFIX
 
@@ -32,17 +34,37 @@ def compile_function(name: str, lines: list, namespace: dict, label: str,
     linecache.checkcache keeps it (it only rechecks entries read from disk). The text is also
     kept on the function as __retrograd_source__ (`python -m retrograd.codegen OP` prints it).
     Only where the code is registered changes: the code itself is what runs either way."""
+    filename = _filename(label)
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated text
+    return _register(namespace[name], source, filename, qualname or name)
+
+
+def load_function(name: str, code: types.CodeType, source: str, namespace: dict, label: str,
+                  qualname: str | None = None) -> Callable:
+    """compile_function for code compiled before (from `source`, by this Python; the compiler's
+    disk cache keeps it): the same function, filename and linecache text, without compiling."""
+    filename = _filename(label)
+    fn = types.FunctionType(code.replace(co_filename=filename), namespace, name)
+    namespace[name] = fn
+    return _register(fn, source, filename, qualname or name, shared_lines=False)
+
+
+def _filename(label: str) -> str:
     with _LABELS_LOCK:  # plans may be compiled from several threads' backward passes
         count = _LABELS.get(label, 0) + 1
         _LABELS[label] = count
-    filename = f"{GENERATED_PREFIX} {label}{'' if count == 1 else f' #{count}'}>"
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated text
-    fn = namespace[name]
+    return f"{GENERATED_PREFIX} {label}{'' if count == 1 else f' #{count}'}>"
+
+
+def _register(fn: Any, source: str, filename: str, qualname: str,
+              shared_lines: bool = True) -> Callable:
     fn.__retrograd_source__ = source
-    fn.__qualname__ = qualname or name
-    # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
-    lines = [sys.intern(line) for line in source.splitlines(True)]
+    fn.__qualname__ = qualname
+    lines = source.splitlines(True)
+    if shared_lines:
+        # most lines recur across functions (a fresh tensor's fields, an edge): one copy of each
+        lines = [sys.intern(line) for line in lines]
     linecache.cache[filename] = (len(source), None, lines, filename)
     GENERATED[filename] = fn
     return fn

@@ -2,7 +2,11 @@
 
 NOTE [Compiler pipeline]
 A compiled function keeps one compiled variant per guard key and runs the first whose key
-matches the call. Compiling a variant goes through these stages, each printable as Python
+matches the call. A new variant is first looked up in the pre-capture index (cache.py, NOTE
+[Pre-capture index]): a call of a function compiled before (same code, same values read, same
+guards and hook structure), in this process or an earlier one, loads its variant without any
+of the stages below. Otherwise compiling a variant goes through these stages, each printable
+as Python
 (`retrograd._logging.set_logs(graph_code=True)` or RETROGRAD_LOGS=graph_code):
  1. capture (capture.py, joint.py): the function runs once on copies of its inputs under a
     dispatch mode that records every op, then retrograd's own autograd.grad runs over its
@@ -18,12 +22,14 @@ matches the call. Compiling a variant goes through these stages, each printable 
     captured on each saved value and the unpack graph on the packed values, inlined into the
     forward (after the value's last use) and the backward (before its first use).
  5. codegen (codegen.py): each graph becomes a Python function calling NumPy, dropping values
-    after their last use and writing pointwise results into dead buffers (out=). The source is
-    cached in memory and on disk (cache.py), keyed by the graphs' text.
+    after their last use and writing pointwise results into dead buffers (out=). The source
+    (and its bytecode) is cached in memory and on disk (cache.py), keyed by the graphs' text,
+    so another function or hook pair that captures the same graphs skips code generation.
  6. run (runtime.py): the forward runs as a custom Function whose node, CompiledFunctionBackward,
     runs the generated backward (given its saved values in a list it empties, so each is freed
     at its last use); ordinary autograd does the rest.
-A variant is checked once against the captured values before use (config.verify); whatever
+A variant is checked once against the captured values before use (config.verify, on by
+default: it costs about a sixth of a compile, and the index makes a compile rare); whatever
 cannot be captured or checked runs eagerly, logged, never with a wrong result.
 """
 
@@ -210,10 +216,26 @@ class CompiledCallable:
             return variant
         self.compiled += 1
         counters["compiles"] += 1
+        from retrograd._compiler import cache
+
+        ikey = None
+        if self.module is None:
+            from retrograd._compiler.hooks import current_inlineable
+
+            try:
+                ikey = cache.index_key(self.fn, key, current_inlineable())
+                variant = None if ikey is None else cache.lookup(ikey, self.__name__)
+            except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
+                log.info("pre-capture index of %s not used: %r", self.__name__, e)
+                ikey = variant = None
+            if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
+                counters["cache_hit"] += 1
+                self.variants[key] = variant
+                return variant
         try:
             from retrograd._compiler.build import build
 
-            variant = build(self.fn, args, kwargs, slots, self.__name__)
+            variant = build(self.fn, args, kwargs, slots, self.__name__, ikey)
         except Unsupported as e:
             if self.fullgraph:
                 raise RuntimeError(
@@ -241,9 +263,11 @@ def compile_callable(model: Callable, fullgraph: bool, dynamic: bool, backend: A
 
 
 def reset() -> None:
-    """Empty the in-memory cache and zero the counters."""
+    """Empty the in-memory caches (generated code and the pre-capture index) and zero the
+    counters."""
     from retrograd._compiler import cache
 
     cache.MEMORY.clear()
+    cache.INDEX.clear()
     for k in counters:
         counters[k] = 0

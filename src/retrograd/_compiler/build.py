@@ -21,7 +21,10 @@ def log_graph(title: str, graph: Graph, name: str = "forward") -> None:
         code_log.info("===== %s =====\n%s", title, graph.python_code(name))
 
 
-def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> Entry:
+def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
+          index_key: str | None = None) -> Entry:
+    """`index_key`: where to record the variant in the pre-capture index once it passed its
+    checks (NOTE [Pre-capture index])."""
     from retrograd._compiler.api import _tensor_guard
     from retrograd._compiler.hooks import current_inlineable, inline_hooks
 
@@ -61,9 +64,15 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str) -> E
                            for f in part.backward_free]
     entry.saved_primal = [primal_names.index(s) if s in primal_names else None
                           for s in part.saved]
-    entry.forward, entry.backward = cache.generate_pair(part, label, hook_key)
+    entry.forward, entry.backward, graph_key = cache.generate_pair(part, label, hook_key)
     if config.verify:
         # with hooks inlined the backward reads packed values, which capture did not see
         check_captured(entry, part, cap, check_backward=hooks is None)
         check_perturbed(entry, fn, args, kwargs, slots, cap, compare_grads=hooks is None)
+    if index_key is not None:
+        try:
+            cache.record(index_key, entry, graph_key)
+        except Exception as e:  # noqa: BLE001 - not indexed: the variant itself is fine
+            logging.getLogger("retrograd.compiler").info("variant of %s not indexed: %r",
+                                                         label, e)
     return entry

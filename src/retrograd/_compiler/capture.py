@@ -168,7 +168,8 @@ class Tracer(TorchDispatchMode):
                 if i >= len(args):
                     full[i] = kwargs.get(a.name, a.default)
             args = tuple(full)
-        node_args = tuple(self._arg_node(a) for a in args)
+        arg_node = self._arg_node
+        node_args = tuple([arg_node(a) for a in args])
         casts = self._casts(op, args)
         written = None
         if op.inplace_idx:

@@ -14,7 +14,7 @@ import numpy as np
 
 
 class Node:
-    __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta", "users")
+    __slots__ = ("graph", "name", "op", "target", "args", "kwargs", "meta", "users", "_read")
 
     def __init__(self, graph: Graph, name: str, op: str, target: Any, args: tuple,
                  kwargs: dict | None = None) -> None:
@@ -26,13 +26,25 @@ class Node:
         self.kwargs = kwargs or {}
         self.meta: dict = {}
         self.users: dict = {}
+        self._read: tuple = ((), None, None)  # (inputs, the args and kwargs they were read from)
 
-    def inputs(self) -> list:
-        """The nodes this node reads, in order, each once."""
+    def inputs(self) -> tuple:
+        """The nodes this node reads, in order, each once (read again when args or kwargs are
+        replaced: nothing edits them in place)."""
+        read = self._read
+        if read[1] is self.args and read[2] is self.kwargs:
+            return read[0]
         seen: dict = {}
-        _collect(self.args, seen)
-        _collect(tuple(self.kwargs.values()), seen)
-        return list(seen)
+        for a in self.args:
+            if type(a) is Node:
+                seen[a] = None
+            elif isinstance(a, (list, tuple)):
+                _collect(a, seen)
+        if self.kwargs:
+            _collect(tuple(self.kwargs.values()), seen)
+        found = tuple(seen)
+        self._read = (found, self.args, self.kwargs)
+        return found
 
     def __repr__(self) -> str:
         return self.name
@@ -138,6 +150,22 @@ class Graph:
         return "\n".join(lines) + "\n"
 
 
+def key_text(graph: Graph) -> str:
+    """The graph as text for the cache key: every node's name, op, arguments (constants
+    written out) and captured type; python_code's listing without what follows from it (the
+    last uses) and without its formatting."""
+    lines = []
+    for node in graph.nodes:
+        if node.op == "output":
+            lines.append(f"return {format_arg(node.args[0])}")
+        elif node.op == "placeholder":
+            lines.append(f"{node.name}:{describe(node.meta.get('val'))}")
+        else:
+            lines.append(f"{node.name}:{describe(node.meta.get('val'))}="
+                         f"{target_name(node.target, True)}({format_call(node)})")
+    return "\n".join(lines)
+
+
 def last_uses(graph: Graph) -> dict:
     """node -> the values whose last reader it is (outputs are never dropped)."""
     seen: set = set()
@@ -153,13 +181,33 @@ def last_uses(graph: Graph) -> dict:
     return out
 
 
+_SHORT_NAMES: dict = {}  # qualified name -> value name
+_OP_TEXT: dict = {}  # id(op) -> (op, its OpOverload's text)
+
+
+def _target_text(target: Any) -> str:
+    text = getattr(target, "graph_name", None)
+    if text:
+        return text
+    op = getattr(target, "_op", None)
+    if op is None:
+        return str(target)
+    hit = _OP_TEXT.get(id(op))
+    if hit is None or hit[0] is not op:
+        hit = _OP_TEXT[id(op)] = (op, str(target))
+    return hit[1]
+
+
 def target_name(target: Any, qualified: bool = False) -> str:
     """aten.add.Tensor for an op (`add` as a value name), a helper's own name otherwise."""
-    text = getattr(target, "graph_name", None) or str(target)
+    text = _target_text(target)
     if qualified:
         return text
-    parts = text.split(".")
-    return parts[1] if len(parts) > 2 else parts[-1]
+    short = _SHORT_NAMES.get(text)
+    if short is None:
+        parts = text.split(".")
+        short = _SHORT_NAMES[text] = parts[1] if len(parts) > 2 else parts[-1]
+    return short
 
 
 def format_arg(value: Any) -> str:
@@ -188,10 +236,17 @@ _ABBR = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16
          "bool": "b8", "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
 
 
+_DTYPE_TEXT: dict = {}  # np.dtype -> its short name (dtype.name is slow)
+
+
 def describe(val: Any) -> str:
     """f32[3, 4] for an array, as torch's graph listings annotate values."""
     if isinstance(val, np.ndarray):
-        return f"{_ABBR.get(val.dtype.name, val.dtype.name)}[{', '.join(map(str, val.shape))}]"
+        dt = val.dtype
+        text = _DTYPE_TEXT.get(dt)
+        if text is None:
+            text = _DTYPE_TEXT[dt] = _ABBR.get(dt.name, dt.name)
+        return f"{text}[{', '.join(map(str, val.shape))}]"
     if isinstance(val, (tuple, list)):
         return ", ".join(describe(v) for v in val)
     return type(val).__name__
