@@ -19,7 +19,7 @@ from retrograd import _errors as E
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
-from retrograd._ops.overloads import RETURN_TYPES, expose_as, overloaded
+from retrograd._ops.overloads import RETURN_TYPES, composite, expose_as, overloaded
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor, _wrap
 
@@ -694,7 +694,7 @@ _SIG = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim
 _var = op(f"var.correction{_SIG} -> Tensor",
           _upcast16(lambda a, dim, correction, keepdim:
                     _var_np("var", a, dim, correction, keepdim)[0]),
-          node="VarBackward0", grads={"self": _var_backward}, function=False, method=False)
+          node="VarBackward0", grads={"self": _var_backward})
 
 
 @_upcast16
@@ -703,7 +703,7 @@ def _std_forward(a, dim, correction, keepdim):
 
 
 _std = op(f"std.correction{_SIG} -> Tensor", _std_forward, node="StdBackward0",
-          grads={"self": _std_backward}, function=False, method=False)
+          grads={"self": _std_backward})
 
 _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
                _upcast16(lambda a, dim, correction, keepdim:
@@ -713,7 +713,7 @@ _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
                # writing the outputs in place keeps the graph usable)
                grads={"self": lambda grads, self, dim, correction, keepdim:
                       _var_mean_backward(grads, self, None, dim, correction, keepdim, False)},
-               function=False, method=False)
+               method=False)
 
 
 @_upcast16
@@ -725,31 +725,34 @@ _std_mean = op(f"std_mean.correction{_SIG} -> (Tensor, Tensor)", _std_mean_forwa
                node="StdMeanBackward0",
                grads={"self": lambda grads, self, result0, dim, correction, keepdim:
                       _var_mean_backward(grads, self, result0, dim, correction, keepdim, True)},
-               function=False, method=False)
+               method=False)
 
 
-def _correction_form(name: str, target):
-    """torch's three signatures: (dim=None, *, correction, keepdim), (dim, unbiased, keepdim)
-    and (unbiased)."""
-
-    def reduce(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        if isinstance(dim, bool):
-            dim, unbiased = None, dim
-        if unbiased is not None:
-            if correction is not None:
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                "both unbiased and correction")
+def _declare_unbiased_forms(name: str, target, returns: str, method: bool) -> None:
+    """torch's older overloads, composites of <name>.correction: (dim, unbiased, keepdim) with
+    correction 1 or 0, and (unbiased) over every element (correction None or 0)."""
+    if returns == "Tensor":
+        def dim_form(input, dim, unbiased=True, keepdim=False, *, out=None):
             correction = 1 if unbiased else 0
-        return target(input, dim, correction=correction, keepdim=keepdim)
+            if out is None:
+                return target(input, dim, correction=correction, keepdim=keepdim)
+            return target(input, dim, correction=correction, keepdim=keepdim, out=out)
+    else:
+        def dim_form(input, dim, unbiased=True, keepdim=False):
+            return target(input, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
+    def full_form(input, unbiased=True):
+        return target(input, None, correction=None if unbiased else 0)
+
+    composite(f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) "
+              f"-> {returns}", dim_form, method=method)
+    composite(f"{name}(Tensor self, bool unbiased=True) -> {returns}", full_form, method=method)
 
 
-register("var", _correction_form("var", _var), method=True)
-register("std", _correction_form("std", _std), method=True)
-register("var_mean", _correction_form("var_mean", _var_mean))
-register("std_mean", _correction_form("std_mean", _std_mean))
+_declare_unbiased_forms("var", _var, "Tensor", True)
+_declare_unbiased_forms("std", _std, "Tensor", True)
+_declare_unbiased_forms("var_mean", _var_mean, "(Tensor, Tensor)", False)
+_declare_unbiased_forms("std_mean", _std_mean, "(Tensor, Tensor)", False)
 
 
 # --- norms -----------------------------------------------------------------------------------
