@@ -637,7 +637,8 @@ def option_text(opdef, method: bool, with_out: bool) -> str:
 
 # overloads whose torch binding takes no out= (retrograd's entry points take it anyway)
 _NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
-                              "prod"})
+                              "prod", "var_mean", "var_mean.dim", "var_mean.correction",
+                              "std_mean", "std_mean.dim", "std_mean.correction"})
 
 
 def _value_type(v) -> str:
@@ -675,6 +676,7 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
             args.append(value)
     if len(values) > len(params) and values[-1] is not None:
         kwargs["out"] = values[-1]
+    kwargs = dict(sorted(kwargs.items()))  # torch lists the keywords given by name
     while args and isinstance(args[-1], _Unset):
         args.pop()
     if group.method:

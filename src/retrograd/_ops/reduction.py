@@ -608,8 +608,9 @@ _std_mean = op(f"std_mean.correction{_SIG} -> (Tensor, Tensor)", _std_mean_forwa
 
 
 def _declare_unbiased_forms(name: str, target, returns: str, method: bool) -> None:
-    """torch's older overloads, composites of <name>.correction: (dim, unbiased, keepdim) with
-    correction 1 or 0, and (unbiased) over every element (correction None or 0)."""
+    """torch's older overloads, composites of <name>.correction: (dim, unbiased, keepdim) and
+    (unbiased) over every element, correction 1 or 0 (a call without arguments is the
+    correction overload's, correction None)."""
     if returns == "Tensor":
         def dim_form(input, dim, unbiased=True, keepdim=False, *, out=None):
             correction = 1 if unbiased else 0
@@ -621,7 +622,7 @@ def _declare_unbiased_forms(name: str, target, returns: str, method: bool) -> No
             return target(input, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
     def full_form(input, unbiased=True):
-        return target(input, None, correction=None if unbiased else 0)
+        return target(input, None, correction=1 if unbiased else 0)
 
     composite(f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) "
               f"-> {returns}", dim_form, method=method)
