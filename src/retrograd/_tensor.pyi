@@ -555,7 +555,7 @@ class Tensor:
     def amin(self, dim: _int | Sequence[_int]=..., keepdim: _bool=...) -> Tensor:
         ...
 
-    def aminmax(self, *, dim: Any=..., keepdim: Any=...) -> Any:
+    def aminmax(self, *, dim: _int | None=..., keepdim: _bool=...) -> Any:
         ...
 
     def any(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:

@@ -310,6 +310,7 @@ class return_types:  # noqa: N801 - torch.return_types
     median = _return_type("median")
     nanmedian = _return_type("nanmedian")
     aminmax = _return_type("aminmax", ("min", "max"))
+    aminmax_out = _return_type("aminmax_out", ("min", "max"))
     sort = _return_type("sort")
     sort_out = _return_type("sort_out")
     topk = _return_type("topk")
@@ -444,16 +445,9 @@ def _aminmax_grad(grads, self, result0, result1, dim, keepdim):
     return out
 
 
-_aminmax = op("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> "
-              "(Tensor min, Tensor max)", _aminmax_forward, grads={"self": _aminmax_grad},
-              function=False, method=False)
-
-
-def aminmax(input, *, dim=None, keepdim=False):
-    return return_types.aminmax(_aminmax(input, dim=dim, keepdim=keepdim))
-
-
-register("aminmax", aminmax, method=True)
+op("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+   _aminmax_forward, grads={"self": _aminmax_grad})
+RETURN_TYPES.update(aminmax=return_types.aminmax, aminmax_out=return_types.aminmax_out)
 
 
 # --- median, nanmedian -----------------------------------------------------------------------
