@@ -406,7 +406,8 @@ def make_dispatcher(group: Group) -> Callable:
     # fast branches first: the leading overloads tested by exact class (a Tensor, a Python
     # number), which skips the flags above for the common calls; each test implies the strict
     # one, and they keep the order, so they select what the strict pass would
-    passes = (["fast"] if flagged else []) + ["strict"] + (["loose"] if convertible else [])
+    fast = flagged or any(p.aliases for p in params if p.name in checked)
+    passes = (["fast"] if fast else []) + ["strict"] + (["loose"] if convertible else [])
     for mode in passes:
         for k in order:
             opdef, fn = entries[k]
@@ -422,10 +423,10 @@ def make_dispatcher(group: Group) -> Callable:
                     conds.append(f"{p.name} is _U")
                     continue
                 v = p.name
-                if k in p.aliases:
-                    if mode == "fast":
-                        fast_ok = False
-                        break
+                if k in p.aliases and mode == "fast":
+                    # the fast branch takes the value by position only
+                    conds.append(f"{p.aliases[k]} is _U")
+                elif k in p.aliases:
                     v = f"_x_{p.aliases[k]}"
                     conds.append(f"({p.name} is _U or {p.aliases[k]} is _U)")
                 if may_be_unset and not a.has_default:
@@ -459,7 +460,7 @@ def make_dispatcher(group: Group) -> Callable:
                 a = p.per_overload.get(k)
                 if a is None or k in p.alias_at:
                     continue
-                value = f"_x_{p.aliases[k]}" if k in p.aliases else p.name
+                value = f"_x_{p.aliases[k]}" if k in p.aliases and mode != "fast" else p.name
                 if isinstance(p.default, _Unset) and a.has_default:
                     ns[f"_d{k}_{j}"] = a.default
                     value = f"(_d{k}_{j} if {value} is _U else {value})"
@@ -473,7 +474,7 @@ def make_dispatcher(group: Group) -> Callable:
             out = lines if mode == "fast" else body
             for p in params:
                 alt = p.aliases.get(k)
-                if alt is not None and alt not in defined:
+                if alt is not None and alt not in defined and mode != "fast":
                     defined.add(alt)
                     out.append(f"    _x_{alt} = {p.name} if {alt} is _U else {alt}")
             out.append(f"    if {' and '.join(conds) or 'True'}:")
