@@ -192,3 +192,202 @@ def test_max_min_overloads_share_a_position_and_return_named_tuples():
                 lib.max(*conv, **kw)
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
+
+
+# --- the families converted later: var/std, ordering, where, scatter, bucketize, isin ----------
+
+def _matrix(lib, requires_grad: bool = True):
+    # no ties: torch leaves the order of equal values unspecified for topk
+    data = np.array([[1.5, -2.0, 3.0, 0.5], [0.25, 4.0, -1.0, 2.0], [3.0, 2.5, -0.5, 1.0]])
+    return lib.tensor(data, requires_grad=requires_grad)
+
+
+def _index(lib):
+    return lib.tensor([[0, 2, 1, 0], [1, 0, 2, 2]])
+
+
+def _node(t) -> str | None:
+    fn = t.grad_fn
+    return None if fn is None else fn.name().replace("torch::autograd::", "")
+
+
+def _summary(result) -> list:
+    """What a call must agree on: values, dtypes, shapes, node names, the result's type name
+    (a named tuple such as return_types.sort) and saved correction/dim of var's nodes."""
+    items = result if isinstance(result, tuple) else (result,)
+    out: list = [type(result).__name__ if isinstance(result, tuple) else "Tensor"]
+    for t in items:
+        out.append((t.detach().numpy().tolist(), str(t.dtype).split(".")[-1], tuple(t.shape),
+                    _node(t)))
+        fn = t.grad_fn
+        if fn is not None and hasattr(fn, "_saved_correction"):
+            out.append(fn._saved_correction)
+    return out
+
+
+FAMILIES = {
+    # var / std / var_mean / std_mean: default (unbiased), dim, correction
+    "var": lambda m, x: m.var(x),
+    "var unbiased False": lambda m, x: m.var(x, False),
+    "var unbiased keyword": lambda m, x: x.var(unbiased=False),
+    "var dim": lambda m, x: x.var(0),
+    "var dim None": lambda m, x: x.var(None),
+    "var dim list unbiased keepdim": lambda m, x: m.var(x, [0, 1], False, True),
+    "var dim keyword unbiased": lambda m, x: x.var(dim=1, unbiased=False),
+    "var correction": lambda m, x: m.var(x, correction=2),
+    "var dim correction keepdim": lambda m, x: x.var(1, correction=0, keepdim=True),
+    "std": lambda m, x: x.std(),
+    "std unbiased": lambda m, x: m.std(x, True),
+    "std dim unbiased": lambda m, x: x.std(1, False),
+    "std correction": lambda m, x: m.std(x, 0, correction=0),
+    "var_mean": lambda m, x: m.var_mean(x),
+    "var_mean dim": lambda m, x: m.var_mean(x, 0),
+    "var_mean unbiased": lambda m, x: m.var_mean(x, False),
+    "std_mean dim keepdim": lambda m, x: m.std_mean(x, 1, keepdim=True),
+    "std_mean correction": lambda m, x: m.std_mean(x, correction=0),
+    # sort, argsort, topk, kthvalue, msort
+    "sort": lambda m, x: m.sort(x),
+    "sort dim descending": lambda m, x: m.sort(x, 0, True),
+    "sort stable": lambda m, x: m.sort(x, stable=True),
+    "sort stable dim keywords": lambda m, x: x.sort(stable=True, dim=0, descending=True),
+    "sort stable None": lambda m, x: x.sort(stable=None),
+    "sort method dim": lambda m, x: x.sort(dim=0),
+    "argsort": lambda m, x: m.argsort(x),
+    "argsort dim descending": lambda m, x: x.argsort(0, True),
+    "argsort stable": lambda m, x: m.argsort(x, stable=True, descending=True),
+    "topk": lambda m, x: m.topk(x, 2),
+    "topk method": lambda m, x: x.topk(2, 0, False),
+    "kthvalue": lambda m, x: m.kthvalue(x, 2),
+    "kthvalue method keepdim": lambda m, x: x.kthvalue(1, 0, True),
+    "msort": lambda m, x: m.msort(x),
+    # where: self, ScalarSelf, ScalarOther, Scalar, condition alone; the method
+    "where": lambda m, x: m.where(x > 0, x, x * 2),
+    "where ScalarSelf": lambda m, x: m.where(x > 0, 1.5, x),
+    "where ScalarOther": lambda m, x: m.where(x > 0, x, 0),
+    "where Scalar": lambda m, x: m.where(x > 0, 1.0, 0.0),
+    "where Scalar ints": lambda m, x: m.where(x > 0, 1, 0),
+    "where keywords": lambda m, x: m.where(condition=x > 0, input=x, other=x + 1),
+    "where condition": lambda m, x: m.where(x > 1),
+    "where method": lambda m, x: x.where(x > 0, x * 3),
+    "where method number": lambda m, x: x.where(x > 0, 2.0),
+    # scatter: src, value, reduce, value_reduce
+    "scatter src": lambda m, x: m.scatter(x, 0, _index(m), x * 2),
+    "scatter value": lambda m, x: m.scatter(x, 1, _index(m), 1.5),
+    "scatter value keyword": lambda m, x: m.scatter(x, 0, _index(m), value=-1.0),
+    "scatter src keyword": lambda m, x: x.scatter(0, _index(m), src=x * 3),
+    "scatter reduce": lambda m, x: m.scatter(x.detach(), 0, _index(m), x.detach(),
+                                             reduce="add"),
+    "scatter value_reduce": lambda m, x: x.detach().scatter(0, _index(m), 2.0,
+                                                             reduce="multiply"),
+    # bucketize / searchsorted: Tensor and Scalar
+    "bucketize": lambda m, x: m.bucketize(x.detach(), m.tensor([0.0, 1.0, 3.0])),
+    "bucketize scalar": lambda m, x: m.bucketize(1.0, m.tensor([0.0, 1.0, 3.0]), right=True),
+    "searchsorted": lambda m, x: m.searchsorted(m.tensor([0.0, 1.0, 3.0]), x.detach()),
+    "searchsorted scalar": lambda m, x: m.searchsorted(m.tensor([0.0, 1.0, 3.0]), 2,
+                                                       out_int32=True),
+    # isin: Tensor_Tensor, Tensor_Scalar, Scalar_Tensor
+    "isin": lambda m, x: m.isin(x.detach(), m.tensor([3.0, 0.5])),
+    "isin scalar test": lambda m, x: m.isin(x.detach(), 3.0, invert=True),
+    "isin scalar element": lambda m, x: m.isin(3, m.tensor([1, 3])),
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_family_overloads_match_torch(name):
+    call = FAMILIES[name]
+    expected = call(torch, _matrix(torch))
+    got = call(retrograd, _matrix(retrograd))
+    want, have = _summary(expected), _summary(got)
+    if isinstance(expected, tuple) and hasattr(expected, "values"):
+        assert type(got).__module__ == "retrograd._ops.reduction"
+        assert type(got).__qualname__ == f"return_types.{type(expected).__name__}"
+    for w, h in zip(want, have):
+        if isinstance(w, tuple):
+            np.testing.assert_allclose(np.array(h[0], dtype=float), np.array(w[0], dtype=float))
+            assert h[1:] == w[1:], name
+        else:
+            assert h == w, name
+    assert len(want) == len(have)
+
+
+FAMILY_INPLACE = {
+    "scatter_": lambda m, x: x.scatter_(0, _index(m), x * 0 + 7),
+    "scatter_ value": lambda m, x: x.scatter_(1, _index(m), 2.5),
+    "scatter_ reduce": lambda m, x: x.scatter_(0, _index(m), x * 0 + 2, reduce="multiply"),
+    "scatter_ value_reduce": lambda m, x: x.scatter_(1, _index(m), 1.0, reduce="add"),
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILY_INPLACE))
+def test_family_inplace_methods(name):
+    results = []
+    for lib in (torch, retrograd):
+        leaf = _matrix(lib)
+        x = leaf * 1
+        got = FAMILY_INPLACE[name](lib, x)
+        assert got is x
+        results.append((got.detach().numpy(), _node(got)))
+    np.testing.assert_allclose(results[1][0], results[0][0])
+    assert results[1][1] == results[0][1]
+
+
+def test_sort_topk_kthvalue_out_give_named_out_tuples():
+    for name, call in (("sort", lambda m, x, out: m.sort(x, 1, out=out)),
+                       ("sort", lambda m, x, out: m.sort(x, stable=True, out=out)),
+                       ("topk", lambda m, x, out: m.topk(x, 2, out=out)),
+                       ("kthvalue", lambda m, x, out: m.kthvalue(x, 2, 0, out=out))):
+        got = []
+        for lib in (torch, retrograd):
+            out = (lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.long))
+            r = call(lib, _matrix(lib, requires_grad=False), out)
+            assert r[0] is out[0] and r[1] is out[1]
+            got.append((type(r).__name__, r.values.numpy(), r.indices.numpy()))
+        assert got[1][0] == got[0][0] == f"{name}_out"
+        np.testing.assert_array_equal(got[1][1], got[0][1])
+        np.testing.assert_array_equal(got[1][2], got[0][2])
+
+
+def test_scatter_reduce_forms_have_no_derivative():
+    for lib in (torch, retrograd):
+        y = lib.scatter(_matrix(lib), 0, _index(lib), 2.0, reduce="add")
+        assert _node(y) == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+            y.sum().backward()
+
+
+FAMILY_ERRORS = {
+    "var str": lambda m, x: m.var(x, "a"),
+    "var float": lambda m, x: m.var(x, 1.5),
+    "var unbiased and correction": lambda m, x: x.var(unbiased=True, correction=0),
+    "var three keywords": lambda m, x: m.var(x, unbiased=True, keepdim=True, correction=0),
+    "var dim unbiased correction": lambda m, x: x.var(0, True, correction=0),
+    "std_mean str": lambda m, x: m.std_mean(x, "a"),
+    "var_mean float": lambda m, x: m.var_mean(x, 0.5),
+    "where str": lambda m, x: m.where(x > 0, "a", x),
+    "where method str": lambda m, x: x.where(x > 0, "a"),
+    "scatter_ str": lambda m, x: x.detach().scatter_(0, _index(m), "a"),
+    "bucketize str": lambda m, x: m.bucketize("a", x),
+    "searchsorted str": lambda m, x: m.searchsorted(x, "a"),
+    "isin two numbers": lambda m, x: m.isin(1, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(FAMILY_ERRORS))
+def test_family_invalid_combination_message(name):
+    call = FAMILY_ERRORS[name]
+    with pytest.raises(TypeError) as expected:
+        call(torch, _matrix(torch))
+    with pytest.raises(TypeError) as got:
+        call(retrograd, _matrix(retrograd))
+    assert str(got.value) == str(expected.value)
+
+
+def test_bool_int_and_int_list_are_told_apart():
+    # std's position 1 is `unbiased: bool` in one overload and `dim: int[1]?` in the others
+    for lib in (torch, retrograd):
+        x = _matrix(lib, requires_grad=False)
+        assert tuple(x.std(0).shape) == (4,)
+        assert tuple(x.std([0]).shape) == (4,)
+        assert tuple(x.std(True).shape) == ()
+    x = _matrix(retrograd, requires_grad=False)
+    np.testing.assert_allclose(x.std(False).numpy(), x.numpy().std())

@@ -555,7 +555,7 @@ class Tensor:
     def amin(self, dim: _int | Sequence[_int]=..., keepdim: _bool=...) -> Tensor:
         ...
 
-    def aminmax(self, *, dim: Any=..., keepdim: Any=...) -> Any:
+    def aminmax(self, *, dim: _int | None=..., keepdim: _bool=...) -> Any:
         ...
 
     def any(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
@@ -567,7 +567,7 @@ class Tensor:
     def argmin(self, dim: _int | None=..., keepdim: _bool=...) -> Tensor:
         ...
 
-    def argsort(self, dim: _int=..., descending: _bool=..., stable: _bool=..., *, out: Any=...) -> Tensor:
+    def argsort(self, dim: _int=..., descending: _bool=..., *, stable: _bool=...) -> Tensor:
         ...
 
     def as_strided(self, size: Any, stride: Any, storage_offset: _int | None=...) -> Tensor:
@@ -930,7 +930,7 @@ class Tensor:
     def isreal(self) -> Tensor:
         ...
 
-    def kthvalue(self, k: _int, dim: _int=..., keepdim: _bool=..., *, out: Any=...) -> Any:
+    def kthvalue(self, k: _int, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
     def le(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1221,10 +1221,10 @@ class Tensor:
     def rsqrt_(self) -> Tensor:
         ...
 
-    def scatter(self, dim: _int, index: Tensor, src: Any=..., *, value: Any=..., reduce: Any=...) -> Any:
+    def scatter(self, dim: _int, index: Tensor, src: Tensor | _int | _float | _bool=..., *, reduce: _str=..., value: _int | _float | _bool=...) -> Tensor:
         ...
 
-    def scatter_(self, dim: _int, index: Tensor, src: Any=..., *, value: Any=..., reduce: Any=...) -> Any:
+    def scatter_(self, dim: _int, index: Tensor | _int | _float | _bool, src: Tensor | _int | _float | _bool=..., *, reduce: _str=..., value: _int | _float | _bool=...) -> Tensor:
         ...
 
     def scatter_add(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
@@ -1287,7 +1287,7 @@ class Tensor:
     def softmax(self, dim: _int, dtype: Any=...) -> Tensor:
         ...
 
-    def sort(self, dim: _int=..., descending: _bool=..., stable: Any=..., *, out: Any=...) -> Any:
+    def sort(self, dim: _int=..., descending: _bool=..., *, stable: _bool | None=...) -> Any:
         ...
 
     def split(self, split_size: Any, dim: Any=...) -> Any:
@@ -1314,7 +1314,7 @@ class Tensor:
     def squeeze_(self, *args: Any, **kwargs: Any) -> Tensor:
         ...
 
-    def std(self, dim: Any=..., unbiased: Any=..., keepdim: Any=..., *, correction: Any=...) -> Any:
+    def std(self, dim: _int | Sequence[_int] | _bool | None=..., unbiased: _bool=..., keepdim: _bool=..., *, correction: _int | _float | _bool | None=...) -> Tensor:
         ...
 
     def sub(self, other: Tensor | _int | _float | _bool, *, alpha: _int | _float | _bool=...) -> Tensor:
@@ -1374,7 +1374,7 @@ class Tensor:
     def to(self, *args: Any, dtype: Any=..., device: Any=..., copy: _bool=..., non_blocking: Any=..., memory_format: Any=...) -> Tensor:
         ...
 
-    def topk(self, k: _int, dim: _int=..., largest: _bool=..., sorted: _bool=..., *, out: Any=...) -> Any:
+    def topk(self, k: _int, dim: _int=..., largest: _bool=..., sorted: _bool=...) -> Any:
         ...
 
     def transpose(self, dim0: _int, dim1: _int) -> Tensor:
@@ -1437,7 +1437,7 @@ class Tensor:
     def unsqueeze_(self, *args: Any, **kwargs: Any) -> Tensor:
         ...
 
-    def var(self, dim: Any=..., unbiased: Any=..., keepdim: Any=..., *, correction: Any=...) -> Any:
+    def var(self, dim: _int | Sequence[_int] | _bool | None=..., unbiased: _bool=..., keepdim: _bool=..., *, correction: _int | _float | _bool | None=...) -> Tensor:
         ...
 
     def vdot(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1449,7 +1449,7 @@ class Tensor:
     def view_as(self, other: Tensor) -> Tensor:
         ...
 
-    def where(self, condition: Any, other: Any) -> Any:
+    def where(self, condition: Tensor, other: _int | _float | _bool) -> Tensor:
         ...
 
     def zero_(self) -> Tensor:

@@ -48,6 +48,26 @@ def setitem(index, value=None):
     return fn
 
 
+def _reduce_index(lib):
+    return lib.tensor([[0, 1], [2, 0]])
+
+
+def scatter_reduce_const(lib, x, y, src):
+    return x * lib.scatter(y, 0, _reduce_index(lib), src, reduce="add")
+
+
+def scatter_value_reduce_const(lib, x, y):
+    return x * lib.scatter(y, 1, _reduce_index(lib), 2.0, reduce="multiply")
+
+
+def scatter_reduce_inplace_const(lib, x, y, src):
+    return x * y.clone().scatter_(0, _reduce_index(lib), src, reduce="multiply")
+
+
+def scatter_value_reduce_inplace_const(lib, x, y):
+    return x * y.clone().scatter_(1, _reduce_index(lib), -1.5, reduce="add")
+
+
 def inplace(name):
     def fn(lib, x, *args, **kwargs):
         return getattr(x.clone(), name)(*args, **kwargs)
@@ -136,6 +156,15 @@ _OPS = [
     Sample(inplace("scatter_"), (arr(3, 4), 0, ints([0, 1], [2, 0]), arr(2, 2)), name="src"),
     Sample(inplace("scatter_"), (arr(3, 4), 0, ints([0, 1], [2, 0]), -1.0), name="value"),
     Sample(inplace("scatter_add_"), (arr(3, 4), 0, ints([0, 0], [2, 0]), arr(2, 2))),
+    # scatter with reduce has no derivative (torch's NotImplemented node): run on inputs that do
+    # not require grad, its result a constant factor of a differentiable expression
+    Sample(scatter_reduce_const, (arr(3, 4), arr(3, 4), arr(2, 2)),
+           requires_grad=(True, False, False)),
+    Sample(scatter_value_reduce_const, (arr(3, 4), arr(3, 4)), requires_grad=(True, False)),
+    Sample(scatter_reduce_inplace_const, (arr(3, 4), arr(3, 4), arr(2, 2)),
+           requires_grad=(True, False, False)),
+    Sample(scatter_value_reduce_inplace_const, (arr(3, 4), arr(3, 4)),
+           requires_grad=(True, False)),
     Sample("take_along_dim", (arr(3, 4), ints([0], [3], [1]), 1)),
     Sample("take_along_dim", (arr(3, 4), ints(0, 11, 5)), name="flat"),
     Sample("Tensor.take_along_dim", (arr(3, 4), ints([2, 0, 1, 0]), 0), name="broadcast"),

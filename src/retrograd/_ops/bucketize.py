@@ -10,34 +10,43 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._ops.kernels import bucketize as K
-from retrograd._ops.registry import op, register
+from retrograd._ops.overloads import composite
+from retrograd._ops.registry import op
 from retrograd._tensor import Tensor, _wrap
 
 _searchsorted = op("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, "
                    "bool out_int32=False, bool right=False, str? side=None, "
-                   "Tensor? sorter=None) -> Tensor", K.searchsorted,
-                   function=False, method=False)
+                   "Tensor? sorter=None) -> Tensor", K.searchsorted, method=False)
 
 
-def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False,
-                 right: bool = False, side: str | None = None, sorter: Tensor | None = None,
-                 out: Tensor | None = None) -> Tensor:
-    if not isinstance(input, Tensor):  # the Scalar overload: a 0-d result
-        input = _wrap(np.asarray(input, dtype=sorted_sequence._data.dtype))
-    result = _searchsorted(sorted_sequence, input, out_int32=out_int32, right=right,
-                           side=side, sorter=sorter)
-    if out is not None:
-        out.resize_(result.shape).copy_(result)
-        return out
-    return result
+def _scalar_as_values(value, sorted_sequence: Tensor) -> Tensor:
+    """The Scalar overloads' number as a 0-d tensor of the boundaries' dtype (a 0-d result)."""
+    return _wrap(np.asarray(value, dtype=sorted_sequence._data.dtype))
 
 
-def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,
-              out: Tensor | None = None) -> Tensor:
+def _searchsorted_scalar(sorted_sequence: Tensor, self, *, out_int32: bool = False,
+                         right: bool = False, side: str | None = None,
+                         sorter: Tensor | None = None, out: Tensor | None = None) -> Tensor:
+    values = _scalar_as_values(self, sorted_sequence)
+    return _searchsorted(sorted_sequence, values, out_int32=out_int32, right=right, side=side,
+                         sorter=sorter, out=out)
+
+
+composite("searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, "
+          "bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+          _searchsorted_scalar, method=False)
+
+op("bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) "
+   "-> Tensor", K.bucketize, method=False)
+
+
+def _bucketize_scalar(self, boundaries: Tensor, *, out_int32: bool = False,
+                      right: bool = False) -> Tensor:
     if boundaries.dim() != 1:
         raise RuntimeError(K.BOUNDARIES_1D.format(boundaries.dim()))
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+    return _searchsorted(boundaries, _scalar_as_values(self, boundaries), out_int32=out_int32,
+                         right=right)
 
 
-register("searchsorted", searchsorted)
-register("bucketize", bucketize)
+composite("bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, "
+          "bool right=False) -> Tensor", _bucketize_scalar, method=False)

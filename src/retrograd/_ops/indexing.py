@@ -12,7 +12,6 @@ validation costs nothing on the success path.
 
 from __future__ import annotations
 
-import functools
 import operator
 import warnings
 
@@ -21,7 +20,10 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._dims import wrap_dim
+from retrograd._ops.kernels import scatter as KS
 from retrograd._ops.layout import torch_order
+from retrograd._ops.overloads import overloaded
+from retrograd._ops.pointwise import _no_derivative, _not_implemented_node
 from retrograd._ops.registry import op, register, register_method
 from retrograd._ops.shape import (
     _zeros,
@@ -55,7 +57,7 @@ PUT_SHAPE = "shape mismatch: value tensor of shape {} cannot be broadcast to ind
     "shape {}"
 SET_TYPE = "can't assign a {} to a {}"
 
-_INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
+_INT_INDEX = KS.INT_INDEX
 
 
 def _legacy(dtype: np.dtype) -> str:
@@ -488,74 +490,6 @@ register_method("__setitem__", setitem)
 # --- gather / scatter / scatter_add ------------------------------------------------------------
 
 
-def _check_index_dtype(index: np.ndarray, name: str) -> None:
-    if index.dtype not in _INT_INDEX:
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
-
-
-def _same_rank(a: np.ndarray, index: np.ndarray, what: str) -> None:
-    if max(a.ndim, 1) != max(index.ndim, 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "
-                           "tensor")
-
-
-def _check_bounds(index: np.ndarray, d: int, n: int) -> None:
-    if index.size and (index.min() < 0 or index.max() >= n):
-        bad = index[(index < 0) | (index >= n)].flat[0]
-        raise RuntimeError(E.INDEX_RANGE.format(int(bad), d, n))
-
-
-def _lead(a: np.ndarray, shape: tuple) -> np.ndarray:
-    """The leading corner of `a` with `shape` (a view)."""
-    return a[tuple(slice(0, s) for s in shape)]
-
-
-@functools.lru_cache(maxsize=256)
-def _grids(shape: tuple, d: int) -> tuple:
-    """Broadcastable aranges over `shape` for every dim but d (cached: gather/scatter reuse)."""
-    nd = len(shape)
-    out = []
-    for k, n in enumerate(shape):
-        g = None if k == d else np.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
-        if g is not None:
-            g.flags.writeable = False
-        out.append(g)
-    return tuple(out)
-
-
-def _grid_key(index: np.ndarray, d: int) -> tuple:
-    """Fancy key addressing a[..., index[i], ...] along d, identity elsewhere."""
-    key = list(_grids(index.shape, d))
-    key[d] = index
-    return tuple(key)
-
-
-def _as_1d(*arrays):
-    return tuple(x.reshape(1) if x.ndim == 0 else x for x in arrays)
-
-
-def _gather_forward(a, dim, index, sparse_grad=False):
-    d = wrap_dim(dim, a.ndim)
-    _check_index_dtype(index, "gather")
-    _same_rank(a, index, "input")
-    shape0 = index.shape
-    a1, index = _as_1d(a, index)
-    for k in range(a1.ndim):
-        if k != d and index.shape[k] > a1.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{list(index.shape)} to be no larger than self {list(a1.shape)} "
-                               f"apart from dimension {d}")
-    if index.size == 0:
-        return np.empty(shape0, a.dtype)
-    try:
-        if index.min() < 0:  # NumPy would wrap negative indices; torch rejects them
-            raise IndexError
-        return a1[_grid_key(index, d)].reshape(shape0)
-    except IndexError:
-        _check_bounds(index, d, a1.shape[d])
-        raise
-
-
 def _pad_to(g: Tensor, shape: tuple) -> Tensor:
     """Embed g at the leading corner of zeros of `shape` (src larger than index in scatter)."""
     for k, (have, want) in enumerate(zip(g._data.shape, shape)):
@@ -566,69 +500,9 @@ def _pad_to(g: Tensor, shape: tuple) -> Tensor:
 
 
 gather = op("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-            _gather_forward,
+            KS.gather,
             grads={"self": lambda grad, self_shape, dim, index:
                    scatter_add(_zeros(self_shape, grad), dim, index, grad)})
-
-
-def _check_scatter(a, index, src, d: int, name: str) -> None:
-    _check_index_dtype(index, name)
-    if src is not None and src.dtype != a.dtype:
-        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    _same_rank(a, index, "self")
-    if src is not None:
-        _same_rank(src, index, "src")
-    for k in range(index.ndim):
-        too_big = (k != d and index.shape[k] > a.shape[k]) or (
-            src is not None and index.shape[k] > src.shape[k])
-        if too_big:
-            tail = f" and to be no larger size than src {list(src.shape)}" if src is not None \
-                else ""
-            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
-                               f"{list(a.shape)} apart from dimension {d}{tail}")
-    if index.size and index.min() < 0:
-        _check_bounds(index, d, a.shape[d])
-
-
-def _scatter_into(a, dim, index, src, value, add: bool, name: str) -> None:
-    d = wrap_dim(dim, a.ndim)
-    a1, index = _as_1d(a, index)
-    src1 = None if src is None else _as_1d(src)[0]
-    _check_scatter(a1, index, src1, d, name)
-    if index.size == 0:
-        return
-    key = _grid_key(index, d)
-    vals = value if src1 is None else _lead(src1, index.shape)
-    try:
-        if add:
-            np.add.at(a1, key, vals)
-        else:
-            a1[key] = vals
-    except IndexError:
-        _check_bounds(index, d, a1.shape[d])
-        raise
-
-
-def _fresh(a):
-    return np.array(a, order="C", copy=True)
-
-
-def _scatter_src(a, dim, index, src):
-    out = _fresh(a)
-    _scatter_into(out, dim, index, src, None, False, "scatter")
-    return out
-
-
-def _scatter_value(a, dim, index, value):
-    out = _fresh(a)
-    _scatter_into(out, dim, index, None, value, False, "scatter")
-    return out
-
-
-def _scatter_add(a, dim, index, src):
-    out = _fresh(a)
-    _scatter_into(out, dim, index, src, None, True, "scatter_add")
-    return out
 
 
 def _masked_out(grad, dim, index):
@@ -644,42 +518,45 @@ _ADD_GRAD = {"self": lambda grad: grad,
                                                                 src_shape)}
 
 _scatter_src_op = op("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-                     _scatter_src, grads=_SRC_GRAD, function=False, method=False)
+                     KS.scatter_src, grads=_SRC_GRAD)
 _scatter_value_op = op("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-                       _scatter_value, node="ScatterBackward1", grads=_VALUE_GRAD,
-                       function=False, method=False)
+                       KS.scatter_value, node="ScatterBackward1", grads=_VALUE_GRAD)
+# scatter with `reduce`: torch has no derivative for these (its NotImplemented node)
+_not_implemented_node(op(
+    "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+    KS.scatter_reduce_src, grads={"self, src": _no_derivative("scatter")}))
+_not_implemented_node(op(
+    "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> "
+    "Tensor", KS.scatter_reduce_value, grads={"self": _no_derivative("scatter")}))
 scatter_add = op("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-                 _scatter_add, grads=_ADD_GRAD)
+                 KS.scatter_add, grads=_ADD_GRAD)
 
-_scatter_src_ = op(
-    "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
-    lambda a, dim, index, src: _scatter_into(a, dim, index, src, None, False, "scatter"),
-    node="ScatterBackward0", grads=_SRC_GRAD, function=False, method=False)
-_scatter_value_ = op(
-    "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
-    lambda a, dim, index, value: _scatter_into(a, dim, index, None, value, False, "scatter"),
-    node="ScatterBackward1", grads=_VALUE_GRAD, function=False, method=False)
+
+def _reduce_into(a, dim, index, src, value, reduce) -> None:
+    KS.check_reduce(reduce)
+    KS.scatter_into(a, dim, index, src, value, False, "scatter", reduce)
+
+
+op("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+   lambda a, dim, index, src: KS.scatter_into(a, dim, index, src, None, False, "scatter"),
+   node="ScatterBackward0", grads=_SRC_GRAD, function=False)
+op("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+   lambda a, dim, index, value: KS.scatter_into(a, dim, index, None, value, False, "scatter"),
+   node="ScatterBackward1", grads=_VALUE_GRAD, function=False)
+_not_implemented_node(op(
+    "scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> "
+    "Tensor(a!)", lambda a, dim, index, src, reduce: _reduce_into(a, dim, index, src, None, reduce),
+    node="ScatterBackward2", grads={"self, src": _no_derivative("scatter_")}, function=False))
+_not_implemented_node(op(
+    "scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) "
+    "-> Tensor(a!)",
+    lambda a, dim, index, value, reduce: _reduce_into(a, dim, index, None, value, reduce),
+    node="ScatterBackward3", grads={"self": _no_derivative("scatter_")}, function=False))
 scatter_add_ = op(
     "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
-    lambda a, dim, index, src: _scatter_into(a, dim, index, src, None, True, "scatter_add"),
+    lambda a, dim, index, src: KS.scatter_into(a, dim, index, src, None, True, "scatter_add"),
     node="ScatterAddBackward0", grads=_ADD_GRAD, function=False)
-
-
-def _scatter_dispatch(src_op, value_op):
-    def fn(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None):
-        if reduce is not None:
-            raise NotImplementedError("scatter(..., reduce=) is not supported")
-        if src is None:
-            src = value
-        if isinstance(src, Tensor):
-            return src_op(input, dim, index, src)
-        return value_op(input, dim, index, src)
-
-    return fn
-
-
-scatter = register("scatter", _scatter_dispatch(_scatter_src_op, _scatter_value_op), method=True)
-register_method("scatter_", _scatter_dispatch(_scatter_src_, _scatter_value_))
+scatter = overloaded("scatter")
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
@@ -737,7 +614,7 @@ def _index_add_into(a, dim, index, source, alpha):
         raise RuntimeError(f"index_add_(): self ({_legacy(a.dtype)}) and source "
                            f"({_legacy(source.dtype)}) must have the same scalar type")
     d = wrap_dim(dim, a.ndim)
-    a1, source1 = _as_1d(a, source)
+    a1, source1 = KS.as_1d(a, source)
     idx = index.reshape(-1)
     n_src = source1.shape[d] if source1.ndim > d else 1
     if idx.size != n_src:
@@ -748,13 +625,13 @@ def _index_add_into(a, dim, index, source, alpha):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(a.shape)} "
                            f"source.shape = {list(source.shape)}")
-    _check_bounds(idx, d, a1.shape[d])
+    KS.check_bounds(idx, d, a1.shape[d])
     vals = source1 if alpha == 1 else source1 * a.dtype.type(alpha)
     np.add.at(np.moveaxis(a1, d, 0), idx, np.moveaxis(vals, d, 0))
 
 
 def _index_add_forward(a, dim, index, source, alpha):
-    out = _fresh(a)
+    out = KS.fresh(a)
     _index_add_into(out, dim, index, source, alpha)
     return out
 

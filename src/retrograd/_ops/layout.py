@@ -81,6 +81,21 @@ def empty_for(shape: tuple, dtype, arrays: list) -> np.ndarray:
     return buf.transpose(np.argsort(slow_to_fast))
 
 
+def c_layout(a: np.ndarray) -> np.ndarray:
+    """`a` with row-major strides, size-1 dims included (torch's contiguous reduction output)."""
+    if a.ndim == 0:
+        return a
+    expected, acc = [], a.itemsize
+    for n in reversed(a.shape):
+        expected.append(acc)
+        acc *= max(n, 1)
+    if a.strides == tuple(reversed(expected)) or a.size == 0:
+        return a
+    out = np.empty(a.shape, a.dtype)
+    out[...] = a
+    return out
+
+
 # --- broadcasting errors ------------------------------------------------------------------------
 
 

@@ -22,7 +22,15 @@ needs it earlier), through compile_function, so its source is visible like any g
   entries of derivatives.yaml (PowBackward0, PowBackward1, PowBackward2), so overloads are
   declared in torch's order; `node=` names an op where torch's numbering skips an overload
   retrograd does not declare (div.Tensor_mode is DivBackward2).
-A public name with one declaration gets no dispatcher: its entry point is the public function.
+- Composite overloads: an overload torch implements by calling another (var(unbiased) is
+  var.correction, where.Scalar is where.self) joins the group with `composite(schema, fn)`: a
+  schema and the function it runs, no node of its own.
+- Types told apart at one position: Tensor from Scalar, bool from int (a bool is no int here,
+  as in torch's parser) and int from int[] (`split(x, 2)` against `split(x, [1, 3])`).
+- Named returns: an overload with several named returns gives RETURN_TYPES[name]; given
+  `out=` (a tuple of tensors) it writes them there and gives RETURN_TYPES[name + "_out"].
+A public name with one declaration gets no dispatcher, unless it has such named returns: its
+entry point is the public function.
 """
 
 from __future__ import annotations
@@ -118,11 +126,49 @@ def expose_as(name: str, schema: str, source: str) -> None:
         expose(table, name, entry, opdef, method)
 
 
+class CompositeDef:
+    """A composite overload's declaration: a schema, run by a function of other ops (torch's
+    CompositeImplicit overloads), so no node and no formulas of its own."""
+
+    formulas: tuple = ()
+    node_name = None
+    promote = None
+    inplace_idx: tuple = ()
+
+    def __init__(self, schema) -> None:
+        self.schema = schema
+        self.name = schema.full_name
+        self.arg_names = tuple(a.name for a in schema.args)
+        self.tensor_idx = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
+
+
+def composite(schema: str, fn: Callable, *, function: bool = True, method: bool = True) -> None:
+    """Add a composite overload to the public name of `schema`: `fn` takes the schema's
+    arguments (keyword-only ones by keyword) and calls the ops that implement it."""
+    from retrograd._ops.registry import _METHODS, _NAMESPACE
+    from retrograd._ops.schema import parse_schema
+
+    parsed = parse_schema(schema)
+    opdef = CompositeDef(parsed)
+    fn.opdef = opdef  # type: ignore[attr-defined]
+    if function:
+        expose(_NAMESPACE, parsed.name, fn, opdef, False)
+    if method:
+        expose(_METHODS, parsed.name, fn, opdef, True)
+
+
+def _named_returns(group: Group) -> bool:
+    """Whether some overload gives RETURN_TYPES[name] (then even one overload needs the
+    generated function, which wraps its results)."""
+    return group.name in RETURN_TYPES and any(
+        len(opdef.schema.returns) > 1 for opdef, _ in group.entries)
+
+
 def overloaded(name: str, method: bool = False) -> Callable:
-    """The public function (or method) of `name`: its dispatcher when it has several overloads,
-    made now if it was not yet."""
+    """The public function (or method) of `name`: its dispatcher when it has several overloads
+    or named returns, made now if it was not yet."""
     group = GROUPS[(method, name)]
-    if len(group.entries) == 1:
+    if len(group.entries) == 1 and not _named_returns(group):
         return group.entries[0][1]
     if group.fn is None:
         group.fn = make_dispatcher(group)
@@ -133,7 +179,10 @@ def finish(namespace: dict, methods: dict) -> None:
     """Make every dispatcher not made yet and put it in its table."""
     for (method, name), group in GROUPS.items():
         table = methods if method else namespace
-        if group.pending is not None and table.get(name) is group.pending:
+        current = table.get(name)
+        if group.pending is not None and current is group.pending or (
+                group.fn is None and current is group.entries[0][1]
+                and _named_returns(group)):
             table[name] = overloaded(name, method)
 
 
@@ -143,7 +192,7 @@ class _Param:
     """One argument of the dispatcher, merged over the overloads."""
 
     __slots__ = ("name", "kwarg_only", "required", "default", "per_overload", "aliases",
-                 "alias_of")
+                 "alias_at")
 
     def __init__(self, name: str, kwarg_only: bool) -> None:
         self.name = name
@@ -154,7 +203,10 @@ class _Param:
         # a position that overloads name differently (max's `other` and `dim`): overload
         # index -> its name, for the overloads whose name is not this one's
         self.aliases: dict = {}
-        self.alias_of: _Param | None = None  # the keyword-only twin of such a name
+        # overload index -> the position whose value this name stands for when given by
+        # keyword: every overload of a keyword-only twin (max's `other`), some of a positional
+        # argument whose name another overload has at an earlier position (var's `unbiased`)
+        self.alias_at: dict = {}
 
 
 def _params(group: Group) -> list:
@@ -171,7 +223,10 @@ def _params(group: Group) -> list:
                 if p is None:
                     p = keyword[a.name] = _Param(a.name, True)
             else:
-                name = first if i == 0 else a.name
+                # torch calls a Tensor `self` "input" (where's condition and isin's elements
+                # keep their names; a Number `self` after the first keeps its own)
+                name = first if i == 0 and (group.method or a.name == "self") \
+                    else ("input" if a.name == "self" and a.is_tensor else a.name)
                 if pos == len(positional):
                     positional.append(_Param(name, False))
                 p = positional[pos]
@@ -181,18 +236,23 @@ def _params(group: Group) -> list:
                     twin = aliases.get(name)
                     if twin is None:
                         twin = aliases[name] = _Param(name, True)
-                        twin.alias_of = p
                     twin.per_overload[k] = a
+                    twin.alias_at[k] = p
                 pos += 1
             p.per_overload[k] = a
     for p in positional:  # rsub: alpha is positional in one overload, keyword-only in another
         if p.name in keyword:
             p.per_overload.update(keyword.pop(p.name).per_overload)
+        twin = aliases.get(p.name)
+        if twin is not None:  # the twin's name is a later position's: that argument is it
+            del aliases[p.name]
+            p.per_overload.update(twin.per_overload)
+            p.alias_at.update(twin.alias_at)
     params = positional + list(keyword.values()) + list(aliases.values())
     n = len(group.entries)
     defaulted = False  # a positional argument with a default: later ones need one too
     for p in params:
-        if p.aliases or p.alias_of is not None:
+        if p.aliases or p.alias_at:
             if not p.kwarg_only:
                 defaulted = True
             continue  # _U: which name was given selects the overloads
@@ -222,6 +282,8 @@ def _check(kind: str, v: str) -> str | None:
         test = f"{v}.__class__ in _NUM or {v}.__class__ is not _T and _is_number({v})"
     elif kind in ("int", "int?"):
         test = f"{v}.__class__ is int or _is_int({v})"
+    elif kind in ("bool", "bool?"):
+        test = f"{v}.__class__ is bool or {v}.__class__ is _np_bool"
     elif kind in ("int[]", "int[]?"):
         test = f"_is_int_list({v})"
     else:
@@ -241,6 +303,8 @@ def _fast(kind: str, v: str) -> str | None:
         test = f"{v}.__class__ in _NUM"
     elif base == "int":
         test = f"{v}.__class__ is int"
+    elif base == "bool":
+        test = f"{v}.__class__ is bool"
     else:
         return None
     return f"({v} is None or {test})" if kind.endswith("?") else test
@@ -295,12 +359,18 @@ def make_dispatcher(group: Group) -> Callable:
     entries = group.entries
     params = _params(group)
     takes_out = [not group.method and _takes_out(fn) for _, fn in entries]
-    has_out = any(takes_out)
+    # overloads with named returns whose out= the dispatcher handles (sort, topk, ...)
+    out_type = None if group.method else RETURN_TYPES.get(group.name + "_out")
+    named_out = [out_type is not None and not takes_out[k] and len(opdef.schema.returns) > 1
+                 for k, (opdef, _) in enumerate(entries)]
+    has_out = any(takes_out) or any(named_out)
     checked = _discriminating(params)
     ns: dict = {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_is_int": _is_int,
                 "_is_int_list": _is_int_list, "_scalar_tensor": _scalar_tensor,
+                "_np_bool": np.bool_, "_store_outs": _store_outs,
                 "_nd": np.ndarray, "_U": _UNSET, "_PLAIN": _NOT_TENSORS,
-                "_invalid": _invalid, "_group": group, "__name__": "retrograd._ops.overloads"}
+                "_invalid": _invalid, "_group": group, "_ro": out_type,
+                "__name__": "retrograd._ops.overloads"}
     sig: list = []
     kw_started = False
     for j, p in enumerate(params):
@@ -336,7 +406,8 @@ def make_dispatcher(group: Group) -> Callable:
     # fast branches first: the leading overloads tested by exact class (a Tensor, a Python
     # number), which skips the flags above for the common calls; each test implies the strict
     # one, and they keep the order, so they select what the strict pass would
-    passes = (["fast"] if flagged else []) + ["strict"] + (["loose"] if convertible else [])
+    fast = flagged or any(p.aliases for p in params if p.name in checked)
+    passes = (["fast"] if fast else []) + ["strict"] + (["loose"] if convertible else [])
     for mode in passes:
         for k in order:
             opdef, fn = entries[k]
@@ -345,17 +416,17 @@ def make_dispatcher(group: Group) -> Callable:
             fast_ok = True
             for p in params:
                 a = p.per_overload.get(k)
-                if p.alias_of is not None and a is not None:
+                if k in p.alias_at:
                     continue  # the value is tested at its position
                 may_be_unset = not p.required and isinstance(p.default, _Unset)
                 if a is None:
                     conds.append(f"{p.name} is _U")
                     continue
                 v = p.name
-                if k in p.aliases:
-                    if mode == "fast":
-                        fast_ok = False
-                        break
+                if k in p.aliases and mode == "fast":
+                    # the fast branch takes the value by position only
+                    conds.append(f"{p.aliases[k]} is _U")
+                elif k in p.aliases:
                     v = f"_x_{p.aliases[k]}"
                     conds.append(f"({p.name} is _U or {p.aliases[k]} is _U)")
                 if may_be_unset and not a.has_default:
@@ -382,19 +453,19 @@ def make_dispatcher(group: Group) -> Callable:
                 break  # no fast test for this overload: the later ones must wait for it
             if has_out and mode == "fast":
                 conds.append("out is None")
-            elif has_out and not takes_out[k]:
+            elif has_out and not takes_out[k] and not named_out[k]:
                 conds.insert(0, "out is None")
             call_args = []
             for j, p in enumerate(params):
                 a = p.per_overload.get(k)
-                if a is None or p.alias_of is not None:
+                if a is None or k in p.alias_at:
                     continue
-                value = f"_x_{p.aliases[k]}" if k in p.aliases else p.name
+                value = f"_x_{p.aliases[k]}" if k in p.aliases and mode != "fast" else p.name
                 if isinstance(p.default, _Unset) and a.has_default:
                     ns[f"_d{k}_{j}"] = a.default
                     value = f"(_d{k}_{j} if {value} is _U else {value})"
                 call_args.append(f"{a.name}={value}" if a.kwarg_only else value)
-            call = f"_f{k}({', '.join(call_args)})"
+            call = raw_call = f"_f{k}({', '.join(call_args)})"
             rtype = RETURN_TYPES.get(group.name) if len(opdef.schema.returns) > 1 and all(
                 r.name for r in opdef.schema.returns) else None
             if rtype is not None:  # a named tuple: retrograd.return_types.<name>
@@ -403,11 +474,20 @@ def make_dispatcher(group: Group) -> Callable:
             out = lines if mode == "fast" else body
             for p in params:
                 alt = p.aliases.get(k)
-                if alt is not None and alt not in defined:
+                if alt is not None and alt not in defined and mode != "fast":
                     defined.add(alt)
                     out.append(f"    _x_{alt} = {p.name} if {alt} is _U else {alt}")
             out.append(f"    if {' and '.join(conds) or 'True'}:")
-            if takes_out[k] and mode != "fast":
+            if named_out[k] and mode != "fast":
+                tensors = "".join(
+                    f"{'_x_' + p.aliases[k] if k in p.aliases else p.name}, "
+                    for p in params if k not in p.alias_at and p.per_overload.get(k) is not None
+                    and p.per_overload[k].is_tensor)
+                n_out = len(opdef.schema.returns)
+                out += ["        if out is None:", f"            return {call}",
+                        f"        return _ro(_store_outs({group.name!r}, lambda: {raw_call}, "
+                        f"out, ({tensors}), {n_out}))"]
+            elif takes_out[k] and mode != "fast":
                 with_out = f"_f{k}({', '.join(call_args + ['out=out'])})"
                 if rtype is not None:
                     with_out = f"_r{k}({with_out})"
@@ -429,6 +509,12 @@ def make_dispatcher(group: Group) -> Callable:
 
     fn.__doc__ = "\n\n".join(op_doc(opdef) for opdef, _ in entries)
     return fn
+
+
+def _store_outs(name: str, compute: Callable, out, args: tuple, n: int) -> tuple:
+    from retrograd._ops.out_variant import store_outs
+
+    return store_outs(name, compute, out, args, n)
 
 
 def _is_number(v) -> bool:
@@ -465,14 +551,21 @@ _SORT_TYPES = {"int[]": "IntArrayRef", "int": "int64_t", "float": "double",
                "str": "c10::string_view", "Tensor[]": "TensorList"}
 
 
+def _sort_default(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)
+
+
 def _sort_key(args) -> str:
     parts: list = []
     for a in args:
         if a.kwarg_only and "*" not in parts:
             parts.append("*")
         base = a.type.rstrip("?")
+        default = f"={_sort_default(a.default)}" if a.has_default else ""
         parts.append(f"{_SORT_TYPES.get(base, base)}{'?' if a.type.endswith('?') else ''} "
-                     f"{a.name}")
+                     f"{a.name}{default}")
     return ", ".join(parts)
 
 
@@ -531,7 +624,7 @@ def option_text(opdef, method: bool, with_out: bool) -> str:
             parts.append("*")
             kw = True
         base = a.type.rstrip("?")
-        name = "input" if i == 0 and a.name == "self" and a.is_tensor else a.name
+        name = "input" if a.name == "self" and a.is_tensor else a.name
         text = f"{_TYPE_TEXT.get(base, base)} {name}"
         if a.has_default:
             text += f" = {_default_text(a.default)}"
@@ -545,7 +638,8 @@ def option_text(opdef, method: bool, with_out: bool) -> str:
 
 # overloads whose torch binding takes no out= (retrograd's entry points take it anyway)
 _NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
-                              "prod"})
+                              "prod", "var_mean", "var_mean.dim", "var_mean.correction",
+                              "std_mean", "std_mean.dim", "std_mean.correction"})
 
 
 def _value_type(v) -> str:
@@ -559,6 +653,7 @@ def _fits(arg, v) -> bool:
     if test is None:
         return True
     return bool(eval(test, {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number,  # noqa: S307
+                            "_np_bool": np.bool_,
                             "_is_int": _is_int, "_is_int_list": _is_int_list}, {"v": v}))
 
 
@@ -582,6 +677,7 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
             args.append(value)
     if len(values) > len(params) and values[-1] is not None:
         kwargs["out"] = values[-1]
+    kwargs = dict(sorted(kwargs.items()))  # torch lists the keywords given by name
     while args and isinstance(args[-1], _Unset):
         args.pop()
     if group.method:

@@ -71,9 +71,9 @@ from retrograd._ops.layout import (
     promoting,
     result_dtype,
 )
-from retrograd._ops.overloads import overloaded
+from retrograd._ops.overloads import composite, overloaded
 from retrograd._ops.registry import op, register, register_method
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _wrap
 
 NO_DERIVATIVE = "derivative for aten::{} is not implemented"
 
@@ -462,21 +462,40 @@ _where_op = op("where.self(Tensor condition, Tensor self, Tensor other) -> Tenso
                array_grads={"self": lambda grad, condition: _masked(grad, condition),
                             "other": lambda grad, condition: _masked(
                                 grad, np.logical_not(condition))},
-               function=False, method=False)
+               method=False)
 
 
-def where(condition: Tensor, input=None, other=None, *, out=None):
-    """torch.where(condition, input, other); torch.where(condition) is nonzero(as_tuple=True)."""
-    if input is None and other is None:
-        from retrograd._tensor import _wrap
-
-        return tuple(_wrap(i.astype(np.int64, copy=False))
-                     for i in np.nonzero(np.asarray(condition._data)))
-    return _where_op(condition, input, other, out=out)
+def _where_scalars(condition: Tensor, self, other) -> Tensor:
+    """where with a number for either branch: where.self on it (the number takes part in
+    type promotion as a Python scalar)."""
+    return _where_op(condition, self, other)
 
 
-register("where", where)
-register_method("where", lambda self, condition, other: _where_op(condition, self, other))
+def _nonzero_tuple(condition: Tensor) -> tuple:
+    """where(condition): the indices of the true elements, one tensor per dim."""
+    return tuple(_wrap(i.astype(np.int64, copy=False))
+                 for i in np.nonzero(np.asarray(condition._data)))
+
+
+composite("where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+          _where_scalars, method=False)
+composite("where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+          _where_scalars, method=False)
+composite("where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor", _where_scalars,
+          method=False)
+composite("where(Tensor condition) -> Tensor[]", _nonzero_tuple, method=False)
+
+
+def _where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    return _where_op(condition, self, other)
+
+
+# Tensor.where(condition, other): `self` is the value where condition holds
+composite("where.self(Tensor self, Tensor condition, Tensor other) -> Tensor", _where_method,
+          function=False)
+composite("where.ScalarOther(Tensor self, Tensor condition, Scalar other) -> Tensor",
+          _where_method, function=False)
+where = overloaded("where")
 
 
 def _max_grad(grad, self, other, flip: bool):

@@ -15,11 +15,20 @@ import warnings
 import numpy as np
 
 from retrograd import _dtype as D
-from retrograd import _errors as E
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
-from retrograd._ops.overloads import RETURN_TYPES, expose_as, overloaded
+from retrograd._ops.kernels import reduction as K
+from retrograd._ops.kernels.reduction import count as _count
+from retrograd._ops.kernels.reduction import dims as _dims
+from retrograd._ops.kernels.reduction import float_acc as _float_acc
+from retrograd._ops.kernels.reduction import float_sum as _float_sum
+from retrograd._ops.kernels.reduction import out_shape as _out_shape
+from retrograd._ops.kernels.reduction import reduce as _reduce
+from retrograd._ops.kernels.reduction import reduced_axes as _axes
+from retrograd._ops.kernels.reduction import scalar_name as _scalar_name
+from retrograd._ops.kernels.reduction import upcast16 as _upcast16
+from retrograd._ops.overloads import RETURN_TYPES, composite, expose_as, overloaded
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor, _wrap
 
@@ -28,18 +37,9 @@ NO_DIM_EMPTY = ("{}(): Expected reduction dim to be specified for input.numel() 
                 "reduction dim with the 'dim' argument.")
 ARG_NO_DIM_EMPTY = "{}(): Expected reduction dim to be specified for input.numel() == 0."
 EMPTY_DIM = "{}(): Expected reduction dim {} to have non-zero size."
-DUPLICATE_DIM = "dim {} appears multiple times in the list of dims"
 ARG_BOOL = "{}(): does not support bool input"
 MEAN_DTYPE = ("mean(): could not infer output dtype. {} dtype must be either a floating point or "
               "complex dtype. Got: {}")
-VAR_DTYPE = "{} only support floating point and complex dtypes"
-DOF_WARNING = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-               "reduction factor (input numel divided by output numel).")
-NORM_DTYPE = "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}"
-NORM_NARROWING = ("linalg.vector_norm: the dtype of the input ({}) should be convertible without "
-                  "narrowing to the specified dtype ({})")
-NORM_EMPTY = ("linalg.vector_norm cannot compute the {} norm on an empty tensor because the "
-              "operation does not have an identity")
 NOT_IMPLEMENTED_KERNEL = '"{}" not implemented for \'{}\''
 IMPLICIT_DIM = ("Implicit dimension choice for {} has been deprecated. Change the call to include "
                 "dim=X as an argument.")
@@ -47,60 +47,7 @@ AMINMAX_EMPTY = ("aminmax(): cannot compute aminmax over an empty dimension as t
                  "no identity.")
 
 
-def _scalar_name(dt: np.dtype) -> str:
-    """torch's ScalarType name of a NumPy dtype: Float, Double, Int, Long, Bool, ..."""
-    return D.from_numpy_dtype(dt)._legacy.replace("Tensor", "")
-
-
 # --- dims ------------------------------------------------------------------------------------
-
-
-def _dims(dim, ndim: int):
-    """Normalize an int / list of ints / None to a tuple of non-negative dims (None: all)."""
-    if dim is None:
-        return None
-    if isinstance(dim, int):
-        dim = (dim,)
-    n = ndim if ndim > 0 else 1
-    out = []
-    for d in dim:
-        if not -n <= d < n:
-            raise IndexError(E.DIM_RANGE.format(-n, n - 1, d))
-        d %= n
-        if d in out:
-            raise RuntimeError(DUPLICATE_DIM.format(d))
-        out.append(d)
-    return tuple(out) if ndim > 0 else ()
-
-
-def _axes(dim, ndim: int):
-    """Reduced axes for NumPy; None (all) for dim=None and for an empty dim list, as torch."""
-    axes = _dims(dim, ndim)
-    return axes if axes else None
-
-
-def _out_shape(shape: tuple, axes, keepdim: bool) -> tuple:
-    if axes is None:
-        return (1,) * len(shape) if keepdim else ()
-    if keepdim:
-        return tuple(1 if i in axes else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in axes)
-
-
-def _reduce(fn, a, axes, keepdim: bool, out_dtype=None, **kw) -> np.ndarray:
-    """fn(a, axis=axes) into a fresh row-major output (NumPy keeps the input's layout)."""
-    if a.ndim == 0:
-        axes = None
-    if axes is None and not keepdim:
-        return np.asarray(fn(a, axis=None, **kw), dtype=out_dtype)
-    shape_axes = (axes,) if isinstance(axes, int) else axes  # argmax takes a single int axis
-    out = np.empty(_out_shape(a.shape, shape_axes, keepdim), out_dtype or a.dtype)
-    fn(a, axis=axes, keepdims=keepdim, out=out, **kw)
-    return out
-
-
-def _count(shape: tuple, axes) -> int:
-    return math.prod(shape) if axes is None else math.prod(shape[d] for d in axes)
 
 
 def _numel_over(shape: tuple, dim) -> int:
@@ -137,28 +84,6 @@ def _expand_reduced_array(grad, shape: tuple, dim, keepdim: bool):
     Tensor formula's expand is."""
     kept = _unsqueezed_shape(grad.shape, len(shape), dim, keepdim)
     return np.broadcast_to(grad if kept is None else grad.reshape(kept), shape)
-
-
-def _float_acc(dt: np.dtype):
-    """Accumulation dtype for sums: float32 for the 16-bit floats, as torch's acc_type."""
-    return np.float32 if dt.kind == "V" or dt == np.float16 else None
-
-
-def _upcast16(forward):
-    """Run a forward on a 16-bit float input in float32 and round its results once (torch
-    computes these reductions in its accumulation type)."""
-
-    def wrapped(a, *args):
-        acc = _float_acc(a.dtype)
-        if acc is None:
-            return forward(a, *args)
-        out = forward(a.astype(acc), *args)
-        with np.errstate(over="ignore"):  # results past the 16-bit range round to inf
-            if isinstance(out, tuple):
-                return tuple(np.asarray(o).astype(a.dtype) for o in out)
-            return np.asarray(out).astype(a.dtype)
-
-    return wrapped
 
 
 def _check_nonempty(name: str, a, axes) -> None:
@@ -385,6 +310,7 @@ class return_types:  # noqa: N801 - torch.return_types
     median = _return_type("median")
     nanmedian = _return_type("nanmedian")
     aminmax = _return_type("aminmax", ("min", "max"))
+    aminmax_out = _return_type("aminmax_out", ("min", "max"))
     sort = _return_type("sort")
     sort_out = _return_type("sort_out")
     topk = _return_type("topk")
@@ -519,16 +445,9 @@ def _aminmax_grad(grads, self, result0, result1, dim, keepdim):
     return out
 
 
-_aminmax = op("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> "
-              "(Tensor min, Tensor max)", _aminmax_forward, grads={"self": _aminmax_grad},
-              function=False, method=False)
-
-
-def aminmax(input, *, dim=None, keepdim=False):
-    return return_types.aminmax(_aminmax(input, dim=dim, keepdim=keepdim))
-
-
-register("aminmax", aminmax, method=True)
+op("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+   _aminmax_forward, grads={"self": _aminmax_grad})
+RETURN_TYPES.update(aminmax=return_types.aminmax, aminmax_out=return_types.aminmax_out)
 
 
 # --- median, nanmedian -----------------------------------------------------------------------
@@ -597,52 +516,6 @@ RETURN_TYPES.update(median=return_types.median, nanmedian=return_types.nanmedian
 # --- var, std, var_mean, std_mean ------------------------------------------------------------
 
 
-def _float_sum(a, axes, keepdim: bool) -> np.ndarray:
-    """_reduce(np.sum, ...) of a float array, in one ufunc call where that already gives a
-    row-major result: a full reduction, or a row-major input."""
-    if a.dtype.kind == "f" and (axes is None and not keepdim or a.ndim and a.flags.c_contiguous):
-        return np.asarray(np.add.reduce(a, axis=axes, keepdims=keepdim))
-    return _reduce(np.sum, a, axes, keepdim)
-
-
-def _var_np(name: str, a, dim, correction, keepdim: bool, sqrt: bool = False):
-    """Two-pass variance (mean, then squared deviations), dof clamped at 0 as torch; its
-    square root when `sqrt`. float32 is computed in float32, and again in float64 (torch
-    accumulates in double) only when that overflowed (squares of values past 1.8e19 do): the
-    floating-point overflow flag tells, at no cost to the common case."""
-    if a.dtype.kind not in "fV":
-        raise RuntimeError(VAR_DTYPE.format("std and var" if name in ("std", "var") else name))
-    axes = _axes(dim, a.ndim)
-    n = _count(a.shape, axes)
-    dof = builtins.max(n - (1 if correction is None else correction), 0)
-    if dof <= 0:
-        warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
-    if a.dtype != np.float32:
-        out, mean = _var_parts(a, axes, n, dof, keepdim, "ignore")
-    else:
-        try:
-            out, mean = _var_parts(a, axes, n, dof, keepdim, "raise")
-        except FloatingPointError:
-            out, mean = _var_parts(a.astype(np.float64), axes, n, dof, keepdim, "ignore")
-            if sqrt:
-                out = np.sqrt(out)
-            with np.errstate(over="ignore"):  # a variance past float32's range is inf
-                return np.asarray(out, a.dtype), np.asarray(mean, a.dtype)
-    if sqrt:
-        out = np.sqrt(out, out=out) if out.ndim else np.sqrt(out)
-    return np.asarray(out, a.dtype), mean
-
-
-def _var_parts(a, axes, n: int, dof: int, keepdim: bool, over: str):
-    with np.errstate(invalid="ignore", divide="ignore", over=over):
-        mean = _float_sum(a, axes, True) / a.dtype.type(n)
-        dev = np.asarray(a - mean)  # 0-dim operands give a NumPy scalar
-        out = _float_sum(np.multiply(dev, dev, out=dev), axes, keepdim)
-        out = np.true_divide(out, a.dtype.type(dof), out=out if out.ndim else None)
-        mean = mean if keepdim else mean.reshape(out.shape)
-    return out, mean
-
-
 def _var_backward(grad, self, dim, correction, keepdim):
     nd = self.dim()
     axes = _axes(dim, nd)
@@ -693,106 +566,70 @@ _SIG = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim
 
 _var = op(f"var.correction{_SIG} -> Tensor",
           _upcast16(lambda a, dim, correction, keepdim:
-                    _var_np("var", a, dim, correction, keepdim)[0]),
-          node="VarBackward0", grads={"self": _var_backward}, function=False, method=False)
+                    K.var("var", a, dim, correction, keepdim)[0]),
+          node="VarBackward0", grads={"self": _var_backward})
 
 
 @_upcast16
 def _std_forward(a, dim, correction, keepdim):
-    return _var_np("std", a, dim, correction, keepdim, sqrt=True)[0]
+    return K.var("std", a, dim, correction, keepdim, sqrt=True)[0]
 
 
 _std = op(f"std.correction{_SIG} -> Tensor", _std_forward, node="StdBackward0",
-          grads={"self": _std_backward}, function=False, method=False)
+          grads={"self": _std_backward})
 
 _var_mean = op(f"var_mean.correction{_SIG} -> (Tensor, Tensor)",
                _upcast16(lambda a, dim, correction, keepdim:
-                         _var_np("var_mean", a, dim, correction, keepdim)),
+                         K.var("var_mean", a, dim, correction, keepdim)),
                node="VarMeanBackward0",
                # only std_mean needs its result (PyTorch saves none for var_mean either, so
                # writing the outputs in place keeps the graph usable)
                grads={"self": lambda grads, self, dim, correction, keepdim:
                       _var_mean_backward(grads, self, None, dim, correction, keepdim, False)},
-               function=False, method=False)
+               method=False)
 
 
 @_upcast16
 def _std_mean_forward(a, dim, correction, keepdim):
-    return _var_np("std_mean", a, dim, correction, keepdim, sqrt=True)
+    return K.var("std_mean", a, dim, correction, keepdim, sqrt=True)
 
 
 _std_mean = op(f"std_mean.correction{_SIG} -> (Tensor, Tensor)", _std_mean_forward,
                node="StdMeanBackward0",
                grads={"self": lambda grads, self, result0, dim, correction, keepdim:
                       _var_mean_backward(grads, self, result0, dim, correction, keepdim, True)},
-               function=False, method=False)
+               method=False)
 
 
-def _correction_form(name: str, target):
-    """torch's three signatures: (dim=None, *, correction, keepdim), (dim, unbiased, keepdim)
-    and (unbiased)."""
-
-    def reduce(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        if isinstance(dim, bool):
-            dim, unbiased = None, dim
-        if unbiased is not None:
-            if correction is not None:
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                "both unbiased and correction")
+def _declare_unbiased_forms(name: str, target, returns: str, method: bool) -> None:
+    """torch's older overloads, composites of <name>.correction: (dim, unbiased, keepdim) and
+    (unbiased) over every element, correction 1 or 0 (a call without arguments is the
+    correction overload's, correction None)."""
+    if returns == "Tensor":
+        def dim_form(input, dim, unbiased=True, keepdim=False, *, out=None):
             correction = 1 if unbiased else 0
-        return target(input, dim, correction=correction, keepdim=keepdim)
+            if out is None:
+                return target(input, dim, correction=correction, keepdim=keepdim)
+            return target(input, dim, correction=correction, keepdim=keepdim, out=out)
+    else:
+        def dim_form(input, dim, unbiased=True, keepdim=False):
+            return target(input, dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
-    reduce.__name__ = reduce.__qualname__ = name
-    return reduce
+    def full_form(input, unbiased=True):
+        return target(input, None, correction=1 if unbiased else 0)
+
+    composite(f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) "
+              f"-> {returns}", dim_form, method=method)
+    composite(f"{name}(Tensor self, bool unbiased=True) -> {returns}", full_form, method=method)
 
 
-register("var", _correction_form("var", _var), method=True)
-register("std", _correction_form("std", _std), method=True)
-register("var_mean", _correction_form("var_mean", _var_mean))
-register("std_mean", _correction_form("std_mean", _std_mean))
+_declare_unbiased_forms("var", _var, "Tensor", True)
+_declare_unbiased_forms("std", _std, "Tensor", True)
+_declare_unbiased_forms("var_mean", _var_mean, "(Tensor, Tensor)", False)
+_declare_unbiased_forms("std_mean", _std_mean, "(Tensor, Tensor)", False)
 
 
 # --- norms -----------------------------------------------------------------------------------
-
-
-def _ord_text(p) -> str:
-    p = float(p)
-    if math.isinf(p):
-        return "inf" if p > 0 else "-inf"
-    return str(int(p)) if p.is_integer() else repr(p)
-
-
-def _vector_norm_forward(a, ord, dim, keepdim, dtype):
-    if a.dtype.kind not in "fV":
-        raise RuntimeError(NORM_DTYPE.format(_scalar_name(a.dtype)))
-    if dtype is not None and dtype.np != a.dtype:
-        src = D.from_numpy_dtype(a.dtype)
-        if D.promote_types(src, dtype) is not dtype:
-            raise RuntimeError(NORM_NARROWING.format(_scalar_name(a.dtype),
-                                                     _scalar_name(dtype.np)))
-        a = a.astype(dtype.np)
-    acc = _float_acc(a.dtype)
-    if acc is not None:
-        return _vector_norm_forward(a.astype(acc), ord, dim, keepdim, None).astype(a.dtype)
-    axes = _axes(dim, a.ndim)
-    p = float(ord)
-    if (p < 0 or math.isinf(p)) and a.size == 0 and (
-            axes is None or builtins.any(a.shape[d] == 0 for d in axes)):
-        raise RuntimeError(NORM_EMPTY.format(_ord_text(ord)))
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        if p == 2:
-            out = _reduce(np.sum, np.square(a), axes, keepdim)
-            return np.sqrt(out, out=out) if out.ndim else np.sqrt(out)
-        if p == 0:
-            return _reduce(np.sum, a != 0, axes, keepdim, a.dtype, dtype=a.dtype)
-        mag = np.abs(a)
-        if p == 1:
-            return _reduce(np.sum, mag, axes, keepdim)
-        if math.isinf(p):
-            return _reduce(np.max if p > 0 else np.min, mag, axes, keepdim)
-        t = a.dtype.type
-        out = _reduce(np.sum, np.power(mag, t(p), out=mag), axes, keepdim)
-        return np.power(out, t(1.0 / p), out=out) if out.ndim else np.power(out, t(1.0 / p))
 
 
 def _vector_norm_backward(grad, self, ord, result, dim, keepdim):
@@ -827,7 +664,7 @@ def _vector_norm_grad(grad, self, p: float, result, dim, keepdim):
 
 linalg_vector_norm = op(
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", _vector_norm_forward,
+    "ScalarType? dtype=None) -> Tensor", K.vector_norm,
     grads={"self": _vector_norm_backward}, function=False, method=False)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
+from retrograd._ops.layout import c_layout
 from retrograd._ops.registry import op
 from retrograd._tensor import Tensor, _wrap
 
@@ -51,21 +52,6 @@ def sum_to_array(arr: np.ndarray, shape: tuple, dims: tuple | None = None) -> np
         total = np.add.reduce(arr, axis=dims)
     # a 0-d sum comes back as a NumPy scalar
     return np.asarray(total).reshape(shape)
-
-
-def c_layout(a: np.ndarray) -> np.ndarray:
-    """`a` with row-major strides, size-1 dims included (torch's contiguous reduction output)."""
-    if a.ndim == 0:
-        return a
-    expected, acc = [], a.itemsize
-    for n in reversed(a.shape):
-        expected.append(acc)
-        acc *= max(n, 1)
-    if a.strides == tuple(reversed(expected)) or a.size == 0:
-        return a
-    out = np.empty(a.shape, a.dtype)
-    out[...] = a
-    return out
 
 
 # --- constant masks --------------------------------------------------------------------------

@@ -14,17 +14,13 @@ import numpy as np
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
 from retrograd._ops import comparison as C
-from retrograd._ops.indexing import (
-    _as_1d,
-    _check_bounds,
-    _check_scatter,
-    _fresh,
-    _grid_key,
-    _lead,
-    _pad_to,
-    gather,
-    scatter_add,
-)
+from retrograd._ops.indexing import _pad_to, gather, scatter_add
+from retrograd._ops.kernels.scatter import as_1d as _as_1d
+from retrograd._ops.kernels.scatter import check_bounds as _check_bounds
+from retrograd._ops.kernels.scatter import check_scatter as _check_scatter
+from retrograd._ops.kernels.scatter import fresh as _fresh
+from retrograd._ops.kernels.scatter import grid_key as _grid_key
+from retrograd._ops.kernels.scatter import lead as _lead
 from retrograd._ops.pointwise import where
 from retrograd._ops.registry import op
 

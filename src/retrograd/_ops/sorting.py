@@ -15,128 +15,22 @@ torch's value_selecting_reduction_backward does, with the reduction helpers' sel
 
 from __future__ import annotations
 
-import numpy as np
-
 from retrograd import _dtype as D
-from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
-from retrograd._ops.layout import empty_for
-from retrograd._ops.out_variant import run_with_out, store_outs
+from retrograd._ops.kernels import sorting as K
+from retrograd._ops.out_variant import store_outs
+from retrograd._ops.overloads import RETURN_TYPES, composite
 from retrograd._ops.reduction import return_types
 from retrograd._ops.registry import op, register
 from retrograd._tensor import Tensor
 
-TOPK_RANGE = "selected index k out of range"
-KTH_RANGE = "kthvalue(): selected number k out of range for dimension {}"
-KTH_EMPTY = "kthvalue(): Expected reduction dim {} to have non-zero size."
-SORT_COMPLEX = " Sort does not support complex dtypes on CPU"
-TOPK_BOOL = "topk does not support bool dtypes on CPU"
-KTH_BOOL = "\"kthvalue_cpu\" not implemented for 'Bool'"
-ISIN_BOOL = "Unsupported input type encountered for isin(): Bool"
-
-
-def _sortable(a: np.ndarray) -> np.ndarray:
-    """`a` in a dtype NumPy sorts natively (ml_dtypes' bfloat16 / float8 widen exactly)."""
-    if a.dtype.kind == "V":
-        return a.astype(np.float32)
-    if a.dtype.kind == "c":
-        raise RuntimeError(SORT_COMPLEX)
-    return a
-
-
-def order(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
-    """Stable sorting indices of `a` along d (NaN largest), as int64."""
-    a = _sortable(a)
-    if not descending:
-        return np.argsort(a, axis=d, kind="stable")
-    rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
-    return (a.shape[d] - 1) - np.flip(rev, d)
-
-
-# Rows at least this long select with np.partition (linear) instead of a full sort; both give
-# exactly the stable order's first k, ties broken by index.
-_PARTITION_MIN = 256
-
-
-def _as_rows(key: np.ndarray, d: int) -> tuple:
-    """key with dim d moved last, as a (rows, n) array, and the moved shape."""
-    moved = np.moveaxis(key, d, -1)
-    return moved.reshape(-1, moved.shape[-1]), moved.shape
-
-
-def _before(x: np.ndarray, t: np.ndarray, largest: bool) -> np.ndarray:
-    """x comes strictly before t in the order (NaN the largest value)."""
-    if x.dtype.kind != "f":
-        return x > t if largest else x < t
-    if largest:
-        return (x > t) | (np.isnan(x) & ~np.isnan(t))
-    return (x < t) | (~np.isnan(x) & np.isnan(t))
-
-
-def _same(x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    if x.dtype.kind != "f":
-        return x == t
-    return (x == t) | (np.isnan(x) & np.isnan(t))
-
-
-def _threshold(rows: np.ndarray, k: int, largest: bool) -> tuple:
-    """The k-th value of each row in the order, the mask of values equal to it, and how many
-    of those the first k take (the ones of lowest index)."""
-    n = rows.shape[1]
-    kth = n - k if largest else k - 1
-    t = np.partition(rows, kth, axis=1)[:, kth:kth + 1]
-    same = _same(rows, t)
-    need = k - _before(rows, t, largest).sum(1, keepdims=True)
-    return t, same, need
-
-
-def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
-    """Indices along d of the first k elements of the stable order (largest first or smallest
-    first), in that order."""
-    n = a.shape[d]
-    if n < _PARTITION_MIN or k in (0, n):
-        return order(a, d, largest)[(slice(None),) * d + (slice(0, k),)]
-    rows, shape = _as_rows(_sortable(a), d)
-    t, same, need = _threshold(rows, k, largest)
-    chosen = _before(rows, t, largest) | (same & (np.cumsum(same, 1) <= need))
-    cols = np.nonzero(chosen)[1].reshape(-1, k)  # k per row, in index order
-    cols = np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
-    return np.moveaxis(cols.reshape(shape[:-1] + (k,)), -1, d)
-
-
-def kth_index(a: np.ndarray, d: int, k: int) -> np.ndarray:
-    """Index along d of the k-th smallest element (1-based) of the stable order, keeping d."""
-    n = a.shape[d]
-    if n < _PARTITION_MIN:
-        return np.take(order(a, d, False), [k - 1], axis=d)
-    rows, shape = _as_rows(_sortable(a), d)
-    _, same, need = _threshold(rows, k, False)
-    pos = np.argmax(same & (np.cumsum(same, 1) == need), axis=1)
-    return np.moveaxis(pos.reshape(shape[:-1] + (1,)), -1, d)
-
-
-def _like_input(a: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`values` in `a`'s memory layout (torch allocates sort's outputs like its input)."""
-    out = empty_for(a.shape, values.dtype, [a])
-    out[...] = values
-    return out
+# sort, topk and kthvalue give retrograd.return_types.<name> (<name>_out when given out=)
+RETURN_TYPES.update(sort=return_types.sort, sort_out=return_types.sort_out,
+                    topk=return_types.topk, topk_out=return_types.topk_out,
+                    kthvalue=return_types.kthvalue, kthvalue_out=return_types.kthvalue_out)
 
 
 # --- sort, argsort, msort ----------------------------------------------------------------------
-
-
-def _sort_forward(a, dim, descending):
-    wrap_dim(dim, a.ndim)
-    if a.ndim == 0:
-        _sortable(a)
-        return a.copy(), np.zeros((), np.int64)
-    d = dim % a.ndim
-    idx = order(a, d, descending)
-    return _like_input(a, np.take_along_axis(a, idx, d)), _like_input(a, idx)
-
-
-def _stable_sort_forward(a, stable, dim, descending):
-    return _sort_forward(a, dim, descending)
 
 
 def _selected_grad(grad, dim, indices, self_shape):
@@ -144,59 +38,25 @@ def _selected_grad(grad, dim, indices, self_shape):
 
 
 _sort = op("sort(Tensor self, int dim=-1, bool descending=False) -> "
-           "(Tensor values, Tensor indices)", _sort_forward,
-           grads={"self": _selected_grad}, differentiable_outputs=(True, False),
-           function=False, method=False)
-_sort_stable = op("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
-                  "-> (Tensor values, Tensor indices)", _stable_sort_forward, node="SortBackward1",
-                  grads={"self": _selected_grad}, differentiable_outputs=(True, False),
-                  function=False, method=False)
-
-
-_UNSET = object()  # sort(x) and sort(x, stable=...) are different overloads (node names)
-
-
-def _sort_call(input: Tensor, dim: int, descending: bool, stable):
-    if stable is _UNSET:
-        return _sort(input, dim, descending)
-    return _sort_stable(input, stable=stable, dim=dim, descending=descending)
-
-
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable=_UNSET, *, out=None):
-    if out is not None:
-        return return_types.sort_out(store_outs(
-            "sort", lambda: _sort_call(input, dim, descending, stable), out, (input,)))
-    return return_types.sort(_sort_call(input, dim, descending, stable))
-
-
-register("sort", sort, method=True)
-
-
-def _argsort_forward(a, stable, dim, descending):
-    wrap_dim(dim, a.ndim)
-    if a.ndim == 0:
-        _sortable(a)
-        return np.zeros((), np.int64)
-    return _like_input(a, order(a, dim % a.ndim, descending))
-
+           "(Tensor values, Tensor indices)", K.sort,
+           grads={"self": _selected_grad}, differentiable_outputs=(True, False))
+op("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
+   "-> (Tensor values, Tensor indices)", K.stable_sort, node="SortBackward1",
+   grads={"self": _selected_grad}, differentiable_outputs=(True, False))
 
 _argsort = op("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) "
-              "-> Tensor", _argsort_forward, function=False, method=False)
+              "-> Tensor", K.argsort)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *,
-            out=None) -> Tensor:
-    args = (input, stable, dim, descending)
-    if out is not None:
-        return run_with_out(_argsort.opdef, args, out)
-    return _argsort(input, stable=stable, dim=dim, descending=descending)
+def _argsort_default(input: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    return _argsort(input, stable=False, dim=dim, descending=descending)
 
 
-register("argsort", argsort, method=True)
+composite("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", _argsort_default)
 
 
 def msort(input: Tensor, *, out=None) -> Tensor:
-    """sort along dim 0, values only."""
+    """sort along dim 0, values only (a composite of sort, as in torch)."""
     if out is not None:
         return store_outs("msort", lambda: _sort(input, 0, False)[:1], (out,), (input,), 1)[0]
     return _sort(input, 0, False)[0]
@@ -208,123 +68,47 @@ register("msort", msort, method=True)
 # --- topk, kthvalue ----------------------------------------------------------------------------
 
 
-def _topk_forward(a, k, dim, largest, sorted):  # noqa: A002 - torch's name
-    wrap_dim(dim, a.ndim)
-    if a.dtype.kind == "b":
-        raise RuntimeError(TOPK_BOOL)
-    n = a.shape[dim] if a.ndim else 1
-    if not 0 <= k <= n:
-        raise RuntimeError(TOPK_RANGE)
-    if a.ndim == 0:
-        _sortable(a)
-        return a.copy(), np.zeros((), np.int64)
-    d = dim % a.ndim
-    # the first k of the stable order: sorted whatever `sorted` says (torch leaves that order
-    # unspecified for sorted=False)
-    idx = np.array(first_k(a, d, k, largest), order="C")
-    return H.c_layout(np.take_along_axis(a, idx, d)), idx
-
-
-topk_op = op("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
-             "(Tensor values, Tensor indices)", _topk_forward,
-             grads={"self": _selected_grad}, differentiable_outputs=(True, False),
-             function=False, method=False)
-
-
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,  # noqa: A002
-         *, out=None):
-    if out is not None:
-        return return_types.topk_out(store_outs(
-            "topk", lambda: topk_op(input, k, dim, largest, sorted), out, (input,)))
-    return return_types.topk(topk_op(input, k, dim, largest, sorted))
-
-
-register("topk", topk, method=True)
-
-
-def _kthvalue_forward(a, k, dim, keepdim):
-    wrap_dim(dim, a.ndim)
-    if a.dtype.kind == "b":
-        raise NotImplementedError(KTH_BOOL)
-    d = dim % a.ndim if a.ndim else 0
-    n = a.shape[d] if a.ndim else 1
-    if a.ndim and n == 0:
-        raise IndexError(KTH_EMPTY.format(d))
-    if not 1 <= k <= n:
-        raise RuntimeError(KTH_RANGE.format(d))
-    if a.ndim == 0:
-        _sortable(a)
-        return a.copy(), np.zeros((), np.int64)
-    idx = kth_index(a, d, k)
-    values = np.take_along_axis(a, idx, d)
-    if not keepdim:
-        values, idx = np.squeeze(values, d), np.squeeze(idx, d)
-    return H.c_layout(values), H.c_layout(idx)
+op("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+   "(Tensor values, Tensor indices)", K.topk,
+   grads={"self": _selected_grad}, differentiable_outputs=(True, False))
 
 
 def _kth_grad(grad, dim, indices, self_shape, keepdim):
     return H.select_scatter(grad, dim, indices, self_shape, keepdim)
 
 
-kthvalue_op = op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
-                 "(Tensor values, Tensor indices)", _kthvalue_forward,
-                 grads={"self": _kth_grad}, differentiable_outputs=(True, False),
-                 function=False, method=False)
-
-
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
-    if out is not None:
-        return return_types.kthvalue_out(store_outs(
-            "kthvalue", lambda: kthvalue_op(input, k, dim, keepdim), out, (input,)))
-    return return_types.kthvalue(kthvalue_op(input, k, dim, keepdim))
-
-
-register("kthvalue", kthvalue, method=True)
+op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
+   "(Tensor values, Tensor indices)", K.kthvalue,
+   grads={"self": _kth_grad}, differentiable_outputs=(True, False))
 
 
 # --- isin --------------------------------------------------------------------------------------
 
 
-def _isin_forward(elements, test_elements, assume_unique, invert):
-    if elements.dtype.kind == "b" or test_elements.dtype.kind == "b":
-        raise RuntimeError(ISIN_BOOL)
-    common = D.promote_types(D.from_numpy_dtype(elements.dtype),
-                             D.from_numpy_dtype(test_elements.dtype)).np
-    # both in the promoted dtype (ml_dtypes' then widened to float32, which holds them exactly)
-    e, t = (x.astype(common, copy=False) for x in (elements, test_elements))
-    if common.kind == "V":
-        e, t = e.astype(np.float32), t.astype(np.float32)
-    found = np.isin(e, t, invert=invert)
-    return H.c_layout(np.asarray(found))
-
-
 _isin = op("isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, "
-           "bool invert=False) -> Tensor", _isin_forward, function=False, method=False)
-
-_NUMBERS = (int, float, bool)
+           "bool invert=False) -> Tensor", K.isin, method=False)
 
 
-def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False,
-         out=None) -> Tensor:
-    """Whether each of `elements` is among `test_elements` (either may be a Python number,
-    compared in the two arguments' promoted dtype)."""
+def _as_tensor_like(value, other: Tensor) -> Tensor:
+    """A number as a 0-d tensor of the two arguments' promoted dtype."""
     from retrograd._ops.creation import tensor
 
-    e_t, t_t = isinstance(elements, Tensor), isinstance(test_elements, Tensor)
-    if not (e_t or t_t) or not (e_t or isinstance(elements, _NUMBERS)) or not (
-            t_t or isinstance(test_elements, _NUMBERS)):
-        raise TypeError(f"isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__})")
-    if not e_t or not t_t:
-        common = D.result_type(elements, test_elements)
-        if not e_t:
-            elements = tensor(elements, dtype=common)
-        else:
-            test_elements = tensor(test_elements, dtype=common)
-    args = (elements, test_elements, assume_unique, invert)
-    if out is not None:
-        return run_with_out(_isin.opdef, args, out)
-    return _isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+    return tensor(value, dtype=D.result_type(value, other))
 
 
-register("isin", isin)
+def _isin_tensor_scalar(elements: Tensor, test_element, *, assume_unique: bool = False,
+                        invert: bool = False, out=None) -> Tensor:
+    test = _as_tensor_like(test_element, elements)
+    return _isin(elements, test, assume_unique=assume_unique, invert=invert, out=out)
+
+
+def _isin_scalar_tensor(element, test_elements: Tensor, *, assume_unique: bool = False,
+                        invert: bool = False, out=None) -> Tensor:
+    e = _as_tensor_like(element, test_elements)
+    return _isin(e, test_elements, assume_unique=assume_unique, invert=invert, out=out)
+
+
+composite("isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, "
+          "bool invert=False) -> Tensor", _isin_tensor_scalar, method=False)
+composite("isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, "
+          "bool invert=False) -> Tensor", _isin_scalar_tensor, method=False)

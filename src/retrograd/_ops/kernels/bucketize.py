@@ -44,3 +44,10 @@ def searchsorted(seq, values, out_int32, right, side, sorter):
     for i in range(rows.shape[0]):
         out[i] = np.searchsorted(rows[i], vals[i], side=where)
     return out.reshape(values.shape)
+
+
+def bucketize(values, boundaries, out_int32, right):
+    """The index of the bucket of each value among 1-d sorted `boundaries`."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(BOUNDARIES_1D.format(boundaries.ndim))
+    return searchsorted(boundaries, values, out_int32, right, None, None)
