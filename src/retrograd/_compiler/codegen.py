@@ -158,8 +158,10 @@ class _Writer:
                     not isinstance(a, np.floating) for a in args[1:n]):
                 return None
             ins = texts[:n] + (["0"] if fn == "_max" else [])
-            return _Plan(lambda out: [f"{node.name} = {fn}({', '.join(ins + [f'out={out}'] * bool(out))})"],
-                         tuple(a for a in args[:n] if isinstance(a, Node)))
+            def call(out: str | None) -> list:
+                return [f"{node.name} = {fn}({', '.join(ins + [f'out={out}'] * bool(out))})"]
+
+            return _Plan(call, tuple(a for a in args[:n] if isinstance(a, Node)))
         if name == "tanh_backward" and same(args[0]) and same(args[1]):
             # the kernel's 1 - y * y, times the gradient, in one buffer
             g, y = texts
@@ -185,8 +187,10 @@ class _Writer:
                 (name != "mm" or (args[0].meta["val"].ndim == 2 and
                                   args[1].meta["val"].ndim == 2)):
             a, b = (self.matmul_operand(x, t) for x, t in zip(args, texts))
-            return _Plan(lambda out: [f"{node.name} = _matmul({a}, {b}{', out=' + out if out else ''})"],
-                         ())
+            def matmul(out: str | None) -> list:
+                return [f"{node.name} = _matmul({a}, {b}{', out=' + out if out else ''})"]
+
+            return _Plan(matmul, ())
         if name == "addmm" and all(same(x) for x in args[:3]) and args[3:] in ([], [1, 1]) and \
                 args[1].meta["val"].ndim == 2 and args[2].meta["val"].ndim == 2 and \
                 args[0].meta["val"].shape in (val.shape, val.shape[1:]):

@@ -103,6 +103,17 @@ def data_dependent(tensor, what: str) -> None:
         if hook is not None:
             hook(tensor, what)
 
+def random_drawn(kernel, args: tuple, out) -> None:
+    """A random draw made outside the declared ops (dropout's noise, rand, randn, ...) while
+    any mode is active: `kernel(*args)` gave `out`. A mode of this thread with `_on_random_draw`
+    may record it (a compiler's tracer puts the draw into its graph, NOTE [Random draws in
+    compiled graphs])."""
+    for mode in reversed(_local.own):
+        hook = getattr(mode, "_on_random_draw", None)
+        if hook is not None:
+            hook(kernel, args, out)
+
+
 # NOTE [Autocast composites]
 # retrograd.amp's autocast is a dispatch mode, so it sees the ops that functions are made of.
 # torch's autocast sees some of those functions whole (linear, matmul, convNd, cross_entropy and
