@@ -188,6 +188,10 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     # outputs: function outputs, written inputs' new values, gradients (None where unused)
     cap.graph.output(tuple([n for n, _ in out_nodes] + mutated_vals + grads))
     cap.graph.erase_unused()
+    if grads:
+        from retrograd._compiler.simplify import simplify
+
+        simplify(cap.graph)
     return cap
 
 
