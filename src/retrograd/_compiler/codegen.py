@@ -77,6 +77,7 @@ class _Writer:
         self.ns: dict = {"np": np, "_asarray": np.asarray}
         self.constants: dict = {}  # name -> value of non-literal constants
         self.lines: list = []
+        self.ones: dict = {}  # dtype -> the 0-d array 1 the generated code reads
 
     def const(self, value: Any) -> str:
         if _is_literal(value):
@@ -95,6 +96,12 @@ class _Writer:
         if isinstance(value, list) and any(isinstance(v, Node) for v in value):
             return "[" + ", ".join(self.expr(v) for v in value) + "]"
         return self.const(value)
+
+    def one(self, dt: np.dtype) -> np.ndarray:
+        arr = self.ones.get(dt)
+        if arr is None:
+            arr = self.ones[dt] = np.ones((), dt)
+        return arr
 
     def kernel_name(self, target: Any) -> str:
         if isinstance(target, Helper):
@@ -165,7 +172,8 @@ class _Writer:
         if name == "tanh_backward" and same(args[0]) and same(args[1]):
             # the kernel's 1 - y * y, times the gradient, in one buffer
             g, y = texts
-            one = self.const(dt.type(1))
+            # a 0-d array of the dtype: NumPy takes it faster than a scalar, same result
+            one = self.const(self.one(dt))
 
             def tanh_bw(out: str | None) -> list:
                 r = node.name
