@@ -1,10 +1,13 @@
 """Generate Python that calls NumPy from a graph (NOTE [Compiler pipeline], stage 5).
 
-Each op node becomes one line: a NumPy call for the common pointwise ops and matmul, otherwise
-the op's own NumPy kernel (the function the op runner calls), with the dtype casts the runner's
-promotion would make written out. After each line the values nothing reads any more are dropped
-(`a = b = None`), and a pointwise result is written with `out=` into a dead buffer of its shape
-and dtype when no live value shares that buffer's memory.
+Each op node becomes NumPy calls: the common pointwise ops, tanh and relu backward, mm, bmm and
+addmm are spelled out (the kernel's own arithmetic, in the same order, so values are eager's bit
+for bit), every other op calls its NumPy kernel (the function the op runner calls), with the
+dtype casts the runner's promotion would make written out. After each line the values nothing
+reads any more are dropped (`a = b = None`); a spelled-out result is written with `out=` into a
+dead buffer of the same shape, dtype and strides that no live value shares memory with. Only
+buffers the generated code made are reused: never an input (the caller's tensors, the
+backward's saved values) and never an output, which stays alive; each call makes its own.
 """
 
 from __future__ import annotations
@@ -140,9 +143,8 @@ class _Writer:
         if not isinstance(node.target, OpOverload):
             return None
         val = node.meta.get("val")
-        # a 0-d ufunc result is a NumPy scalar; float16 and narrower go through their kernels
-        if not isinstance(val, np.ndarray) or val.dtype.kind != "f" or val.ndim == 0 or \
-                val.dtype.itemsize < 4:
+        # a 0-d ufunc result is a NumPy scalar
+        if not isinstance(val, np.ndarray) or val.dtype.kind != "f" or val.ndim == 0:
             return None
         name = node.target._op.name
         texts = self.scalar_args(node)
@@ -165,10 +167,13 @@ class _Writer:
                     not isinstance(a, np.floating) for a in args[1:n]):
                 return None
             ins = texts[:n] + (["0"] if fn == "_max" else [])
+
             def call(out: str | None) -> list:
                 return [f"{node.name} = {fn}({', '.join(ins + [f'out={out}'] * bool(out))})"]
 
             return _Plan(call, tuple(a for a in args[:n] if isinstance(a, Node)))
+        if dt.itemsize < 4:  # float16: the kernels below compute it in float32 or differently
+            return None
         if name == "tanh_backward" and same(args[0]) and same(args[1]):
             # the kernel's 1 - y * y, times the gradient, in one buffer
             g, y = texts
