@@ -128,3 +128,21 @@ def test_random_factories_compiled_match_eager(kind):
         gc, = retrograd.autograd.grad(c.sum(), x)
         np.testing.assert_array_equal(gc.numpy(), ge.numpy())
     assert counters["compiles"] == 1
+
+
+def test_explicit_generator_draws_match_eager():
+    outside = retrograd.Generator().manual_seed(11)
+    outside_eager = retrograd.Generator().manual_seed(11)
+
+    def made_inside(x):
+        g = retrograd.Generator().manual_seed(5)
+        return x + retrograd.rand(x.shape, generator=g)
+
+    def read_from(g):
+        return lambda x: x * retrograd.randn(x.shape, generator=g)
+
+    x = retrograd.ones(4)
+    cf, cg = retrograd.compile(made_inside), retrograd.compile(read_from(outside))
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(x).numpy(), made_inside(x).numpy())
+        np.testing.assert_array_equal(cg(x).numpy(), read_from(outside_eager)(x).numpy())

@@ -8,7 +8,9 @@ the same kernel with the same arguments, so the generated forward draws again at
 from the same generator, in the order eager draws (nodes run in capture order; partition keeps
 forward draws in the forward, and unused draws are not erased, as eager still makes them).
 Under one seed a compiled function and its eager run draw the same numbers; the backward reads
-the noise the forward drew (saved like any forward value), never a new draw. The random ops
+the noise the forward drew (saved like any forward value), never a new draw. Only draws from
+the default generator are recorded: a Generator object the function uses may be made or
+reseeded inside it, which the graph would not repeat. The random ops
 declared as ops (bernoulli, normal, uniform_, ...) are recorded as ops and draw at run time the
 same way.
 """
@@ -37,7 +39,13 @@ def is_random(node: Node) -> bool:
 
 
 def record(tracer: Any, kernel: Any, args: tuple, out: Any) -> None:
-    """Add the draw kernel(*args) -> out to the tracer's graph and bind its result(s)."""
+    """Add the draw kernel(*args) -> out to the tracer's graph and bind its result(s). A draw
+    from a Generator object is left out: the function may make or reseed it at each call,
+    which the graph does not see (the check against eager then runs the function eagerly)."""
+    from retrograd._ops.random import Generator
+
+    if any(isinstance(a, Generator) for a in args):
+        return
     node_args = tuple(tracer._arg_node(a) for a in args)
     node = tracer.graph.call_function(helper_for(kernel), node_args, val=out)
     node.meta["random"] = "backward" if tracer.backward_phase else "forward"

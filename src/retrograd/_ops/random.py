@@ -15,6 +15,7 @@ import contextlib
 import operator
 import secrets
 import warnings
+import weakref
 
 import numpy as np
 
@@ -36,14 +37,19 @@ DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _STATE_BYTES = 48
 
 
+# every Generator alive: the compiler puts their states back after drawing while it captures
+LIVE_GENERATORS: weakref.WeakSet = weakref.WeakSet()
+
+
 class Generator:
     """torch.Generator: a PCG64 bit generator with torch's seeding API."""
 
-    __slots__ = ("_seed", "_bits", "_np", "_device")
+    __slots__ = ("_seed", "_bits", "_np", "_device", "__weakref__")
 
     def __init__(self, device: object = "cpu") -> None:
         from retrograd._device import device as make_device
 
+        LIVE_GENERATORS.add(self)
         self._device = make_device(device)
         self._seed = DEFAULT_SEED
         self._bits = np.random.PCG64(self._seed)
