@@ -380,6 +380,16 @@ def _load_indexed(ikey: str, label: str) -> Any:
 
 # --- writing a namespace and constants as JSON --------------------------------------------------
 
+# the NumPy functions generated code calls by short names (codegen._NP_NAMES)
+_NP_NAMES: dict = {}
+
+
+def _np_names() -> None:
+    from retrograd._compiler.codegen import _NP_NAMES as names
+
+    _NP_NAMES.update(names)
+
+
 _KERNELS: dict = {}  # id(kernel) -> ("op", name) or ("helper", code name)
 
 
@@ -396,6 +406,8 @@ def _kernel_names() -> dict:
 
 
 def _namespace_out(ns: dict, own: str) -> dict:
+    if not _NP_NAMES:
+        _np_names()
     out = {}
     for name, value in ns.items():
         if name in ("__builtins__", own):
@@ -404,6 +416,8 @@ def _namespace_out(ns: dict, own: str) -> dict:
             out[name] = ["np"]
         elif value is np.asarray:
             out[name] = ["asarray"]
+        elif _NP_NAMES.get(name) is value:
+            out[name] = ["np_name"]
         elif name.startswith("_c") and name[2:].isdigit():
             out[name] = ["const", _value_out(value)]
         else:
@@ -415,6 +429,8 @@ def _namespace_out(ns: dict, own: str) -> dict:
 
 
 def _namespace_in(desc: dict) -> dict:
+    if not _NP_NAMES:
+        _np_names()
     from retrograd._compiler.helpers import HELPERS
     from retrograd._ops.registry import OPS
 
@@ -426,6 +442,8 @@ def _namespace_in(desc: dict) -> dict:
             ns[name] = np
         elif kind == "asarray":
             ns[name] = np.asarray
+        elif kind == "np_name":
+            ns[name] = _NP_NAMES[name]
         elif kind == "const":
             ns[name] = _value_in(d[1])
         elif kind == "op":

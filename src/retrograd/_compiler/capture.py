@@ -99,6 +99,13 @@ class Tracer(TorchDispatchMode):
     def _on_uncapturable(self, what: str) -> None:
         raise Unsupported(f"{what} is not captured", user_site())
 
+    def _on_random_draw(self, kernel, args: tuple, out) -> None:
+        """A random draw outside the ops (dispatch.random_drawn): a graph node that draws again
+        at every call (NOTE [Random draws in compiled graphs])."""
+        from retrograd._compiler.random_ops import record
+
+        record(self, kernel, args, out)
+
     # --- values -----------------------------------------------------------------------------
     def _logical_root(self, arr: np.ndarray) -> np.ndarray:
         root = _root(arr)

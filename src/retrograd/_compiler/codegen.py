@@ -1,10 +1,13 @@
 """Generate Python that calls NumPy from a graph (NOTE [Compiler pipeline], stage 5).
 
-Each op node becomes one line: a NumPy call for the common pointwise ops and matmul, otherwise
-the op's own NumPy kernel (the function the op runner calls), with the dtype casts the runner's
-promotion would make written out. After each line the values nothing reads any more are dropped
-(`a = b = None`), and a pointwise result is written with `out=` into a dead buffer of its shape
-and dtype when no live value shares that buffer's memory.
+Each op node becomes NumPy calls: the common pointwise ops, tanh and relu backward, mm, bmm and
+addmm are spelled out (the kernel's own arithmetic, in the same order, so values are eager's bit
+for bit), every other op calls its NumPy kernel (the function the op runner calls), with the
+dtype casts the runner's promotion would make written out. After each line the values nothing
+reads any more are dropped (`a = b = None`); a spelled-out result is written with `out=` into a
+dead buffer of the same shape, dtype and strides that no live value shares memory with. Only
+buffers the generated code made are reused: never an input (the caller's tensors, the
+backward's saved values) and never an output, which stays alive; each call makes its own.
 """
 
 from __future__ import annotations
@@ -19,13 +22,36 @@ from retrograd._compiler.graph import Graph, Node, last_uses
 from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
 from retrograd._ops.codegen import compile_function
 from retrograd._ops.dispatch import OpOverload
+from retrograd._ops.kernels.linalg import blas_operand
 
 # op name -> (NumPy function, number of tensor arguments it takes) for ops that are one ufunc
 # when every tensor argument already has the result's dtype
-_UFUNCS = {"add.Tensor": ("np.add", 2), "sub.Tensor": ("np.subtract", 2),
-           "mul.Tensor": ("np.multiply", 2), "div.Tensor": ("np.true_divide", 2),
-           "neg": ("np.negative", 1), "exp": ("np.exp", 1), "tanh": ("np.tanh", 1),
-           "relu": ("np.maximum", 1)}
+_UFUNCS = {"add.Tensor": ("_add", 2), "sub.Tensor": ("_sub", 2),
+           "mul.Tensor": ("_mul", 2), "div.Tensor": ("_div", 2),
+           "neg": ("_neg", 1), "exp": ("_exp", 1), "tanh": ("_tanh", 1),
+           "relu": ("_max", 1)}
+# the NumPy functions generated code calls, by the short names it uses (one global lookup each)
+_NP_NAMES = {"_add": np.add, "_sub": np.subtract, "_mul": np.multiply, "_div": np.true_divide,
+             "_neg": np.negative, "_exp": np.exp, "_tanh": np.tanh, "_max": np.maximum,
+             "_gt": np.greater, "_matmul": np.matmul, "_contig": np.ascontiguousarray}
+
+
+class _Plan:
+    """How an op node becomes NumPy calls that make a fresh array of its captured shape and
+    dtype: emit(out) gives the lines, writing into the dead buffer `out` when it is a name;
+    `writable` are the argument nodes whose buffer `out` may be (the calls read them before
+    writing it, or elementwise)."""
+
+    __slots__ = ("emit", "writable")
+
+    def __init__(self, emit: Callable, writable: tuple) -> None:
+        self.emit = emit
+        self.writable = writable
+
+
+def _zero_strided(v: Any) -> bool:
+    """An operand the kernels make contiguous before matmul (linalg.blas_operand)."""
+    return isinstance(v, np.ndarray) and blas_operand(v) is not v
 
 
 class Generated:
@@ -54,12 +80,14 @@ class _Writer:
         self.ns: dict = {"np": np, "_asarray": np.asarray}
         self.constants: dict = {}  # name -> value of non-literal constants
         self.lines: list = []
+        self.ones: dict = {}  # dtype -> the 0-d array 1 the generated code reads
 
     def const(self, value: Any) -> str:
         if _is_literal(value):
             return repr(value)
         for name, v in self.constants.items():
-            if v is value:
+            if v is value or (isinstance(value, np.generic) and type(v) is type(value) and
+                              v == value):
                 return name
         name = f"_c{len(self.constants)}"
         self.constants[name] = value
@@ -71,6 +99,12 @@ class _Writer:
         if isinstance(value, list) and any(isinstance(v, Node) for v in value):
             return "[" + ", ".join(self.expr(v) for v in value) + "]"
         return self.const(value)
+
+    def one(self, dt: np.dtype) -> np.ndarray:
+        arr = self.ones.get(dt)
+        if arr is None:
+            arr = self.ones[dt] = np.ones((), dt)
+        return arr
 
     def kernel_name(self, target: Any) -> str:
         if isinstance(target, Helper):
@@ -95,33 +129,99 @@ class _Writer:
             out.append(text)
         return out
 
-    def ufunc(self, node: Node) -> tuple | None:
-        """(NumPy call prefix, argument texts) if node is one plain ufunc call."""
-        if not isinstance(node.target, OpOverload) or node.meta.get("casts"):
+    def scalar_args(self, node: Node) -> list | None:
+        """The arguments' texts when every tensor argument has the result's dtype (the
+        runner's casts only convert Python scalars), else None."""
+        casts = node.meta.get("casts") or {}
+        if any(not isinstance(c, tuple) for c in casts.values()):
             return None
-        spec = _UFUNCS.get(node.target._op.name)
+        return self.call_args(node)
+
+    def plan(self, node: Node) -> _Plan | None:
+        """The node as NumPy calls making a fresh array (see _Plan), if it is one of the ops
+        generated code spells out: plain ufuncs, tanh and relu backward, mm, bmm and addmm."""
+        if not isinstance(node.target, OpOverload):
+            return None
         val = node.meta.get("val")
-        if spec is None or not isinstance(val, np.ndarray) or val.dtype.kind != "f" or \
-                val.ndim == 0:  # a 0-d ufunc result is a NumPy scalar
+        # a 0-d ufunc result is a NumPy scalar
+        if not isinstance(val, np.ndarray) or val.dtype.kind != "f" or val.ndim == 0:
             return None
-        fn, n = spec
+        name = node.target._op.name
+        texts = self.scalar_args(node)
+        if texts is None:
+            return None
         args = list(node.args)
-        if len(args) > n and args[n] != 1:  # alpha
-            return None
-        tensors = args[:n]
-        if not isinstance(tensors[0], Node):
-            return None
-        for a in tensors:
-            if isinstance(a, Node):
-                v = a.meta.get("val")
-                if not isinstance(v, np.ndarray) or v.dtype != val.dtype:
-                    return None
-            elif type(a) not in (int, float):
+        dt = val.dtype
+
+        def same(a: Any) -> bool:
+            return isinstance(a, Node) and isinstance(a.meta.get("val"), np.ndarray) and \
+                a.meta["val"].dtype == dt
+
+        spec = _UFUNCS.get(name)
+        if spec is not None:
+            fn, n = spec
+            if len(args) > n and args[n] != 1:  # alpha
                 return None
-        texts = [self.expr(a) for a in tensors]
-        if fn == "np.maximum":
-            texts.append("0")
-        return fn, texts
+            if not same(args[0]) or any(
+                    not same(a) and type(a) not in (int, float) and
+                    not isinstance(a, np.floating) for a in args[1:n]):
+                return None
+            ins = texts[:n] + (["0"] if fn == "_max" else [])
+
+            def call(out: str | None) -> list:
+                return [f"{node.name} = {fn}({', '.join(ins + [f'out={out}'] * bool(out))})"]
+
+            return _Plan(call, tuple(a for a in args[:n] if isinstance(a, Node)))
+        if dt.itemsize < 4:  # float16: the kernels below compute it in float32 or differently
+            return None
+        if name == "tanh_backward" and same(args[0]) and same(args[1]):
+            # the kernel's 1 - y * y, times the gradient, in one buffer
+            g, y = texts
+            # a 0-d array of the dtype: NumPy takes it faster than a scalar, same result
+            one = self.const(self.one(dt))
+
+            def tanh_bw(out: str | None) -> list:
+                r = node.name
+                o = f", out={out}" if out else ""
+                return [f"{r} = _mul({y}, {y}{o})", f"_sub({one}, {r}, out={r})",
+                        f"_mul({g}, {r}, out={r})"]
+
+            return _Plan(tanh_bw, (args[1],))  # not g's buffer: the product overwrites it
+        if name == "threshold_backward" and same(args[0]) and isinstance(args[1], Node) and \
+                type(args[2]) in (int, float):
+            g, x, thr = texts
+
+            def thr_bw(out: str | None) -> list:
+                o = f", out={out}" if out else ""
+                return [f"{node.name} = _mul({g}, _gt({x}, {thr}){o}, dtype={self.const(dt)})"]
+
+            return _Plan(thr_bw, (args[0],))
+        if name in ("mm", "_matmul_batched") and same(args[0]) and same(args[1]) and \
+                (name != "mm" or (args[0].meta["val"].ndim == 2 and
+                                  args[1].meta["val"].ndim == 2)):
+            a, b = (self.matmul_operand(x, t) for x, t in zip(args, texts))
+            def matmul(out: str | None) -> list:
+                return [f"{node.name} = _matmul({a}, {b}{', out=' + out if out else ''})"]
+
+            return _Plan(matmul, ())
+        if name == "addmm" and all(same(x) for x in args[:3]) and args[3:] in ([], [1, 1]) and \
+                args[1].meta["val"].ndim == 2 and args[2].meta["val"].ndim == 2 and \
+                args[0].meta["val"].shape in (val.shape, val.shape[1:]):
+            # the kernel's fast path: the product, then the bias added in place
+            bias = texts[0]
+            m1, m2 = (self.matmul_operand(x, t) for x, t in zip(args[1:3], texts[1:3]))
+
+            def addmm(out: str | None) -> list:
+                r = node.name
+                o = f", out={out}" if out else ""
+                return [f"{r} = _matmul({m1}, {m2}{o})", f"_add({r}, {bias}, out={r})"]
+
+            return _Plan(addmm, ())
+        return None
+
+    def matmul_operand(self, node: Node, text: str) -> str:
+        # np_matmul makes an expanded operand contiguous first (BLAS cannot read it); so here
+        return f"_contig({text})" if _zero_strided(node.meta.get("val")) else text
 
 
 def _alias_groups(graph: Graph) -> dict:
@@ -149,8 +249,15 @@ def _alias_groups(graph: Graph) -> dict:
     return {n: find(n) for n in graph.nodes}
 
 
+def _key(node: Node) -> tuple:
+    """The layout a buffer is reused by: shape, dtype and strides as captured, so every value
+    the generated code makes is laid out as eager's (a view of it works as it did)."""
+    v = node.meta["val"]
+    return v.shape, v.dtype, v.strides
+
+
 # the generated code's calling convention: bumped when it changes, so cached sources rebuild
-FORMAT = 2
+FORMAT = 3
 
 
 def generate(graph: Graph, name: str, label: str, reuse: bool = True,
@@ -170,6 +277,7 @@ def namespace_for(graph: Graph, reuse: bool = True) -> dict:
 
 def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tuple:
     w = _Writer(graph, reuse)
+    w.ns.update(_NP_NAMES)
     inputs = [n.name for n in graph.placeholders()]
     if take_list:
         lines = [f"def {name}(_in):"]
@@ -184,38 +292,34 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
     for n, g in groups.items():
         members.setdefault(g, set()).add(n)
     body = [n for n in graph.nodes if n.op == "call_function"]
-    # (shape, dtype) of every later ufunc result, so a dead buffer is kept only if it may serve
+    plans = {n: w.plan(n) for n in body}
+    # the layout of every later planned result, so a dead buffer is kept only if it may serve
     keys_after: list = []
     later: dict = {}
     for node in reversed(body):
         keys_after.append(dict(later))
-        val = node.meta.get("val")
-        if w.ufunc(node) is not None and isinstance(val, np.ndarray):
-            key = (val.shape, val.dtype)
+        if plans[node] is not None:
+            key = _key(node)
             later[key] = later.get(key, 0) + 1
     keys_after.reverse()
-    buffers: set = set()  # values made by a ufunc here that nothing else aliases
-    pool: dict = {}       # (shape, dtype) -> names of dead buffers kept for reuse
-    outputs = set(graph.output_node.inputs())
+    buffers: set = set()  # values made by a plan here that nothing else aliases
+    pool: dict = {}       # layout -> names of dead buffers kept for reuse
     for idx, node in enumerate(body):
         val = node.meta.get("val")
-        spec = w.ufunc(node)
+        plan = plans[node]
         reused = None
-        if spec is not None:
-            fn, texts = spec
-            if reuse and node not in outputs:
-                key = (val.shape, val.dtype)
+        if plan is not None:
+            if reuse:
+                key = _key(node)
                 if pool.get(key):
                     reused = pool[key].pop()
                 else:
                     # an argument's own buffer, dying here
-                    for i in node.inputs():
-                        if i in buffers and i in dead_after.get(node, ()) and \
-                                (i.meta["val"].shape, i.meta["val"].dtype) == key:
+                    for i in plan.writable:
+                        if i in buffers and i in dead_after.get(node, ()) and _key(i) == key:
                             reused = i.name
                             break
-            out = "" if reused is None else f", out={reused}"
-            lines.append(f"    {node.name} = {fn}({', '.join(texts)}{out})")
+            lines.extend("    " + line for line in plan.emit(reused))
             if members[groups[node]] == {node}:
                 buffers.add(node)
         elif isinstance(node.target, Functional):
@@ -234,9 +338,8 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
         for d in dead_after.get(node, ()):
             if d.name == reused:
                 continue
-            v = d.meta.get("val")
-            if d in buffers and reuse and keys_after[idx].get((v.shape, v.dtype)):
-                pool.setdefault((v.shape, v.dtype), []).append(d.name)
+            if d in buffers and reuse and keys_after[idx].get(_key(d)):
+                pool.setdefault(_key(d), []).append(d.name)
                 continue
             drop.append(d.name)
         if drop:

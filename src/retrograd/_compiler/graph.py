@@ -121,9 +121,10 @@ class Graph:
         return [n for n in self.nodes if n.op == "placeholder"]
 
     def erase_unused(self) -> None:
-        """Drop op nodes whose values nothing reads (the graph is functional, so this is safe)."""
+        """Drop op nodes whose values nothing reads (the graph is functional, so this is safe);
+        random draws stay (eager draws them: NOTE [Random draws in compiled graphs])."""
         for node in reversed(self.nodes[:]):
-            if node.op == "call_function" and not node.users:
+            if node.op == "call_function" and not node.users and not node.meta.get("random"):
                 self.nodes.remove(node)
                 for i in node.inputs():
                     i.users.pop(node, None)

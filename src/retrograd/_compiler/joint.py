@@ -58,13 +58,16 @@ _PLAIN = (bool, int, float, str, complex)
 
 
 class RngSnapshot:
-    """The default generator's state and that of any Generator among `values`, to put back
-    (random ops drawn while capturing or checking must not shift what the real run draws)."""
+    """The states of every live generator (the default one, those among `values` and those the
+    function reads from outside), to put back: random ops drawn while capturing or checking
+    must not shift what the real run draws."""
 
     def __init__(self, values: list) -> None:
-        from retrograd._ops.random import Generator, default_generator
+        from retrograd._ops.random import LIVE_GENERATORS, Generator, default_generator
 
-        self.gens = [default_generator] + [v for v in values if isinstance(v, Generator)]
+        gens = [default_generator] + [v for v in values if isinstance(v, Generator)]
+        gens += [g for g in list(LIVE_GENERATORS) if not any(g is h for h in gens)]
+        self.gens = gens
         self.states = [g.get_state() for g in self.gens]
 
     def restore(self) -> None:
@@ -90,7 +93,7 @@ class Captured:
         self.mutated: list = []       # primal indices whose memory the function writes
         self.diff_outputs: list = []  # indices of tensor outputs that get a tangent
         self.diff_primals: list = []  # primal indices that get a gradient
-        self.rng_after_forward: Any = None  # generator states once the forward ran
+        self.rng_after_forward: Any = None  # (generator, state) pairs once the forward ran
 
 
 def _copy_leaf(t: Tensor) -> Tensor:
@@ -145,7 +148,8 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
                 else:
                     raise Unsupported(f"an output of type {type(leaf).__name__}")
             tracer.backward_phase = True
-            cap.rng_after_forward = RngSnapshot(leaves).states
+            after = RngSnapshot(leaves)
+            cap.rng_after_forward = list(zip(after.gens, after.states))
             primals = copies + [t for _, t in tracer.free]
             grads = []
             if want_backward and state.grad_enabled:
@@ -188,6 +192,10 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     # outputs: function outputs, written inputs' new values, gradients (None where unused)
     cap.graph.output(tuple([n for n, _ in out_nodes] + mutated_vals + grads))
     cap.graph.erase_unused()
+    if grads:
+        from retrograd._compiler.simplify import simplify
+
+        simplify(cap.graph)
     return cap
 
 

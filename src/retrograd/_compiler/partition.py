@@ -48,7 +48,10 @@ def partition(joint: Graph, primals: list, tangents: list, n_fw_outputs: int) ->
     forward values (function outputs and written inputs' values), then gradients."""
     outs = list(joint.output_node.args[0])
     fw_outs, grads = outs[:n_fw_outputs], outs[n_fw_outputs:]
-    fw_set = ancestors(fw_outs) | set(primals)
+    # forward draws stay in the forward, in their order, even when only the backward reads
+    # them (NOTE [Random draws in compiled graphs])
+    fw_draws = [n for n in joint.nodes if n.meta.get("random") == "forward"]
+    fw_set = ancestors(fw_outs + fw_draws) | set(primals)
     # a multi-output op's outputs are taken apart in the forward: a tuple is never saved
     for n in joint.nodes:
         if n.target is GETITEM and n.args[0] in fw_set:

@@ -45,6 +45,12 @@ def _write_back(entry: Entry, primals: tuple | list, values: tuple) -> None:
             t._version_counter.version += 1
 
 
+def _in_order(saved_primal: list, inputs: list, intermediates: list) -> list:
+    """The backward's saved values: the saved inputs and the intermediates, interleaved."""
+    it, pt = iter(intermediates), iter(inputs)
+    return [next(it) if i is None else next(pt) for i in saved_primal]
+
+
 class CompiledFunction(Function):
     """The compiled forward and backward as one custom Function (its node prints as
     CompiledFunctionBackward, torch's name for the same thing)."""
@@ -54,11 +60,20 @@ class CompiledFunction(Function):
         outs = entry.forward.fn(*[p._data for p in primals])
         n, m = entry.n_outputs, len(entry.mutated)
         _write_back(entry, primals, outs[n:n + m])
-        saved = []
-        for i, arr in zip(entry.saved_primal, outs[n + m:]):
-            saved.append(primals[i] if i is not None else _wrap(arr))
+        if state.saved_hooks:
+            # saved-tensor hooks run on every saved value, as eager's nodes run them
+            saved = [primals[i] if i is not None else _wrap(arr)
+                     for i, arr in zip(entry.saved_primal, outs[n + m:])]
+            ctx.save_for_backward(*saved)
+            ctx.intermediates = None
+        else:
+            # the intermediates are the generated code's own arrays: no Tensor, no
+            # SavedVariable (nothing else can write them); the inputs it saves are saved as
+            # eager saves them, so writing one in place is still detected
+            ctx.save_for_backward(*[primals[i] for i in entry.saved_primal if i is not None])
+            ctx.intermediates = [arr for i, arr in zip(entry.saved_primal, outs[n + m:])
+                                 if i is None]
         ctx.entry = entry
-        ctx.save_for_backward(*saved)
         results = tuple(_wrap(a) for a in outs[:n])
         non_diff = [r for i, r in enumerate(results) if i not in entry.diff_outputs]
         if non_diff:
@@ -69,12 +84,16 @@ class CompiledFunction(Function):
     @once_differentiable
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         entry = ctx.entry
-        saved = [t._data for t in ctx.saved_tensors]
+        saved = [t._data for t in ctx.saved_tensors]  # raises if the graph was freed
+        inter = ctx.intermediates
+        if inter is not None:
+            saved = _in_order(entry.saved_primal, saved, inter)
         task = state.graph_task
         if task is not None and not task.keep_graph:
             # the engine would release them after this call; now, the generated backward
             # frees each saved value at its last use, as eager frees a node's after it runs
             ctx.release_variables()
+            ctx.intermediates = inter = None
         saved += [grads[i]._data for i in entry.diff_outputs]
         saved += [entry.free[i]._data for i in entry.backward_free]
         result = entry.backward.fn(saved)

@@ -52,10 +52,9 @@ def _check_captured(entry: Any, part: Any, check_backward: bool, cap: Any) -> No
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated forward differs from eager at output {i}")
-    from retrograd._ops.random import default_generator
-
-    if not _same_state(default_generator.get_state(), cap.rng_after_forward[0]):
-        raise Unsupported("random numbers drawn outside the captured ops")
+    for gen, after in cap.rng_after_forward:
+        if not _same_state(gen.get_state(), after):
+            raise Unsupported("random numbers drawn outside the captured ops")
     if part.backward is None or not check_backward:
         return
     bw_graph = part.backward

@@ -103,6 +103,7 @@ def data_dependent(tensor, what: str) -> None:
         if hook is not None:
             hook(tensor, what)
 
+
 def uncapturable(what: str) -> None:
     """A construct a graph tracer cannot record was entered (forward-mode AD, vmap): a mode of
     this thread with `_on_uncapturable` may refuse it, so a compiler runs the function eagerly
@@ -111,6 +112,17 @@ def uncapturable(what: str) -> None:
         hook = getattr(mode, "_on_uncapturable", None)
         if hook is not None:
             hook(what)
+
+
+def random_drawn(kernel, args: tuple, out) -> None:
+    """A random draw made outside the declared ops (dropout's noise, rand, randn, ...) while
+    any mode is active: `kernel(*args)` gave `out`. A mode of this thread with `_on_random_draw`
+    may record it (a compiler's tracer puts the draw into its graph, NOTE [Random draws in
+    compiled graphs])."""
+    for mode in reversed(_local.own):
+        hook = getattr(mode, "_on_random_draw", None)
+        if hook is not None:
+            hook(kernel, args, out)
 
 
 # NOTE [Autocast composites]

@@ -28,32 +28,40 @@ from retrograd._tensor import Tensor, _wrap
 _SELU_ALPHA = 1.7580993408473766  # -selu's negative saturation value, for alpha dropout
 
 
-def _keep_mask(a: np.ndarray, p: float, feature: bool, batched: bool = True) -> np.ndarray:
-    """Bernoulli(1 - p) in a's dtype; one draw per (sample, channel) for feature dropout."""
+def _dropout_noise(shape: tuple, dt: np.dtype, p: float, feature: bool, batched: bool,
+                   alpha: bool):
+    """The noise dropout multiplies by: Bernoulli(1 - p) / (1 - p) in dtype dt, one draw per
+    (sample, channel) for feature dropout; alpha dropout's (noise, shift). One kernel, so a
+    compiled graph draws it as one node (random.draw)."""
     from retrograd._ops.random import gen
 
     lead = 2 if batched else 1
-    shape = a.shape[:lead] + (1,) * (a.ndim - lead) if feature else a.shape
-    return (gen(None).random(shape, dtype=np.float32) < (1.0 - p)).astype(a.dtype)
+    mask_shape = shape[:lead] + (1,) * (len(shape) - lead) if feature else shape
+    keep = (gen(None).random(mask_shape, dtype=np.float32) < (1.0 - p)).astype(dt)
+    if not alpha:
+        return keep * dt.type(1.0 / (1.0 - p))
+    # alpha dropout keeps the self-normalizing mean/variance: x * keep * scale + shift
+    scale = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    shift = ((keep - 1) * (_SELU_ALPHA * scale) + _SELU_ALPHA * scale * p).astype(dt)
+    return keep * dt.type(scale), shift
 
 
 def _dropout_impl(input: Tensor, p: float, train: bool, *, feature: bool = False,
                   alpha: bool = False, inplace: bool = False, batched: bool = True) -> Tensor:
     """torch's _dropout_impl: input * noise (alpha: input * noise + shift), input if no-op."""
+    from retrograd._ops.random import draw
+
     if p == 0 or not train or input.numel() == 0:
         return input
     a = input._data
     if p == 1:
         zero = _wrap(np.zeros((), a.dtype))
         return input.mul_(zero) if inplace else input * zero
-    keep = _keep_mask(a, p, feature, batched)
+    drawn = draw(_dropout_noise, a.shape, a.dtype, float(p), feature, batched, alpha)
     if not alpha:
-        noise = _wrap(keep * a.dtype.type(1.0 / (1.0 - p)))
+        noise = _wrap(drawn)
         return input.mul_(noise) if inplace else input * noise
-    # alpha dropout keeps the self-normalizing mean/variance: x * keep * scale + shift
-    scale = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-    shift = _wrap(((keep - 1) * (_SELU_ALPHA * scale) + _SELU_ALPHA * scale * p).astype(a.dtype))
-    noise = _wrap(keep * a.dtype.type(scale))
+    noise, shift = _wrap(drawn[0]), _wrap(drawn[1])
     if inplace:
         return input.mul_(noise).add_(shift)
     return input * noise + shift

@@ -16,10 +16,12 @@ from __future__ import annotations
 import contextlib
 import operator
 import secrets
+import weakref
 
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._ops import dispatch
 from retrograd._ops.creation import (
     NEGATIVE_DIM,
     _check_device,
@@ -52,14 +54,19 @@ DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _STATE_BYTES = 48
 
 
+# every Generator alive: the compiler puts their states back after drawing while it captures
+LIVE_GENERATORS: weakref.WeakSet = weakref.WeakSet()
+
+
 class Generator:
     """torch.Generator: a PCG64 bit generator with torch's seeding API."""
 
-    __slots__ = ("_seed", "_bits", "_np", "_device")
+    __slots__ = ("_seed", "_bits", "_np", "_device", "__weakref__")
 
     def __init__(self, device: object = "cpu") -> None:
         from retrograd._device import device as make_device
 
+        LIVE_GENERATORS.add(self)
         self._device = make_device(device)
         self._seed = DEFAULT_SEED
         self._bits = np.random.PCG64(self._seed)
@@ -187,6 +194,33 @@ def _g(generator) -> np.random.Generator:
     return gen(generator)
 
 
+def draw(kernel, *args):
+    """kernel(*args): samples drawn from the generator among args (None: the default). While a
+    dispatch mode is active the draw is reported to it (dispatch.random_drawn), so a compiled
+    graph draws the same numbers in the same order as eager (NOTE [Random draws in compiled
+    graphs]). `kernel` takes plain values and arrays and returns a fresh array (or a tuple)."""
+    out = kernel(*args)
+    if dispatch.mode_stack:
+        dispatch.random_drawn(kernel, args, out)
+    return out
+
+
+def _rand_kernel(generator, shape: tuple, d: D.dtype) -> np.ndarray:
+    return uniform01(_g(generator), shape, d)
+
+
+def _randn_kernel(generator, shape: tuple, d: D.dtype) -> np.ndarray:
+    return standard_normal(_g(generator), shape, d)
+
+
+def _randint_kernel(generator, low: int, high: int, shape: tuple, d: D.dtype) -> np.ndarray:
+    return _integers(_g(generator), low, high, shape, d)
+
+
+def _randperm_kernel(generator, n: int, dt: np.dtype) -> np.ndarray:
+    return _g(generator).permutation(n).astype(dt)
+
+
 # --- factories -------------------------------------------------------------------------------
 
 
@@ -220,6 +254,9 @@ def _float_samples(name: str, kernel: str, sample, size: tuple, kwargs: dict, ge
     _check_device(device)
     if d.category != D._FLOAT or d in D._FLOAT8:
         raise not_implemented(kernel, d.np)
+    if out is None and not requires_grad:
+        kernel = _rand_kernel if sample is uniform01 else _randn_kernel
+        return _result(draw(kernel, generator, shape, d), out, requires_grad)
     return _result(sample(_g(generator), shape, d), out, requires_grad)
 
 
@@ -262,6 +299,8 @@ def randint(*args, generator: Generator | None = None, out=None, dtype: D.dtype 
     d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
     _check_device(device)
     _check_range(low, high, d)
+    if out is None and not requires_grad:
+        return _result(draw(_randint_kernel, generator, low, high, shape, d), out, False)
     return _result(_integers(_g(generator), low, high, shape, d), out, requires_grad)
 
 
@@ -274,6 +313,8 @@ def randperm(n, *, generator: Generator | None = None, out=None, dtype: D.dtype 
         raise RuntimeError(NEGATIVE_DIM.format(n, [n]))
     d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
     _check_device(device)
+    if out is None and not requires_grad:
+        return _result(draw(_randperm_kernel, generator, n, np.dtype(d.np)), out, False)
     return _result(_g(generator).permutation(n).astype(d.np), out, requires_grad)
 
 

@@ -60,7 +60,7 @@ def _root(t: Tensor) -> Tensor:
     return info.base if info is not None else t
 
 
-def run_jvp(cls: type, ctx: Any, args: tuple, tangents: list, output: Any) -> None:
+def run_jvp(cls: Any, ctx: Any, args: tuple, tangents: list, output: Any) -> None:
     """Run cls.jvp with ctx.saved_tensors being what save_for_forward kept, check its results
     and give them to the outputs as their tangents."""
     versions = [t._version if isinstance(t, Tensor) else None for t in tangents]

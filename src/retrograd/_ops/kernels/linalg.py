@@ -20,9 +20,17 @@ def cpp_name(a: np.ndarray) -> str:
     return D.CPP_NAMES.get(a.dtype.name, a.dtype.name)
 
 
+def blas_operand(a: np.ndarray) -> np.ndarray:
+    """`a`, made contiguous if it is expanded (a zero stride over more than one element):
+    NumPy's matmul hands such an operand to its own slow loop instead of BLAS."""
+    if 0 in a.strides and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape)):
+        return np.ascontiguousarray(a)
+    return a
+
+
 def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul in the inputs' dtype (NumPy computes bfloat16/float8 products in float32)."""
-    out = np.matmul(a, b)
+    out = np.matmul(blas_operand(a), blas_operand(b))
     return out if out.dtype is a.dtype or out.dtype == a.dtype else out.astype(a.dtype)
 
 
@@ -143,7 +151,7 @@ def _addmm_forward(s, m1, m2, beta, alpha):
             and (s.shape == (m2.shape[1],) or s.shape == (m1.shape[0], m2.shape[1]))):
         # the common case (F.linear: float operands, a bias row or a full matrix): no checks
         # can fail, the product is fresh, the bias is added in place
-        out = np.matmul(m1, m2)
+        out = np.matmul(blas_operand(m1), blas_operand(m2))
         return np.add(out, s, out=out)
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
