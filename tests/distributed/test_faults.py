@@ -220,3 +220,20 @@ def test_rank_killed_inside_a_ddp_backward_ends_the_job():
     assert "should not have" not in out.stdout
     assert "Root Cause (first observed failure):" in out.stderr, out.stderr
     assert "died without an error (killed by a signal?)" in out.stderr, out.stderr
+
+
+def test_plain_mpiexec_rank_raising_stops_every_rank():
+    token = uuid.uuid4().hex
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    cmd = [str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec"), "-n", "2",
+           sys.executable, str(SCRIPT), "collective_raise", token]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        _assert_all_gone(token, "")
+        pytest.fail("the job did not end")
+    _assert_all_gone(token, out.stdout)
+    assert out.returncode != 0
+    assert "ValueError: before all_reduce" in out.stderr, out.stderr
+    assert "RankFailure: rank 1 failed: ValueError: before all_reduce (rank 0 stops)" \
+        in out.stderr, out.stderr

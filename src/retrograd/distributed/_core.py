@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import time
 from typing import Any
 
 import numpy as np
 
 from retrograd._tensor import Tensor
-from retrograd.distributed._failure import Notices
+from retrograd.distributed._failure import Notices, RankFailure
 
 SPIN_SECONDS = 2e-4
 MAX_SLEEP = 1e-3
@@ -165,6 +166,34 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
     # free the group's requests and communicators before mpi4py finalizes MPI (its exit hook
     # runs after Python's), even when the script never calls destroy_process_group
     atexit.register(destroy_process_group)
+    if "RETROGRAD_RUN_DIR" not in os.environ:  # plain mpiexec: no launcher's bootstrap
+        _stop_all_on_uncaught_exception()
+
+
+EXIT_BARRIER_SECONDS = 3.0
+
+
+def _stop_all_on_uncaught_exception() -> None:
+    """Under plain mpiexec, an exception that ends this rank's script tells the other ranks
+    (they raise RankFailure naming this rank wherever they wait) and then aborts the MPI job,
+    as retrograd.distributed.run's bootstrap does; without it the others would wait for this
+    rank until their timeout."""
+    previous = sys.excepthook
+
+    def hook(kind: type, value: BaseException, tb: Any) -> None:
+        previous(kind, value, tb)
+        notices = _group.notices
+        if notices is None:
+            return
+        from mpi4py import MPI
+
+        if not isinstance(value, RankFailure):
+            notices.notify(f"{kind.__name__}: {value}")
+        notices.exit_barrier(EXIT_BARRIER_SECONDS)
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    sys.excepthook = hook
 
 
 def _env_rank(name: str, given: int) -> int:
