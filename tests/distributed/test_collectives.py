@@ -54,3 +54,21 @@ def test_exit_with_unfinished_work_is_quiet():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rank 0 leaves" in out.stdout and "rank 1 leaves" in out.stdout
     assert_quiet(out)
+
+
+def test_env_init_outside_mpi_says_how_to_start_the_job():
+    code = ("import retrograd as torch\n"
+            "try:\n"
+            "    torch.distributed.init_process_group('mpi', init_method='env://')\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "PMI_RANK", "PMI_SIZE")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert "Error initializing torch.distributed using env:// rendezvous: environment " \
+           "variable RANK expected, but not set" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(env, RANK="1", WORLD_SIZE="2"))
+    assert "world_size=2 but MPI started 1 processes: start the job with `mpiexec -n 2` or " \
+           "retrograd.distributed.run" in out.stdout, out.stdout + out.stderr

@@ -131,7 +131,9 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
 
     init_method "env://" (torchrun's default) also reads RANK and WORLD_SIZE from the
     environment, as torch does, and checks that they name this process's place in MPI's world;
-    so do explicit `rank` and `world_size` arguments.
+    so do explicit `rank` and `world_size` arguments. Processes started without mpiexec are
+    each a world of one (MPICH cannot join such singletons), so a larger WORLD_SIZE there is an
+    error that says how to start the job.
     """
     if _group.comm is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
