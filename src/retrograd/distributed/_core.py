@@ -494,6 +494,9 @@ def _withdraw(work: Work) -> None:
     from mpi4py import MPI
 
     for req in work._requests:
+        if work._op == "recv":
+            _withdraw_receive(req)
+            continue
         if req.Test():
             continue
         if work._op == "send":
@@ -506,6 +509,23 @@ def _withdraw(work: Work) -> None:
             req.Wait()
         except MPI.Exception:
             pass
+
+
+def _withdraw_receive(req: Any) -> None:
+    """Cancel a receive; if its message arrived meanwhile, count it as received (the message
+    settlement at destroy must not wait for it)."""
+    from mpi4py import MPI
+
+    status = MPI.Status()
+    try:
+        if not req.Test(status):
+            req.Cancel()
+            req.Wait(status)
+    except MPI.Exception:
+        return
+    source = status.Get_source()
+    if not status.Is_cancelled() and 0 <= source < _group.size and _group.received is not None:
+        _group.received[source] += 1
 
 
 class Work:
