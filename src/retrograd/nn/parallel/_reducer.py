@@ -19,6 +19,7 @@ unfinished: the next forward raises torch's "Expected to have finished reduction
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -136,8 +137,13 @@ class Reducer:
                         for i, p in enumerate(params)]
 
     def _hook_for(self, i: int) -> Callable:
+        # the parameter outlives its DDP wrapper: a dropped wrapper's hook must do nothing
+        reducer = weakref.ref(self)
+
         def hook(param: Tensor) -> None:
-            self.on_grad(i)
+            alive = reducer()
+            if alive is not None:
+                alive.on_grad(i)
         return hook
 
     # -- each iteration ------------------------------------------------------------------------
