@@ -163,6 +163,20 @@ ddp(X[mine], r == 0).sum().backward()
 ref(X[slice(0, 8)], True).sum().backward()
 assert np.allclose(sm.b.weight.grad.numpy(), ref.b.weight.grad.numpy() / n, atol=1e-12)
 
+# static_graph: a parameter used in the first iteration must stay used
+ddp = DDP(Sometimes(), static_graph=True)
+ddp(X[mine], True).sum().backward()
+ddp(X[mine], False).sum().backward()
+try:
+    ddp(X[mine], True)
+except RuntimeError as e:
+    assert str(e).startswith("Expected to have finished reduction in the prior iteration before "
+                             "starting a new one. This error indicates that your training graph "
+                             "has changed in this iteration"), e
+    assert f"Parameter indices which did not receive grad for rank {r}: 2, 3" in str(e), e
+else:
+    raise AssertionError("no error for a changed static graph")
+
 # 5. communication hooks
 for hook, tol in ((default_hooks.allreduce_hook, 1e-10), (default_hooks.fp16_compress_hook, 2e-3),
                   (default_hooks.bf16_compress_hook, 2e-2)):
