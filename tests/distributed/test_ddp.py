@@ -30,3 +30,11 @@ def test_ddp_matches_single_process(n):
         assert f"rank {r} ddp ok" in out.stdout, out.stdout + out.stderr
     for noise in ("mpool", "pending"):
         assert noise not in out.stderr, out.stderr
+
+
+def test_ddp_example_trains_and_keeps_replicas_equal():
+    out = subprocess.run([sys.executable, "-m", "retrograd.distributed.run", "--nproc-per-node",
+                          "2", str(ROOT / "examples" / "ddp_train.py")], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "epoch 2: mean loss" in out.stdout and "replicas equal: True" in out.stdout, out.stdout
