@@ -297,6 +297,9 @@ def track(work: Work) -> Work:
 
 
 def destroy_process_group(group: Any = None) -> None:
+    """Free a subgroup, or (no argument) the whole process group. The latter is collective, as
+    scripts use it: every rank calls it (the exit does, if the script did not), and the ranks
+    settle their unreceived messages before MPI finalizes."""
     g = _group
     if g.comm is None:
         return
