@@ -28,7 +28,7 @@ __all__ = ["barrier", "all_reduce", "broadcast", "reduce", "all_gather",
 def _run(pg: ProcessGroup, requests: list, op: str, what: str, async_op: bool,
          finish: Callable[[], None] | None, result: list, keep: tuple = ()) -> Work | None:
     work = Work(requests, op, what, on_done=finish, collective=True, result=result)
-    work._keep = keep  # type: ignore[attr-defined]  # buffers MPI reads or writes until done
+    work._keep = keep
     track(work)
     if async_op:
         return work

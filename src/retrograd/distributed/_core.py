@@ -551,6 +551,7 @@ class Work:
         self._result = [] if result is None else result
         self._future: Any = None
         self._statuses: list | None = None  # filled when done, for a receive from any rank
+        self._keep: Any = None  # buffers MPI reads or writes until the operation completes
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
@@ -561,6 +562,7 @@ class Work:
                 self._on_done()
                 self._on_done = None
             self._requests = []
+            self._keep = None
             if self._future is not None and not self._future.done():
                 self._future.set_result(self._result)
         return True
@@ -610,7 +612,7 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     req = g.comm.Isend(buf, dest=dst, tag=tag)
     g.sent[dst] += 1
     work = Work([req], "send", f"to rank {dst}, tag {tag}", peer=dst, tag=tag)
-    work._keep = buf  # type: ignore[attr-defined]  # MPI reads it until the send completes
+    work._keep = buf
     return track(work)
 
 
