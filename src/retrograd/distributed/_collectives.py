@@ -3,7 +3,9 @@
 Every collective checks its call against the other ranks' first (_checks.py), then starts the
 MPI operation on contiguous scratch buffers and returns a Work; the Work's completion copies
 the result into the caller's tensors (so their layout does not matter) and bumps their version.
-With async_op=False the collective waits itself and returns None. Ranks named in arguments
+With async_op=False the collective waits itself and returns None. (With async_op=True the
+call still waits for the fingerprint exchange, i.e. until every rank of the group has made
+the call; with RETROGRAD_DISTRIBUTED_CHECKS=0 it returns at once.) Ranks named in arguments
 (src, dst) are global ranks, as in torch; group_src/group_dst name them within the group.
 A rank outside `group` returns None at once.
 """
