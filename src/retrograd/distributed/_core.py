@@ -173,6 +173,7 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
 
 
 EXIT_BARRIER_SECONDS = 3.0
+OUTPUT_DRAIN_SECONDS = 0.3  # for mpiexec to forward the last lines before the abort
 
 
 def _stop_all_on_uncaught_exception() -> None:
@@ -193,6 +194,7 @@ def _stop_all_on_uncaught_exception() -> None:
             notices.notify(f"{kind.__name__}: {value}")
         notices.exit_barrier(EXIT_BARRIER_SECONDS)
         sys.stderr.flush()
+        time.sleep(OUTPUT_DRAIN_SECONDS)
         MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
