@@ -36,7 +36,7 @@ LAYERS = [
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
-        "retrograd.distributions", "retrograd.library",
+        "retrograd.distributions", "retrograd.library", "retrograd.futures",
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
@@ -86,6 +86,11 @@ ALLOWED = {
         "generated code runs on the public namespace (`retrograd.relu`, `retrograd.ops.aten`)"),
     ("retrograd.nn", "retrograd._compile"): ("called",
         "Module.compile() compiles the module in place, as torch's does"),
+    ("retrograd.nn", "retrograd.distributed"): ("import",
+        "nn.parallel.DistributedDataParallel sits where torch has it and runs on the process "
+        "group; utils.data.distributed.DistributedSampler asks it for rank and world size"),
+    ("retrograd.utils", "retrograd.distributed"): ("called",
+        "DistributedSampler reads the default group's rank and world size when not given"),
     ("retrograd._compiler", "retrograd"): ("called",
         "cached compiled code is keyed by retrograd.__version__; read when caching"),
 }

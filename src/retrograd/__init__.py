@@ -59,6 +59,8 @@ from retrograd import accelerator, backends, cuda, mps, onnx, xpu
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+from retrograd import distributed
+from retrograd import futures
 from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 

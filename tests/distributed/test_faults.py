@@ -193,3 +193,56 @@ def test_signal_to_launcher_stops_and_reaps_every_process(signum):
             proc.kill()
         _assert_all_gone(token, seen)
     assert code == 128 + signum
+
+
+def test_rank_raising_before_a_collective_stops_the_one_inside_it():
+    out, _ = run_job("collective_raise")
+    assert out.returncode != 0
+    assert "[rank1]: ValueError: before all_reduce" in out.stderr, out.stderr
+    assert "[rank0]: retrograd.distributed.RankFailure: rank 1 failed: ValueError: before " \
+           "all_reduce (rank 0 stops)" in out.stderr, out.stderr
+    assert "Root Cause (first observed failure):\n  rank      : 1\n" in out.stderr
+
+
+def test_rank_raising_inside_a_ddp_backward_stops_every_rank():
+    out, _ = run_job("ddp_raise")
+    assert out.returncode != 0
+    assert "should not have" not in out.stdout
+    assert "[rank1]: ValueError: in backward" in out.stderr, out.stderr
+    assert "[rank0]: retrograd.distributed.RankFailure: rank 1 failed: ValueError: in backward" \
+        in out.stderr, out.stderr
+    assert "Root Cause (first observed failure):\n  rank      : 1\n" in out.stderr
+
+
+def test_rank_killed_inside_a_ddp_backward_ends_the_job():
+    out, _ = run_job("ddp_kill")
+    assert out.returncode != 0
+    assert "should not have" not in out.stdout
+    assert "Root Cause (first observed failure):" in out.stderr, out.stderr
+    assert "died without an error (killed by a signal?)" in out.stderr, out.stderr
+
+
+def test_plain_mpiexec_rank_raising_stops_every_rank():
+    # as with the launcher, mpiexec's abort can cut a rank's last lines on a loaded machine:
+    # every run must end the job with no process left; rank 0's notice must show in one of
+    # up to three runs
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    seen = []
+    for _ in range(3):
+        token = uuid.uuid4().hex
+        cmd = [str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec"), "-n", "2",
+               sys.executable, str(SCRIPT), "collective_raise", token]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            _assert_all_gone(token, "")
+            pytest.fail("the job did not end")
+        _assert_all_gone(token, out.stdout)
+        assert out.returncode != 0
+        assert "ValueError: before all_reduce" in out.stderr, out.stderr
+        seen.append(out.stderr)
+        if "RankFailure: rank 1 failed: ValueError: before all_reduce (rank 0 stops)" \
+                in out.stderr:
+            break
+    assert "RankFailure: rank 1 failed: ValueError: before all_reduce (rank 0 stops)" \
+        in seen[-1], seen

@@ -86,3 +86,39 @@ elif mode == "sigkill":
 elif mode == "sleep":
     print(f"rank {r} ready", flush=True)
     time.sleep(120)
+elif mode in ("collective_raise", "ddp_raise", "ddp_kill"):
+    import retrograd.nn as nn
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    if mode == "collective_raise":
+        if r == 1:
+            raise ValueError("before all_reduce")
+        dist.all_reduce(rg.ones(3))  # rank 1 never joins
+
+    class Fail(rg.autograd.Function):
+        """Identity whose backward fails (or dies) on rank 1, mid-backward."""
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            if r == 1:
+                if mode == "ddp_kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                raise ValueError("in backward")
+            return g
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+            self.b = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.b(Fail.apply(self.a(x)))
+
+    ddp = DDP(Net(), bucket_cap_mb=1e-5)  # bucket b's all-reduce starts before a's backward
+    ddp(rg.ones(2, 4)).sum().backward()
+    print(f"rank {r} finished a step it should not have", flush=True)

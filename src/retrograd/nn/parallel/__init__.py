@@ -1,5 +1,6 @@
-"""retrograd.nn.parallel: DataParallel."""
+"""retrograd.nn.parallel: DataParallel and DistributedDataParallel."""
 
 from retrograd.nn.parallel.data_parallel import DataParallel, data_parallel
+from retrograd.nn.parallel.distributed import DistributedDataParallel
 
-__all__ = ["DataParallel", "data_parallel"]
+__all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]

@@ -1,0 +1,1 @@
+"""retrograd.distributed.algorithms: DDP communication hooks."""

@@ -1,0 +1,159 @@
+"""DistributedDataParallel: one replica of the module per rank, gradients averaged in backward.
+
+At construction the parameters' shapes are checked across ranks and rank 0's parameters and
+buffers are broadcast, so every replica starts equal. Each forward (with broadcast_buffers)
+first broadcasts rank 0's buffers; backward all-reduces the gradients bucket by bucket while it
+runs (see _reducer.py), so after backward every rank holds the average gradient and the
+optimizer steps keep the replicas equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+import retrograd.distributed as dist
+from retrograd.autograd import grad_mode
+from retrograd.distributed._core import Work, _member
+from retrograd.nn.modules.module import Module
+from retrograd.nn.parallel._reducer import Reducer
+
+__all__ = ["DistributedDataParallel"]
+
+PARAM_COUNT = ("DDP expects same model across all ranks, but Rank {rank} has {n} params, while "
+               "rank {other} has inconsistent {m} params.")
+PARAM_SIZES = ("[{rank}]: params[{i}] in this process with sizes {sizes} appears not to match "
+               "sizes of the same param in process 0.")
+
+
+class DistributedDataParallel(Module):
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
+                 dim: int = 0, broadcast_buffers: bool | None = True, init_sync: bool = True,
+                 process_group: Any = None, bucket_cap_mb: float | None = None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__()
+        if not dist.is_initialized():
+            raise ValueError("Default process group has not been initialized, please make sure "
+                             "to call init_process_group.")
+        if not any(p.requires_grad for p in module.parameters()):
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
+                               "have any parameter that requires a gradient.")
+        self.module = module
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.process_group = process_group
+        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 ** 2)
+        params = _unique(p for p in module.parameters() if p.requires_grad)
+        self._module_buffers = list(module.buffers())
+        self._check_same_model(params)
+        if init_sync:
+            _broadcast_coalesced([*(p for p in module.parameters()), *self._module_buffers],
+                                 process_group)
+        self.reducer = Reducer(params, process_group, bucket_cap_mb, find_unused_parameters,
+                               gradient_as_bucket_view, static_graph)
+
+    def _check_same_model(self, params: list) -> None:
+        """Every rank sees every rank's parameter shapes (and buffer sizes) and raises the same
+        error naming the first rank that differs from rank 0 (torch's messages)."""
+        mine = ([tuple(p.shape) for p in params], [b._data.nbytes for b in self._module_buffers])
+        everyone: list = [None] * dist.get_world_size(self.process_group)
+        dist.all_gather_object(everyone, mine, group=self.process_group)
+        ranks = dist.get_process_group_ranks(self.process_group) \
+            if self.process_group is not None else list(range(len(everyone)))
+        ref_shapes, ref_buffers = everyone[0]
+        for k, (shapes, buffers) in enumerate(everyone):
+            if len(shapes) != len(ref_shapes):
+                raise RuntimeError(PARAM_COUNT.format(rank=ranks[k], n=len(shapes), other=ranks[0],
+                                                      m=len(ref_shapes)))
+            for i, (a, b) in enumerate(zip(shapes, ref_shapes)):
+                if a != b:
+                    raise RuntimeError(PARAM_SIZES.format(rank=ranks[k], i=i, sizes=list(a)))
+            if buffers != ref_buffers:
+                raise RuntimeError(f"DDP expects same model across all ranks, but rank "
+                                   f"{ranks[k]}'s buffers differ in size from rank {ranks[0]}'s")
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        sync = grad_mode.is_grad_enabled() and self.require_backward_grad_sync
+        if sync and self.reducer.require_finalize:
+            self.reducer._raise_unfinished()
+        if self.broadcast_buffers and self._module_buffers and self.require_forward_param_sync:
+            _broadcast_coalesced(self._module_buffers, self.process_group)
+        out = self.module(*inputs, **kwargs)
+        if sync:
+            self.reducer.prepare_for_backward(out)
+        else:
+            self.reducer.expect_hooks = False
+        return out
+
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Backward passes inside accumulate gradients locally, without communication; the
+        first synchronized backward after it averages the accumulated gradients."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def register_comm_hook(self, state: object, hook: Callable) -> None:
+        """hook(state, bucket: GradBucket) -> Future whose value is the reduced bucket buffer
+        (it runs instead of the built-in averaging all-reduce)."""
+        if self.reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        self.reducer.comm_hook = hook
+        self.reducer.comm_state = state
+
+    def _set_static_graph(self) -> None:
+        self.static_graph = True
+        self.reducer.static_graph = True
+
+    def __getstate__(self) -> dict:
+        raise RuntimeError("DistributedDataParallel cannot be pickled")
+
+
+def _unique(params: Any) -> list:
+    seen: set[int] = set()
+    out = []
+    for p in params:
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    return out
+
+
+def _broadcast_coalesced(tensors: list, process_group: Any, src_group_rank: int = 0) -> None:
+    """Broadcast many tensors from one rank as one message of their bytes (shapes are known to
+    agree: the caller checked them)."""
+    pg = _member(process_group)
+    if pg is None or pg.size() == 1 or not tensors:
+        return
+    arrays = [t._data for t in tensors]
+    flat = np.concatenate([np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays]) \
+        if any(a.size for a in arrays) else np.empty(0, np.uint8)
+    Work([pg.comm.Ibcast(flat, root=src_group_rank)], "broadcast",
+         f"from rank {pg.ranks[src_group_rank]}", collective=True).wait()
+    if pg.rank() == src_group_rank:
+        return
+    start = 0
+    for t, a in zip(tensors, arrays):
+        n = a.nbytes
+        np.copyto(a, flat[start:start + n].view(a.dtype).reshape(a.shape))
+        start += n
+        if t._version_counter is not None:
+            t._version_counter.version += 1
