@@ -2,6 +2,7 @@
 
     retrograd train [--epochs 15] [--saved-tensors keep|float16|float8|checkpoint|cpu]
                     [--graph graph.svg] [--backend retrograd|torch] [--compile]
+                    [--nproc-per-node N]
 """
 
 from __future__ import annotations
@@ -35,7 +36,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--compile", action="store_true",
                    help="train the compiled model (retrograd.compile) and report its speedup")
-    return p.parse_args(argv)
+    p.add_argument("--nproc-per-node", type=int, default=1, metavar="N",
+                   help="train data-parallel on N processes (DistributedDataParallel over MPI); "
+                        "--batch-size stays the global batch")
+    args = p.parse_args(argv)
+    if args.nproc_per_node < 1:
+        p.error("--nproc-per-node must be at least 1")
+    if args.nproc_per_node > 1 and args.backend != "retrograd":
+        p.error("--nproc-per-node needs --backend retrograd")
+    if args.nproc_per_node > 1 and (args.compile or args.graph):
+        p.error("--nproc-per-node does not combine with --compile or --graph")
+    return args
 
 
 def _library(name: str) -> Any:
@@ -68,6 +79,13 @@ def train(args: argparse.Namespace) -> dict:
     lib.manual_seed(args.seed)
     x_train, y_train, x_test, y_test = load_digits_split(seed=args.seed)
     model = build_cnn(lib, checkpoint_blocks=args.saved_tensors == "checkpoint")
+    dp = None
+    if getattr(args, "nproc_per_node", 1) > 1:
+        from retrograd.train.data_parallel import DataParallelRun
+
+        dp = DataParallelRun()
+        model = dp.wrap(model)
+    say = print if dp is None or dp.is_main else _silent
     eager_model = None
     if getattr(args, "compile", False):
         import copy
@@ -86,14 +104,19 @@ def train(args: argparse.Namespace) -> dict:
     for epoch in range(args.epochs):
         order = rng.permutation(n)
         bar = _progress(range(steps_per_epoch), steps_per_epoch, f"epoch {epoch + 1}",
-                        args.no_progress)
+                        args.no_progress or say is _silent)
         t0, seen, total_loss = time.perf_counter(), 0, 0.0
         for step in bar:
             idx = order[step * args.batch_size:(step + 1) * args.batch_size]
+            weight = 1.0
+            if dp is not None:
+                idx, weight = dp.shard(idx)
             xb, yb = lib.from_numpy(x_train[idx]), lib.from_numpy(y_train[idx])
             meter.reset()
             with S.saving(lib, args.saved_tensors, meter):
                 loss = lib.nn.functional.cross_entropy(model(xb), yb)
+                if weight != 1.0:
+                    loss = loss * weight
             if args.saved_tensors == "checkpoint":
                 meter.bytes += S.checkpoint_input_bytes(xb)  # block 1's input
                 meter.bytes += len(idx) * 32 * 4 * 4 * xb.element_size()  # block 2's input
@@ -109,15 +132,15 @@ def train(args: argparse.Namespace) -> dict:
             opt.step()
             sched.step()
             seen += len(idx)
-            total_loss += loss.item() * len(idx)
+            total_loss += loss.item() / weight * len(idx) if weight else 0.0
             if hasattr(bar, "set_postfix"):
                 bar.set_postfix(loss=f"{loss.item():.4f}",
                                 throughput=f"{seen / (time.perf_counter() - t0):.0f} img/s")
         if args.no_progress or not hasattr(bar, "set_postfix"):
-            print(f"epoch {epoch + 1}: loss {total_loss / seen:.4f}, "
+            say(f"epoch {epoch + 1}: loss {total_loss / seen:.4f}, "
                   f"{seen / (time.perf_counter() - t0):.0f} img/s")
         else:
-            print(f"epoch {epoch + 1:2d}  loss {total_loss / seen:.4f}  "
+            say(f"epoch {epoch + 1:2d}  loss {total_loss / seen:.4f}  "
                   f"{seen / (time.perf_counter() - t0):.0f} img/s")
     wall = time.perf_counter() - start
     acc = evaluate(lib, model, x_test, y_test)
@@ -125,16 +148,28 @@ def train(args: argparse.Namespace) -> dict:
     result = {"backend": args.backend, "saved_tensors": args.saved_tensors,
               "test_accuracy": acc, "wall_seconds": wall, "peak_rss_mb": peak_mb,
               "saved_activation_bytes": saved_per_step or 0}
-    print(f"test accuracy {acc * 100:.2f}%  ({len(y_test)} held-out images)")
-    print(f"wall time {wall:.1f}s  peak memory {peak_mb:.0f} MB (RSS)")
-    print(f"saved activations per step ({args.saved_tensors}): "
+    say(f"test accuracy {acc * 100:.2f}%  ({len(y_test)} held-out images)")
+    say(f"wall time {wall:.1f}s  peak memory {peak_mb:.0f} MB (RSS)")
+    say(f"saved activations per step ({args.saved_tensors}): "
           f"{(saved_per_step or 0) / 1024:.1f} KiB")
     if eager_model is not None:
         result["compile_speedup"] = _speedup(lib, eager_model, model, x_train[:args.batch_size],
                                              y_train[:args.batch_size])
         print(f"compiled step: {result['compile_speedup']:.2f}x eager's speed "
               "(forward and backward, best of 5 rounds, timed in alternation)")
+    if dp is not None:
+        from retrograd.train.data_parallel import print_report
+
+        result["ranks"] = dp.report(wall)
+        result["nproc_per_node"] = dp.world
+        if dp.is_main:
+            print_report(result["ranks"])
+        dp.close()
     return result
+
+
+def _silent(*args: Any, **kwargs: Any) -> None:
+    """print on ranks other than 0: they train but do not report."""
 
 
 def _speedup(lib: Any, eager: Any, compiled: Any, x: np.ndarray, y: np.ndarray) -> float:
@@ -159,6 +194,11 @@ def _speedup(lib: Any, eager: Any, compiled: Any, x: np.ndarray, y: np.ndarray) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    from retrograd.train import data_parallel
+
+    if args.nproc_per_node > 1 and not data_parallel.is_worker():
+        return data_parallel.launch(args.nproc_per_node, argv)
     train(args)
     return 0

@@ -19,6 +19,7 @@ unfinished: the next forward raises torch's "Expected to have finished reduction
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -132,6 +133,7 @@ class Reducer:
         self.used_here = np.zeros(len(params), np.int32)
         self.next_bucket = 0
         self.iteration = 0
+        self.comm_wait_seconds = 0.0  # time finalize spent blocked on all-reduces (reported)
         self.static_unused: list[int] | None = None
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(params)]
@@ -235,7 +237,9 @@ class Reducer:
         globally_used = self._globally_used()
         for bucket in self.buckets:
             if bucket.future is not None:
+                start = time.perf_counter()
                 out = bucket.future.wait()
+                self.comm_wait_seconds += time.perf_counter() - start
                 if isinstance(out, list):
                     out = out[0]
                 if isinstance(out, Tensor) and out is not bucket.buffer:
