@@ -125,10 +125,18 @@ def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
 def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     prev = state.grad_enabled
     state.grad_enabled = False
+    # the class computes with what it wraps, which may be wrappers again (a batched value of
+    # a batched value): its ops reach the dispatcher, which dispatch hid while it runs
+    local = dispatch._local
+    unhide = local.shared_hidden > 0
+    if unhide:
+        local.shared_hidden -= 1
     try:
         return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
     finally:
         state.grad_enabled = prev
+        if unhide:
+            local.shared_hidden += 1
 
 
 def _wrapper_class(args: tuple, kwargs: dict) -> type | None:

@@ -1,0 +1,91 @@
+"""BatchedTensor: a value batched over one vmap level (NOTE [Batched tensors])."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from retrograd._ops import subclass
+from retrograd._tensor import Tensor
+
+ITEM_IN_VMAP = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+    ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
+    "error is occurring somewhere inside PyTorch internals, please file a bug report.")
+CONTROL_FLOW_IN_VMAP = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
+    "We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/"
+    "issues .")
+
+_geometry: dict = {}  # (shape, dtype) -> a read-only zero array standing for the geometry
+
+
+def _geometry_array(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    key = (shape, dtype)
+    arr = _geometry.get(key)
+    if arr is None:
+        arr = np.zeros(shape, dtype)
+        arr.flags.writeable = False
+        if len(_geometry) < 4096:
+            _geometry[key] = arr
+    return arr
+
+
+class BatchedTensor(Tensor):
+    """The per-example view of `_value` (batch dimension first) at vmap level `_level`."""
+
+    _value: Tensor
+    _level: int
+
+    def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
+        t: Any = object.__new__(cls)
+        t._data = _geometry_array(tuple(value._data.shape[1:]), value._data.dtype)
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        vc = t._version_counter = object.__new__(subclass.VersionCounter)
+        vc.version = 0
+        t._view = None
+        t._grad_acc = None
+        t._meta = None
+        t._value = value
+        t._level = level
+        subclass._track(t)
+        return t
+
+    def __init__(self, value: Tensor, level: int) -> None:
+        pass
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
+        from retrograd._functorch.batch_rules import apply_rule
+
+        return apply_rule(func, args, kwargs or {})
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
+
+    # data-dependent reads have no single answer for a batch
+    def item(self) -> Any:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(CONTROL_FLOW_IN_VMAP)
+
+    def __float__(self) -> float:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __int__(self) -> int:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __index__(self) -> int:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def tolist(self) -> Any:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+
+def is_batched(t: Any, level: int) -> bool:
+    return type(t) is BatchedTensor and t._level == level
