@@ -43,6 +43,8 @@ DYNAMIC_SHAPE = (
 
 DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "dims", "dimension"})
 DIM_TYPES = frozenset({"int", "int?", "int[]", "int[]?"})
+# backward helpers' arguments giving the per-example shape of the input: the batch goes first
+SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes"})
 DYNAMIC = frozenset({"nonzero", "masked_select", "unique", "_unique", "_unique2",
                      "unique_consecutive", "unique_dim", "nonzero_static", "argwhere"})
 
@@ -239,6 +241,8 @@ def normalize_dim(d: int, rank: int) -> int:
 
 def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
     types = {i: op.schema.args[i].type for i in dims}
+    sizes = tuple(i for i, a in enumerate(op.schema.args)
+                  if a.name in SIZE_ARGS and a.type.endswith("[]"))
     first = op.tensor_idx[0]
     rank_plus = 1 if op.schema.name in ("unsqueeze", "stack") else 0
     list_first = first in op.list_idx
@@ -288,6 +292,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                 if isinstance(a, Tensor):
                     call[i] = a._value if _batched(a, level) else _expand_batch(a, size)
         r = rank + rank_plus
+        for i in sizes:
+            call[i] = [size, *args[i]]
         for i in dims:
             d = args[i]
             if d is None or (types[i] == "int[]?" and isinstance(d, (list, tuple)) and not d):

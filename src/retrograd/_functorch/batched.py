@@ -64,6 +64,31 @@ class BatchedTensor(Tensor):
 
         return apply_rule(func, args, kwargs or {})
 
+    @staticmethod
+    def __lift_args__(args: tuple) -> tuple:
+        """Plain inputs that require grad, met by batched ones, become batched copies whose
+        gradient sums over the batch (NOTE [Batched tensors])."""
+        from retrograd._functorch.batch_rules import _batch_size, _level_of
+
+        level = _level_of(args)
+        size = -1
+        out = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if a._requires_grad and not is_batched(a, level):
+                    if size < 0:
+                        size = _batch_size(args, level)
+                    out[i] = broadcast(a, level, size)
+            elif isinstance(a, (list, tuple)) and any(
+                    isinstance(t, Tensor) and t._requires_grad and not is_batched(t, level)
+                    for t in a):
+                if size < 0:
+                    size = _batch_size(args, level)
+                out[i] = type(a)(broadcast(t, level, size) if isinstance(t, Tensor)
+                                 and t._requires_grad and not is_batched(t, level) else t
+                                 for t in a)
+        return tuple(out)
+
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
 
@@ -89,3 +114,10 @@ class BatchedTensor(Tensor):
 
 def is_batched(t: Any, level: int) -> bool:
     return type(t) is BatchedTensor and t._level == level
+
+
+def broadcast(t: Tensor, level: int, size: int) -> Tensor:
+    """t, unbatched at `level`, as a batched value of `size` copies (differentiable)."""
+    from retrograd._functorch.autograd_bridge import Broadcast
+
+    return Broadcast.apply(t, level, size)

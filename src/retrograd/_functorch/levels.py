@@ -69,17 +69,26 @@ def vmap_level(level: int) -> VmapLevel | None:
     return None
 
 
+def differentiated(t: Tensor) -> bool:
+    """Whether reverse or forward mode differentiates t (moving it between levels must then
+    be recorded)."""
+    if t._requires_grad:
+        return True
+    from retrograd._ops import forward_ad
+
+    return bool(forward_ad.levels) and forward_ad.tangent_of(t) is not None
+
+
 def add_batch_dim(x: Tensor, in_dim: int, level: int) -> Any:
     """x as a BatchedTensor of `level` batched over its dimension in_dim; differentiable, so
     a transform outside the vmap sees through it."""
     from retrograd._functorch.batched import BatchedTensor
 
-    value = x if in_dim == 0 else x.movedim(in_dim, 0)
-    if x.requires_grad:
+    if differentiated(x):
         from retrograd._functorch.autograd_bridge import AddBatchDim
 
         return AddBatchDim.apply(x, in_dim, level)
-    return BatchedTensor(value, level)
+    return BatchedTensor(x if in_dim == 0 else x.movedim(in_dim, 0), level)
 
 
 def remove_batch_dim(y: Any, level: int, batch_size: int, out_dim: int) -> Tensor:
@@ -88,7 +97,7 @@ def remove_batch_dim(y: Any, level: int, batch_size: int, out_dim: int) -> Tenso
     from retrograd._functorch.batched import BatchedTensor
 
     if isinstance(y, BatchedTensor) and y._level == level:
-        if y.requires_grad:
+        if differentiated(y):
             from retrograd._functorch.autograd_bridge import RemoveBatchDim
 
             return RemoveBatchDim.apply(y, out_dim)
