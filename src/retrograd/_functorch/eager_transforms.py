@@ -444,7 +444,11 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *,
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from retrograd._functorch.vmap import vmap
+        from retrograd._ops import forward_ad
 
+        if forward_ad.levels:
+            # inside another jvp forward mode is taken: the same Jacobian by reverse mode
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         nums = check_argnums(argnums, len(args))
         diff = _select(args, argnums, nums)
         diff_tuple = diff if isinstance(argnums, tuple) else (diff,)

@@ -17,7 +17,7 @@ import numpy as np
 
 from retrograd._ops import dispatch
 from retrograd._ops.registry import op, register, register_functional
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 _BCE_EPS = 1e-12  # torch clamps (1 - x) * x from below by this in binary_cross_entropy backward
@@ -522,11 +522,36 @@ def _nll_grad_matrix(dtype, self_shape, t, w, reduction, ignore_index, total_wei
 def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
                     class_axis: int):
     """grad * M (see _nll_grad_matrix)."""
+    if any(a.__class__ is not Tensor and _is_wrapper(a) for a in (grad, target, total_weight)):
+        return _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
+                                   total_weight, class_axis)
     m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,
                          None if weight is None else weight._data, reduction, ignore_index,
                          total_weight._data, class_axis)
     g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
     return g * _wrap(m)
+
+
+def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
+                        total_weight, class_axis: int):
+    """_nll_grad_input in ops, for wrapper tensors, whose arrays hold no values
+    (NOTE [Wrapper subclasses])."""
+    from retrograd._ops.creation import zeros
+
+    keep = target != ignore_index
+    pos = target.masked_fill(keep.logical_not(), 0)
+    coef = keep.to(grad.dtype).neg()
+    if weight is not None:
+        coef = coef * weight.index_select(0, pos.reshape(-1)).reshape(pos.shape)
+    if reduction == 1:
+        coef = coef / total_weight
+    coef = coef * grad
+    if len(self_shape) > 1:
+        pos, coef = pos.unsqueeze(class_axis), coef.unsqueeze(class_axis)
+    else:
+        pos, coef = pos.reshape(1), coef.reshape(1)
+    onehot = zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, 1.0)
+    return onehot * coef
 
 
 def _nll_grad_input_array(grad, self_shape, target, weight, reduction, ignore_index,
