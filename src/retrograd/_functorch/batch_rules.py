@@ -214,10 +214,18 @@ def _pointwise(func: Any, args: tuple, level: int) -> Any:
             if r > rank:
                 rank = r
     call = list(args)
+    size = 0
     for i in op.tensor_idx:
         a = args[i]
         if _batched(a, level):
             call[i] = _pad(a._value, rank)
+            size = a._value.shape[0]
+    if op.schema.name.endswith("_backward"):
+        # backward kernels take same-shaped arguments: unbatched ones are expanded
+        for i in op.tensor_idx:
+            a = args[i]
+            if isinstance(a, Tensor) and not _batched(a, level):
+                call[i] = _expand_batch(a, size)
     out = func(*call)
     if op.inplace_idx:
         return args[op.inplace_idx[0]]
@@ -398,6 +406,10 @@ def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
                            f"{ra}D and {rb}D")
     va = a._value if ab else a
     vb = b._value if bb else b
+    if ab and not bb and rb == 2:
+        # one matrix for the whole batch: the batch folds into the rows, one product
+        k, n = vb.shape
+        return matmul(va.reshape(-1, k), vb).reshape(tuple(va.shape[:-1]) + (n,))
     if ra == 1:  # a row vector, its row dropped afterwards
         va = va.unsqueeze(-2)
     if rb == 1:
@@ -412,7 +424,10 @@ def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
         va = va.reshape((1,) * (rank + 1 - va.dim()) + tuple(va.shape))
     if not bb:
         vb = vb.reshape((1,) * (rank + 1 - vb.dim()) + tuple(vb.shape))
-    out = matmul(va, vb)
+    if va.shape[-1] == 1 and vb.shape[-2] == 1:
+        out = va * vb  # products over one index are outer products: broadcast, no matmul loop
+    else:
+        out = matmul(va, vb)
     if rb == 1:
         out = out.squeeze(-1)
     if ra == 1:

@@ -52,8 +52,11 @@ class BatchedTensor(Tensor):
         t._meta = None
         t._value = value
         t._level = level
-        subclass._track(t)
+        subclass._track(t, finalize=False)
         return t
+
+    def __del__(self) -> None:
+        subclass._released()
 
     def __init__(self, value: Tensor, level: int) -> None:
         pass

@@ -87,6 +87,10 @@ class _SubclassDispatch:
         kwargs = kwargs or {}
         cls = _wrapper_class(args, kwargs)
         if cls is None:
+            if not kwargs and func.__class__ is dispatch.OpOverload:
+                from retrograd._ops.registry import run_eager
+
+                return run_eager(func._op, args)  # the bottom mode: nothing else to see it
             return func(*args, **kwargs)
         if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
             return _below_autograd(cls, func, args, kwargs)
@@ -208,13 +212,15 @@ _DISPATCHER = _SubclassDispatch()
 _live = [0]  # wrapper instances alive
 
 
-def _track(t: Tensor) -> None:
+def _track(t: Tensor, finalize: bool = True) -> None:
     """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
-    nothing for it once the last wrapper is gone."""
+    nothing for it once the last wrapper is gone. (finalize=False: the class calls
+    _released() from its own __del__, which costs less than a finalizer.)"""
     if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
         dispatch.mode_stack.insert(0, _DISPATCHER)
     _live[0] += 1
-    weakref.finalize(t, _released)
+    if finalize:
+        weakref.finalize(t, _released)
 
 
 def _released() -> None:
