@@ -28,7 +28,7 @@ from typing import Any
 
 from retrograd._functorch.batched import BatchedTensor
 from retrograd._ops import dispatch
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _wrap
 
 INPLACE_BATCHED_INTO_UNBATCHED = (
     "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
@@ -40,6 +40,10 @@ DYNAMIC_SHAPE = (
     "vmap: We do not support batching operators that can output dynamic shape. Attempted to "
     "vmap over aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if "
     "you need this feature.")
+MASKED_SELECT = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+    "this because for each batch this would return a differently shaped Tensor. Please file an "
+    "issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "dims", "dimension"})
 DIM_TYPES = frozenset({"int", "int?", "int[]", "int[]?"})
@@ -61,7 +65,8 @@ POINTWISE_EXTRA = frozenset({
     "real", "imag", "copy", "alias", "detach", "positive", "float_power.Tensor_Tensor",
     "float_power.Tensor_Scalar", "heaviside", "nextafter", "fmax", "fmin", "ldexp.Tensor",
     "signbit", "xlogy.Scalar_Other", "xlogy.Scalar_Self", "special_xlog1py", "i0", "polygamma",
-    "mvlgamma", "relu6", "elu_backward", "gelu_backward", "silu_backward",
+    "mvlgamma", "relu6", "isposinf", "isneginf", "isreal", "round.decimals",
+    "remainder.Scalar_Tensor", "logit", "elu_backward", "gelu_backward", "silu_backward",
     "softplus_backward", "hardtanh_backward", "leaky_relu_backward", "hardsigmoid_backward",
     "hardswish_backward", "log_sigmoid_backward", "prelu", "celu", "selu", "rrelu",
     "glu_backward", "mish_backward", "add_", "mul_", "sub_", "div_", "copy_", "clamp_",
@@ -187,11 +192,13 @@ def _choose(func: Any, name: str) -> Callable:
     base = op.schema.name
     if base in DYNAMIC:
         def dynamic(func: Any, args: tuple, level: int) -> Any:
+            if base == "masked_select" and _batched(args[1], level):
+                raise RuntimeError(MASKED_SELECT)
             raise RuntimeError(DYNAMIC_SHAPE.format(base))
         return dynamic
     if base in UNBATCHED_RESULT:
         return _unbatched_result
-    if name in POINTWISE_EXTRA or op.jvp_rule == "elementwise" or base + "_" in POINTWISE_EXTRA:
+    if name in POINTWISE_EXTRA or op.jvp_rule == "elementwise" or _inplace_of_pointwise(name):
         return _pointwise
     dims = tuple(i for i, a in enumerate(op.schema.args)
                  if a.name in DIM_ARGS and a.type in DIM_TYPES)
@@ -200,6 +207,16 @@ def _choose(func: Any, name: str) -> Callable:
     from retrograd._functorch.fallback import fallback
 
     return fallback
+
+
+def _inplace_of_pointwise(name: str) -> bool:
+    from retrograd._ops.registry import OPS
+
+    base, dot, overload = name.partition(".")
+    if not base.endswith("_"):
+        return False
+    twin = OPS.get(base[:-1] + dot + overload) or OPS.get(base[:-1])
+    return twin is not None and (twin.name in POINTWISE_EXTRA or twin.jvp_rule == "elementwise")
 
 
 def _pointwise(func: Any, args: tuple, level: int) -> Any:
@@ -232,6 +249,11 @@ def _pointwise(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _leading(func: Any, args: tuple, level: int) -> Any:
+    """Ops on the last dimensions of their one tensor: the batch is one more leading one."""
+    return wrap(func(args[0]._value, *args[1:]), level)
+
+
 def _unbatched_result(func: Any, args: tuple, level: int) -> Any:
     call = list(args)
     call[0] = args[0]._value if _batched(args[0], level) else args[0]
@@ -249,6 +271,8 @@ def normalize_dim(d: int, rank: int) -> int:
 
 def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
     types = {i: op.schema.args[i].type for i in dims}
+    # a reduction (it has keepdim) given no dimensions reduces them all
+    empty_is_all = any(a.name == "keepdim" for a in op.schema.args)
     sizes = tuple(i for i, a in enumerate(op.schema.args)
                   if a.name in SIZE_ARGS and a.type.endswith("[]"))
     first = op.tensor_idx[0]
@@ -304,7 +328,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
             call[i] = [size, *args[i]]
         for i in dims:
             d = args[i]
-            if d is None or (types[i] == "int[]?" and isinstance(d, (list, tuple)) and not d):
+            if d is None or ((types[i] == "int[]?" or empty_is_all)
+                             and isinstance(d, (list, tuple)) and not d):
                 if types[i] != "int[]?":  # int? dim = None: the op flattens; no rule
                     from retrograd._functorch.fallback import fallback
 
@@ -360,6 +385,14 @@ def _expand_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(func(v, [v.shape[0], *size], *args[2:]), level)
 
 
+def _repeat_rule(func: Any, args: tuple, level: int) -> Any:
+    reps = list(args[1])
+    v = args[0]._value
+    if len(reps) < args[0].dim():
+        return func(_wrap(args[0]._data), reps)  # torch's error for too few repeats
+    return wrap(func(_pad(v, len(reps)), [1, *reps]), level)
+
+
 def _permute_rule(func: Any, args: tuple, level: int) -> Any:
     self = args[0]
     r = self.dim()
@@ -387,8 +420,10 @@ def _full_reduction(dim_op: str) -> Callable:
     def rule(func: Any, args: tuple, level: int) -> Any:
         v = args[0]._value
         flat = v.reshape(v.shape[0], -1)
-        if dim_op == "amax":
+        if dim_op in ("amax", "amin", "all.dims", "any.dims"):
             return wrap(_op(dim_op)(flat, [1], False), level)
+        if dim_op == "prod.dim_int":
+            return wrap(_op(dim_op)(flat, 1, False, *args[1:]), level)
         return wrap(_op(dim_op)(flat, [1], False, *args[1:]), level)
     return rule
 
@@ -571,9 +606,14 @@ def _item_rule(func: Any, args: tuple, level: int) -> Any:
 EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
+    "repeat": _repeat_rule,
     "t": _t_rule, "squeeze": _squeeze_rule,
     "sum": _full_reduction("sum.dim_IntList"), "mean": _full_reduction("mean.dim"),
-    "amax": _full_reduction("amax"),
+    "prod": _full_reduction("prod.dim_int"), "max": _full_reduction("amax"),
+    "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
+    "any": _full_reduction("any.dims"),
+    "tril": _leading, "triu": _leading, "constant_pad_nd": _leading,
+    "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
     "matmul": _matmul_rule, "mm": _mm_rule, "bmm": _matmul_rule, "mv": _matmul_rule,
     "dot": _dot_rule, "vdot": _dot_rule, "addmm": _addmm_rule, "linear": _linear_rule,
     "convolution": _convolution_rule,
