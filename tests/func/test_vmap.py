@@ -93,6 +93,8 @@ def test_fallback_warns_and_is_correct():
     lambda lib, x, y: lib.func.vmap(lambda a: lib.zeros(4).copy_(a))(x),
     lambda lib, x, y: lib.func.vmap(lambda a: a + lib.rand(4))(x),
     lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=2)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=(0, 0))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, out_dims=(0, 0))(x),
     lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims="a")(x),
     lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=0)(3.0),
     lambda lib, x, y: lib.func.vmap(lambda a: 3.0)(x),

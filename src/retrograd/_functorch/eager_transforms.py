@@ -21,6 +21,7 @@ from typing import Any
 
 from retrograd._functorch import levels
 from retrograd._functorch.batched import BatchedTensor, broadcast, is_batched
+from retrograd._functorch.vmap import spec_repr
 from retrograd._tensor import Tensor
 from retrograd.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -222,8 +223,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         flat_ct, ct_spec = tree_flatten(cotangents)
         if repr(ct_spec) != repr(out_spec):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
-                               f"structure of outputs to the function. cotangents: {ct_spec}, "
-                               f"primal output: {out_spec}")
+                               "structure of outputs to the function. cotangents: "
+                               f"{spec_repr(ct_spec)}, primal output: {spec_repr(out_spec)}")
         if create_graph is None:
             create_graph = keep_graph or levels.inside_autodiff() or any(
                 isinstance(c, Tensor) and c.requires_grad for c in flat_ct)
@@ -253,7 +254,8 @@ def _check_jvp_args(primals: Any, tangents: Any) -> tuple:
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the "
                            "same python structure. For example, if primals is a tuple of 3 "
                            "tensors, tangents also must be. Got primals with structure "
-                           f"{p_spec} and tangents with structure {t_spec}")
+                           f"{spec_repr(p_spec)} and tangents with structure "
+                           f"{spec_repr(t_spec)}")
     for what, flat in (("primals", flat_p), ("tangents", flat_t)):
         for t in flat:
             if not isinstance(t, Tensor):

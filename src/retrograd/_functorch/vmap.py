@@ -21,6 +21,20 @@ def _fn_name(func: Any) -> str:
     return getattr(func, "__name__", repr(func))
 
 
+def spec_repr(spec: Any, indent: int = 0) -> str:
+    """A tree spec as torch prints it in its messages (children after the first on their own
+    lines, indented by depth)."""
+    if spec.type is None:
+        return "*"
+    kids = spec.children_specs
+    inner = ""
+    if kids:
+        indent += 2
+        inner = spec_repr(kids[0], indent) + ("," if len(kids) > 1 else "")
+        inner += ",".join("\n" + " " * indent + spec_repr(k, indent) for k in kids[1:])
+    return f"TreeSpec({spec.type.__name__}, {spec.context}, [{inner}])"
+
+
 def broadcast_prefix(prefix: Any, tree: Any) -> list | None:
     """The leaves of `prefix` repeated over the leaves of `tree` below them, or None when the
     structures do not match (an int or None applies to a whole subtree)."""
@@ -96,7 +110,8 @@ def _flat_in_dims(func: Any, in_dims: Any, args: tuple) -> tuple:
     if flat_dims is None:
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
                          "compatible with the structure of `inputs`. in_dims has structure "
-                         f"{tree_flatten(in_dims)[1]} but inputs has structure {spec}.")
+                         f"{spec_repr(tree_flatten(in_dims)[1])} but inputs has structure "
+                         f"{spec_repr(spec)}.")
     for a, d in zip(flat_args, flat_dims):
         if d is None:
             continue
@@ -183,7 +198,8 @@ def _unwrap_outputs(func: Any, out: Any, out_dims: Any, level: int, size: int) -
     if flat_dims is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
                          "compatible with the structure of `outputs`. out_dims has structure "
-                         f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}.")
+                         f"{spec_repr(tree_flatten(out_dims)[1])} but outputs has structure "
+                         f"{spec_repr(spec)}.")
     res = []
     for o, d in zip(flat_out, flat_dims):
         if d is None:
