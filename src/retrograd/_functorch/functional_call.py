@@ -58,7 +58,7 @@ def _merge(dicts: Any) -> dict:
                     repeated.append(k)
                 seen[k] = v
         if repeated:
-            raise ValueError(f"{', '.join(repeated)} appeared in multiple dictionaries; behavior "
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior "
                              "of functional call is ambiguous")
         return seen
     raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
