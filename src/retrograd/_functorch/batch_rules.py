@@ -321,8 +321,10 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                 if i == first:
                     continue
                 a = args[i]
-                if isinstance(a, Tensor):
-                    call[i] = a._value if _batched(a, level) else _expand_batch(a, size)
+                if isinstance(a, BatchedTensor) and a._level == level:
+                    call[i] = a._value
+                elif isinstance(a, Tensor):
+                    call[i] = _expand_batch(a, size)
         r = rank + rank_plus
         for i in sizes:
             call[i] = [size, *args[i]]

@@ -92,7 +92,7 @@ class BatchedTensor(Tensor):
                                  for t in a)
         return tuple(out)
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
 
     # data-dependent reads have no single answer for a batch

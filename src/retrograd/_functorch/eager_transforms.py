@@ -469,7 +469,8 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *,
 
         total = basis[0].shape[0]
         out_dims: Any = 0 if not has_aux else (0, None)
-        pushed = vmap(push, out_dims=out_dims, randomness=randomness)(*basis) if total else None
+        pushed: Any = (vmap(push, out_dims=out_dims, randomness=randomness)(*basis) if total
+                       else None)
         if has_aux:
             pushed, aux = pushed
         flat_cols, out_spec = tree_flatten(pushed)
