@@ -376,8 +376,15 @@ def _op(name: str) -> Any:
 
 def _view_rule(func: Any, args: tuple, level: int) -> Any:
     v = args[0]._value
-    size = list(args[1])
-    return wrap(func(v, [v.shape[0], *size], *args[2:]), level)
+    size = [v.shape[0], *args[1]]
+    if func._op.name == "view" and not v.is_contiguous():
+        # the per-example tensor looks contiguous, but the batch may sit elsewhere in memory
+        # (vmap over a later dimension): a copy then, where torch's view would fail
+        try:
+            return wrap(func(v, size), level)
+        except RuntimeError:
+            return wrap(v.reshape(size), level)
+    return wrap(func(v, size, *args[2:]), level)
 
 
 def _expand_rule(func: Any, args: tuple, level: int) -> Any:
@@ -433,9 +440,20 @@ def _full_reduction(dim_op: str) -> Callable:
 # matmul: the batch is one more leading dimension of batched matrix products
 
 
+def unexpanded(a: Any, level: int) -> Any:
+    """a, or (when a is batched at `level` by expanding one value, as grad's per-example
+    inputs are) that one value: rules may then take the faster unbatched path."""
+    if _batched(a, level):
+        v = a._value
+        if v.__class__ is Tensor and v._data.strides[:1] == (0,) and v._data.shape[0] > 1:
+            return v.select(0, 0)
+    return a
+
+
 def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
     """matmul(a, b) where either may be batched at `level`; returns the batched value."""
     from retrograd._ops.linalg import matmul
+    a, b = unexpanded(a, level), unexpanded(b, level)
     ab, bb = _batched(a, level), _batched(b, level)
     ra, rb = a.dim(), b.dim()
     if ra == 0 or rb == 0:
@@ -508,7 +526,9 @@ def _dot_rule(func: Any, args: tuple, level: int) -> Any:
 
 
 def _linear_rule(func: Any, args: tuple, level: int) -> Any:
-    x, w, b = args[0], args[1], args[2]
+    x, w, b = args[0], unexpanded(args[1], level), unexpanded(args[2], level)
+    if not _batched(x, level):
+        x = BatchedTensor(_expand_batch(x, _batch_size(args, level)), level)
     if not _batched(w, level) and not _batched(b, level):
         return wrap(func(x._value, w, b), level)
     out = _matmul_values(x, BatchedTensor(w._value.transpose(-1, -2), level)
@@ -534,7 +554,8 @@ def _fold(v: Tensor, unbatched_rank: int) -> tuple:
 
 
 def _convolution_rule(func: Any, args: tuple, level: int) -> Any:
-    x, w, b = args[0], args[1], args[2]
+    x, w, b = args[0], unexpanded(args[1], level), unexpanded(args[2], level)
+    args = (x, w, b) + tuple(args[3:])
     if not _batched(x, level) or _batched(w, level) or _batched(b, level):
         from retrograd._functorch.fallback import fallback
 
