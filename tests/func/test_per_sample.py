@@ -126,3 +126,24 @@ def test_stack_module_state_and_ensembling():
     errors_alike(lambda lib: lib.func.stack_module_state([]))
     errors_alike(lambda lib: lib.func.stack_module_state([lib.nn.Linear(1, 1),
                                                           lib.nn.ReLU()]))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_per_sample_cross_entropy_variants(reduction, ignore_index, weighted):
+    import torch
+
+    x = np.random.RandomState(0).randn(4, 3, 5).astype(np.float32)
+    t = np.array([[0, 1, 2], [1, 1, 4], [3, 1, 0], [2, 2, 2]])
+
+    def prog(lib):
+        w = lib.tensor(np.arange(1, 6).astype(np.float32)) if weighted else None
+
+        def f(a, y):
+            return lib.nn.functional.cross_entropy(a, y, weight=w, reduction=reduction,
+                                                   ignore_index=ignore_index).sum()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.func.vmap(lib.func.grad_and_value(f))(lib.tensor(x), lib.tensor(t))
+    same(prog(retrograd), prog(torch), atol=1e-6)

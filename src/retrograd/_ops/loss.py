@@ -535,23 +535,21 @@ def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, t
 def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
                         total_weight, class_axis: int):
     """_nll_grad_input in ops, for wrapper tensors, whose arrays hold no values
-    (NOTE [Wrapper subclasses])."""
+    (NOTE [Wrapper subclasses]): -weight[t] (/ total_weight for mean) * grad scattered to each
+    target's class, nothing for ignored targets."""
     from retrograd._ops.creation import zeros
 
     keep = target != ignore_index
-    pos = target.masked_fill(keep.logical_not(), 0)
-    coef = keep.to(grad.dtype).neg()
+    pos = target * keep  # ignored targets point at class 0, with a zero coefficient
+    scale = grad.neg() if reduction != 1 else grad / total_weight.neg()
+    coef = keep * scale
     if weight is not None:
         coef = coef * weight.index_select(0, pos.reshape(-1)).reshape(pos.shape)
-    if reduction == 1:
-        coef = coef / total_weight
-    coef = coef * grad
     if len(self_shape) > 1:
         pos, coef = pos.unsqueeze(class_axis), coef.unsqueeze(class_axis)
     else:
         pos, coef = pos.reshape(1), coef.reshape(1)
-    onehot = zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, 1.0)
-    return onehot * coef
+    return zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, coef)
 
 
 def _nll_grad_input_array(grad, self_shape, target, weight, reduction, ignore_index,
