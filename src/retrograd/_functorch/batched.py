@@ -37,6 +37,7 @@ class BatchedTensor(Tensor):
 
     _value: Tensor
     _level: int
+    _counts_itself = True  # __del__ releases it (NOTE [Wrapper subclasses]'s count)
 
     def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
         t: Any = object.__new__(cls)
@@ -52,7 +53,7 @@ class BatchedTensor(Tensor):
         t._meta = None
         t._value = value
         t._level = level
-        subclass._track(t, finalize=False)
+        subclass._track(t)
         return t
 
     def __del__(self) -> None:

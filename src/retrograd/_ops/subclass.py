@@ -212,14 +212,14 @@ _DISPATCHER = _SubclassDispatch()
 _live = [0]  # wrapper instances alive
 
 
-def _track(t: Tensor, finalize: bool = True) -> None:
+def _track(t: Tensor) -> None:
     """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
-    nothing for it once the last wrapper is gone. (finalize=False: the class calls
+    nothing for it once the last wrapper is gone. (A class with `_counts_itself` calls
     _released() from its own __del__, which costs less than a finalizer.)"""
     if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
         dispatch.mode_stack.insert(0, _DISPATCHER)
     _live[0] += 1
-    if finalize:
+    if not getattr(t, "_counts_itself", False):
         weakref.finalize(t, _released)
 
 
