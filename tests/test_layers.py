@@ -37,6 +37,7 @@ LAYERS = [
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd.distributions", "retrograd.library", "retrograd.futures",
+        "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),

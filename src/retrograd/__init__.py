@@ -73,7 +73,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name in ("profiler", "distributions", "fx", "library"):  # loaded on first use: rarely needed
+    if name in ("profiler", "distributions", "fx", "library", "func"):  # loaded on first use
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -193,13 +193,25 @@ class suspended:
 
     def __enter__(self):
         self.had = _MODE in dispatch.mode_stack
+        self.was_hidden = False
         if self.had:
+            # while this mode runs an op it is hidden (counted from the top of the shared
+            # modes); taken off the stack it must leave the count too, or the count would hide
+            # the mode below it (the wrapper subclass dispatcher, NOTE [Wrapper subclasses])
+            local = dispatch._local
+            if local.shared_hidden:
+                shared = [m for m in dispatch.mode_stack if id(m) not in dispatch._entered]
+                self.was_hidden = _MODE in shared[len(shared) - local.shared_hidden:]
+                if self.was_hidden:
+                    local.shared_hidden -= 1
             self.pos = dispatch.mode_stack.index(_MODE)
             dispatch.mode_stack.pop(self.pos)
 
     def __exit__(self, *exc):
         if self.had:
             dispatch.mode_stack.insert(self.pos, _MODE)
+            if self.was_hidden:
+                dispatch._local.shared_hidden += 1
 
 
 # --- the mode ---------------------------------------------------------------------------------
@@ -237,10 +249,20 @@ class _ForwardADMode:
         outs = tuple(out) if op.multi else (out,)
         with suspended():
             new = output_tangents(op, args, tans, outs)
+        kept = False
         for o, t in zip(outs, new):
             if t is not None and isinstance(o, Tensor):
                 set_tangent(o, _like(o, t))
+                kept = kept or o._grad_fn is not None
+        if kept:  # backward reads saved outputs with their tangents (forward over reverse)
+            from retrograd._ops.subclass import _keep_wrappers_saved
+
+            _keep_wrappers_saved(op, outs, keep=_has_tangent)
         return out
+
+
+def _has_tangent(t) -> bool:
+    return isinstance(t, Tensor) and tangent_of(t) is not None
 
 
 _MODE = _ForwardADMode()

@@ -38,7 +38,7 @@ from retrograd._ops.kernels.loss import (
     reduction_enum,
 )
 from retrograd._ops.registry import op, register, register_functional
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
 _BCE_EPS = 1e-12  # torch clamps (1 - x) * x from below by this in binary_cross_entropy backward
 SIZE_WARNING = (
@@ -299,11 +299,34 @@ register_functional("binary_cross_entropy_with_logits", _f_bce_with_logits)
 def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
                     class_axis: int):
     """grad * M (see _nll_grad_matrix)."""
+    if any(a.__class__ is not Tensor and _is_wrapper(a) for a in (grad, target, total_weight)):
+        return _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
+                                   total_weight, class_axis)
     m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,
                          None if weight is None else weight._data, reduction, ignore_index,
                          total_weight._data, class_axis)
     g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
     return g * _wrap(m)
+
+
+def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
+                        total_weight, class_axis: int):
+    """_nll_grad_input in ops, for wrapper tensors, whose arrays hold no values
+    (NOTE [Wrapper subclasses]): -weight[t] (/ total_weight for mean) * grad scattered to each
+    target's class, nothing for ignored targets."""
+    from retrograd._ops.creation import zeros
+
+    keep = target != ignore_index
+    pos = target * keep  # ignored targets point at class 0, with a zero coefficient
+    scale = grad.neg() if reduction != 1 else grad / total_weight.neg()
+    coef = keep * scale
+    if weight is not None:
+        coef = coef * weight.index_select(0, pos.reshape(-1)).reshape(pos.shape)
+    if len(self_shape) > 1:
+        pos, coef = pos.unsqueeze(class_axis), coef.unsqueeze(class_axis)
+    else:
+        pos, coef = pos.reshape(1), coef.reshape(1)
+    return zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, coef)
 
 
 nll_loss_forward = op(

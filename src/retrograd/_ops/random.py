@@ -142,9 +142,14 @@ class Generator:
 
 default_generator = Generator()
 
+# called before every draw while not empty: vmap's randomness='error' refuses there
+draw_hooks: list = []
+
 
 def gen(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator to draw from: the given one, or the default."""
+    if draw_hooks:
+        draw_hooks[-1]()
     if generator is None:
         return default_generator._np
     if not isinstance(generator, Generator):

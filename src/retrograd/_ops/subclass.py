@@ -14,6 +14,9 @@ wraps, as in torch:
 - detach() of a wrapper dispatches aten.detach to the subclass, so the tensors autograd and
   checkpointing keep are wrappers too.
 In-place ops on a wrapper that needs a gradient are not supported (NotImplementedError).
+A class may define `__lift_args__(args)`, called before a node is built, to replace plain
+inputs that require grad by wrappers (a batched value broadcasts an unbatched one: its gradient
+is summed back over the batch, NOTE [Batched tensors]).
 """
 
 from __future__ import annotations
@@ -84,6 +87,10 @@ class _SubclassDispatch:
         kwargs = kwargs or {}
         cls = _wrapper_class(args, kwargs)
         if cls is None:
+            if not kwargs and func.__class__ is dispatch.OpOverload:
+                from retrograd._ops.registry import run_eager
+
+                return run_eager(func._op, args)  # the bottom mode: nothing else to see it
             return func(*args, **kwargs)
         if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
             return _below_autograd(cls, func, args, kwargs)
@@ -99,6 +106,11 @@ class _SubclassDispatch:
                 if isinstance(args[i], Tensor):
                     bump_version(args[i], op.name, depth=2)
             return out
+        if build:
+            lift = getattr(cls, "__lift_args__", None)
+            if lift is not None:  # the class may first make its other inputs wrappers too
+                with _Unhidden():
+                    args = lift(args)
         return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
 
 
@@ -126,9 +138,27 @@ def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     prev = state.grad_enabled
     state.grad_enabled = False
     try:
-        return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
+        with _Unhidden():
+            return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
     finally:
         state.grad_enabled = prev
+
+
+class _Unhidden:
+    """The class computes with what it wraps, which may be wrappers again (a batched value of
+    a batched value): its ops must reach the dispatcher, which dispatch hides while it runs."""
+
+    __slots__ = ("unhide",)
+
+    def __enter__(self) -> None:
+        local = dispatch._local
+        self.unhide = local.shared_hidden > 0
+        if self.unhide:
+            local.shared_hidden -= 1
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.unhide:
+            dispatch._local.shared_hidden += 1
 
 
 def _wrapper_class(args: tuple, kwargs: dict) -> type | None:
@@ -153,9 +183,11 @@ def _any_requires_grad(args: tuple) -> bool:
     return False
 
 
-def _keep_wrappers_saved(op, outs: tuple) -> None:
+def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper) -> None:
     """A node saves its outputs as their arrays (NOTE [Saving without cycles]); a wrapper's
-    array holds no values, so the node keeps the wrapper output itself."""
+    array holds no values, so the node keeps the wrapper output itself (and forward-mode AD
+    keeps an output that carries a tangent, which a tensor rebuilt from the array would
+    lose)."""
     from retrograd._autograd.saved import SavedVariable
     from retrograd._ops.registry import _OUTPUT
 
@@ -167,7 +199,7 @@ def _keep_wrappers_saved(op, outs: tuple) -> None:
         kind, i = op._how_to_save(name)
         sv = saved[j]
         if (kind == _OUTPUT and sv.__class__ is SavedVariable and not sv._original
-                and sv._hooks is None and is_wrapper(outs[i])):
+                and sv._hooks is None and keep(outs[i])):
             keep = SavedVariable(outs[i], False)
             keep._output_nr = outs[i]._output_nr
             saved[j] = keep
@@ -182,11 +214,13 @@ _live = [0]  # wrapper instances alive
 
 def _track(t: Tensor) -> None:
     """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
-    nothing for it once the last wrapper is gone."""
+    nothing for it once the last wrapper is gone. (A class with `_counts_itself` calls
+    _released() from its own __del__, which costs less than a finalizer.)"""
     if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
         dispatch.mode_stack.insert(0, _DISPATCHER)
     _live[0] += 1
-    weakref.finalize(t, _released)
+    if not getattr(t, "_counts_itself", False):
+        weakref.finalize(t, _released)
 
 
 def _released() -> None:

@@ -1,0 +1,649 @@
+"""Batching rules: how each op runs on BatchedTensors of one vmap level.
+
+NOTE [Batching rules]
+Every batched value is kept with its batch dimension first, so a rule only has to say where
+the other dimensions went. The rule of an op is picked once, from its name or its schema:
+  pointwise      element-wise ops with broadcasting: each batched argument gets size-1
+                 dimensions after its batch dimension up to the largest per-example rank, so
+                 ordinary broadcasting lines the batch up with itself and with unbatched values.
+  dims           ops whose schema declares dimension arguments (`int dim`, `int[] dim`, `int[]?
+                 dim`, `dim0`, `dims`, ...): with only `self` batched, each dimension is
+                 normalized against the per-example rank and moved past the batch dimension
+                 (`int[]? dim` = None, "all dimensions", becomes the per-example ones).
+  same rank      ops whose tensor arguments line up dimension by dimension (cat, stack,
+                 gather, softmax backward, ...): unbatched arguments are expanded, then `dims`.
+  explicit       view/reshape/expand (the batch size goes first), full reductions (reduce the
+                 per-example dimensions), matmul and its family (the batch is one more leading
+                 dimension), convolution and pooling (the batch folds into N).
+  fallback       anything else runs once per batch member and the results are stacked
+                 (fallback.py), with torch's performance warning.
+The rules run below autograd (NOTE [Wrapper subclasses]): they compute with the unwrapped
+values and never record a graph; the op's node was built on the wrappers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from retrograd._functorch.batched import BatchedTensor
+from retrograd._ops import dispatch
+from retrograd._tensor import Tensor, _wrap
+
+INPLACE_BATCHED_INTO_UNBATCHED = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
+    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
+    "inside the PyTorch framework, please file a bug report instead.")
+DYNAMIC_SHAPE = (
+    "vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+    "vmap over aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if "
+    "you need this feature.")
+MASKED_SELECT = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+    "this because for each batch this would return a differently shaped Tensor. Please file an "
+    "issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "dims", "dimension"})
+DIM_TYPES = frozenset({"int", "int?", "int[]", "int[]?"})
+# backward helpers' arguments giving the per-example shape of the input: the batch goes first
+SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes"})
+DYNAMIC = frozenset({"nonzero", "masked_select", "unique", "_unique", "_unique2",
+                     "unique_consecutive", "unique_dim", "nonzero_static", "argwhere"})
+
+# element-wise ops besides those forward-mode AD already knows as element-wise
+POINTWISE_EXTRA = frozenset({
+    "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "mul.Tensor", "neg", "clone",
+    "contiguous", "threshold_backward", "sigmoid_backward", "tanh_backward", "threshold",
+    "eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar", "lt.Tensor", "lt.Scalar", "le.Tensor",
+    "le.Scalar", "gt.Tensor", "gt.Scalar", "ge.Tensor", "ge.Scalar", "where.self",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and.Tensor",
+    "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not", "isnan", "isinf", "isfinite",
+    "masked_fill.Scalar", "masked_fill.Tensor", "_to_copy", "zeros_like", "ones_like",
+    "full_like", "empty_like", "fill.Scalar", "fill.Tensor", "nan_to_num", "sgn", "conj",
+    "real", "imag", "copy", "alias", "detach", "positive", "float_power.Tensor_Tensor",
+    "float_power.Tensor_Scalar", "heaviside", "nextafter", "fmax", "fmin", "ldexp.Tensor",
+    "signbit", "xlogy.Scalar_Other", "xlogy.Scalar_Self", "special_xlog1py", "i0", "polygamma",
+    "mvlgamma", "relu6", "isposinf", "isneginf", "isreal", "round.decimals",
+    "remainder.Scalar_Tensor", "logit", "elu_backward", "gelu_backward", "silu_backward",
+    "softplus_backward", "hardtanh_backward", "leaky_relu_backward", "hardsigmoid_backward",
+    "hardswish_backward", "log_sigmoid_backward", "prelu", "celu", "selu", "rrelu",
+    "glu_backward", "mish_backward", "add_", "mul_", "sub_", "div_", "copy_", "clamp_",
+    "exp_", "neg_", "zero_", "fill_.Scalar", "relu_", "sigmoid_", "tanh_", "addcmul_",
+    "addcdiv_", "lerp_.Scalar", "lerp_.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor",
+    "pow_.Scalar", "pow_.Tensor", "abs_", "sqrt_", "clamp_min_", "clamp_max_", "mul_.Tensor",
+    "mul_.Scalar", "add_.Tensor", "add_.Scalar", "sub_.Tensor", "sub_.Scalar", "div_.Tensor",
+    "div_.Scalar", "fill_.Tensor", "sign", "bitwise_and.Scalar", "bitwise_or.Scalar",
+    "logical_not_", "floor_divide", "floor_divide.Scalar", "div.Tensor_mode",
+    "div.Scalar_mode", "true_divide.Tensor", "clamp.Tensor", "where.ScalarOther",
+    "where.ScalarSelf", "where.Scalar", "log_softmax_backward", "exponential_", "uniform_",
+    "normal_", "bernoulli_.float", "bernoulli_.Tensor", "bernoulli", "bernoulli.p",
+})
+# ops whose tensor arguments line up dimension by dimension
+SAME_RANK = frozenset({
+    "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
+    "scatter.value_reduce", "scatter_reduce.two", "_softmax_backward_data",
+    "_log_softmax_backward_data", "take_along_dim", "index_add", "index_copy", "index_fill",
+    "cumsum_backward", "_masked_softmax",
+})
+# creation ops that read only their argument's dtype and device: the result is unbatched
+UNBATCHED_RESULT = frozenset({"new_zeros", "new_ones", "new_empty", "new_full",
+                              "new_empty_strided", "scalar_tensor"})
+METHOD_NAMES = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset"})
+
+_rules: dict = {}  # op name -> rule
+
+
+def apply_rule(func: Any, args: tuple, kwargs: dict) -> Any:
+    """Run func on args holding BatchedTensors (NOTE [Batching rules])."""
+    if kwargs:
+        args = _positional(func, args, kwargs)
+    level = _level_of(args)
+    name = _name(func)
+    rule = _rules.get(name)
+    if rule is None:
+        rule = _rules[name] = _choose(func, name)
+    return rule(func, args, level)
+
+
+def _positional(func: Any, args: tuple, kwargs: dict) -> tuple:
+    full = list(args)
+    for a in func._schema.args[len(args):]:
+        full.append(kwargs[a.name] if a.name in kwargs else a.default)
+    return tuple(full)
+
+
+def _name(func: Any) -> str:
+    op = getattr(func, "_op", None)
+    if op is not None:
+        return op.name
+    return func.name()[len("aten::"):] if hasattr(func, "name") else str(func)
+
+
+def _level_of(args: Any) -> int:
+    level = 0
+    for a in args:
+        if type(a) is BatchedTensor:
+            if a._level > level:
+                level = a._level
+        elif isinstance(a, (list, tuple)):
+            for t in a:
+                if type(t) is BatchedTensor and t._level > level:
+                    level = t._level
+    return level
+
+
+def _batched(a: Any, level: int) -> bool:
+    return type(a) is BatchedTensor and a._level == level
+
+
+def _batch_size(args: Any, level: int) -> int:
+    for a in args:
+        if _batched(a, level):
+            return a._value.shape[0]
+        if isinstance(a, (list, tuple)):
+            for t in a:
+                if _batched(t, level):
+                    return t._value.shape[0]
+    raise AssertionError("no batched argument")
+
+
+def wrap(out: Any, level: int) -> Any:
+    if isinstance(out, Tensor):
+        return BatchedTensor(out, level)
+    if isinstance(out, tuple):
+        return tuple(wrap(o, level) for o in out)
+    if isinstance(out, list):
+        return [wrap(o, level) for o in out]
+    return out
+
+
+def _pad(v: Tensor, rank: int) -> Tensor:
+    """Value v (batch first) with size-1 dimensions after the batch up to per-example rank."""
+    missing = rank - (v.dim() - 1)
+    if missing <= 0:
+        return v
+    return v.reshape((v.shape[0],) + (1,) * missing + tuple(v.shape[1:]))
+
+
+def _expand_batch(a: Tensor, size: int) -> Tensor:
+    return a.unsqueeze(0).expand((size,) + tuple(a.shape))
+
+
+def _check_inplace(op: Any, args: tuple, level: int) -> None:
+    for i in op.inplace_idx:
+        if not _batched(args[i], level):
+            raise RuntimeError(INPLACE_BATCHED_INTO_UNBATCHED)
+
+
+# --- rule choice -----------------------------------------------------------------------------
+
+
+def _choose(func: Any, name: str) -> Callable:
+    explicit = EXPLICIT.get(name)
+    if explicit is not None:
+        return explicit
+    op = getattr(func, "_op", None)
+    if op is None:
+        from retrograd._functorch.fallback import fallback
+
+        return fallback
+    base = op.schema.name
+    if base in DYNAMIC:
+        def dynamic(func: Any, args: tuple, level: int) -> Any:
+            if base == "masked_select" and _batched(args[1], level):
+                raise RuntimeError(MASKED_SELECT)
+            raise RuntimeError(DYNAMIC_SHAPE.format(base))
+        return dynamic
+    if base in UNBATCHED_RESULT:
+        return _unbatched_result
+    if name in POINTWISE_EXTRA or op.jvp_rule == "elementwise" or _inplace_of_pointwise(name):
+        return _pointwise
+    dims = tuple(i for i, a in enumerate(op.schema.args)
+                 if a.name in DIM_ARGS and a.type in DIM_TYPES)
+    if dims:
+        return _dims_rule(op, dims, name in SAME_RANK)
+    from retrograd._functorch.fallback import fallback
+
+    return fallback
+
+
+def _inplace_of_pointwise(name: str) -> bool:
+    from retrograd._ops.registry import OPS
+
+    base, dot, overload = name.partition(".")
+    if not base.endswith("_"):
+        return False
+    twin = OPS.get(base[:-1] + dot + overload) or OPS.get(base[:-1])
+    return twin is not None and (twin.name in POINTWISE_EXTRA or twin.jvp_rule == "elementwise")
+
+
+def _pointwise(func: Any, args: tuple, level: int) -> Any:
+    op = func._op
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    rank = 0
+    for i in op.tensor_idx:
+        a = args[i]
+        if isinstance(a, Tensor):
+            r = a.dim()
+            if r > rank:
+                rank = r
+    call = list(args)
+    size = 0
+    for i in op.tensor_idx:
+        a = args[i]
+        if _batched(a, level):
+            call[i] = _pad(a._value, rank)
+            size = a._value.shape[0]
+    if op.schema.name.endswith("_backward"):
+        # backward kernels take same-shaped arguments: unbatched ones are expanded
+        for i in op.tensor_idx:
+            a = args[i]
+            if isinstance(a, Tensor) and not _batched(a, level):
+                call[i] = _expand_batch(a, size)
+    out = func(*call)
+    if op.inplace_idx:
+        return args[op.inplace_idx[0]]
+    return wrap(out, level)
+
+
+def _leading(func: Any, args: tuple, level: int) -> Any:
+    """Ops on the last dimensions of their one tensor: the batch is one more leading one."""
+    return wrap(func(args[0]._value, *args[1:]), level)
+
+
+def _unbatched_result(func: Any, args: tuple, level: int) -> Any:
+    call = list(args)
+    call[0] = args[0]._value if _batched(args[0], level) else args[0]
+    return func(*call)
+
+
+def normalize_dim(d: int, rank: int) -> int:
+    """d counted from the front of a per-example rank `rank` (torch's range error otherwise)."""
+    r = max(rank, 1)
+    if not -r <= d < r:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-r}, {r - 1}], "
+                         f"but got {d})")
+    return d + r if d < 0 else d
+
+
+def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
+    types = {i: op.schema.args[i].type for i in dims}
+    # a reduction (it has keepdim) given no dimensions reduces them all
+    empty_is_all = any(a.name == "keepdim" for a in op.schema.args)
+    sizes = tuple(i for i, a in enumerate(op.schema.args)
+                  if a.name in SIZE_ARGS and a.type.endswith("[]"))
+    first = op.tensor_idx[0]
+    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack") else 0
+    list_first = first in op.list_idx
+
+    def rule(func: Any, args: tuple, level: int) -> Any:
+        if op.inplace_idx:
+            _check_inplace(op, args, level)
+        call = list(args)
+        others_batched = False
+        for i in op.tensor_idx:
+            if i == first:
+                continue
+            a = args[i]
+            if i in op.list_idx:
+                others_batched = others_batched or any(_batched(t, level) for t in a or ())
+            elif _batched(a, level):
+                others_batched = True
+        if list_first:
+            ts = args[first]
+            logical = next(t for t in ts if isinstance(t, Tensor))
+            rank = logical.dim()
+            size = _batch_size(ts, level)
+            call[first] = [t._value if _batched(t, level) else _expand_batch(t, size)
+                           for t in ts]
+        else:
+            self = args[first]
+            rank = self.dim()
+            if _batched(self, level):
+                call[first] = self._value
+                size = self._value.shape[0]
+            elif not same_rank:
+                from retrograd._functorch.fallback import fallback
+
+                return fallback(func, args, level)
+            else:
+                size = _batch_size(args, level)
+                call[first] = _expand_batch(self, size)
+        if others_batched or same_rank:
+            if not same_rank:
+                from retrograd._functorch.fallback import fallback
+
+                return fallback(func, args, level)
+            for i in op.tensor_idx:
+                if i == first:
+                    continue
+                a = args[i]
+                if isinstance(a, BatchedTensor) and a._level == level:
+                    call[i] = a._value
+                elif isinstance(a, Tensor):
+                    call[i] = _expand_batch(a, size)
+        r = rank + rank_plus
+        for i in sizes:
+            call[i] = [size, *args[i]]
+        for i in dims:
+            d = args[i]
+            if d is None or ((types[i] == "int[]?" or empty_is_all)
+                             and isinstance(d, (list, tuple)) and not d):
+                if types[i] != "int[]?":  # int? dim = None: the op flattens; no rule
+                    from retrograd._functorch.fallback import fallback
+
+                    return fallback(func, args, level)
+                call[i] = list(range(1, max(rank, 1) + 1))  # "all dimensions"
+            elif isinstance(d, (list, tuple)):
+                call[i] = [normalize_dim(int(x), r) + 1 for x in d]
+            else:
+                call[i] = normalize_dim(int(d), r) + 1
+        if rank == 0 and not rank_plus:
+            # a per-example scalar: dim 0 / -1 name it; the op acts on a size-1 dimension
+            for i in op.tensor_idx:
+                if isinstance(call[i], Tensor):
+                    call[i] = call[i].unsqueeze(1)
+            out = func(*call)
+            out = _squeeze_scalar_results(out, op)
+        else:
+            out = func(*call)
+        if op.inplace_idx:
+            return args[op.inplace_idx[0]]
+        return wrap(out, level)
+
+    return rule
+
+
+def _squeeze_scalar_results(out: Any, op: Any) -> Any:
+    if isinstance(out, Tensor):
+        return out.reshape(out.shape[:1]) if out.dim() >= 2 else out
+    if isinstance(out, (tuple, list)):
+        return type(out)(_squeeze_scalar_results(o, op) for o in out)
+    return out
+
+
+# --- explicit rules --------------------------------------------------------------------------
+
+
+def _op(name: str) -> Any:
+    from retrograd._ops.registry import OPS
+
+    return dispatch.overload_of(OPS[name])
+
+
+def _view_rule(func: Any, args: tuple, level: int) -> Any:
+    v = args[0]._value
+    size = [v.shape[0], *args[1]]
+    if func._op.name == "view" and not v.is_contiguous():
+        # the per-example tensor looks contiguous, but the batch may sit elsewhere in memory
+        # (vmap over a later dimension): a copy then, where torch's view would fail
+        try:
+            return wrap(func(v, size), level)
+        except RuntimeError:
+            return wrap(v.reshape(size), level)
+    return wrap(func(v, size, *args[2:]), level)
+
+
+def _expand_rule(func: Any, args: tuple, level: int) -> Any:
+    v = args[0]._value
+    size = list(args[1])
+    v = _pad(v, len(size))
+    return wrap(func(v, [v.shape[0], *size], *args[2:]), level)
+
+
+def _repeat_rule(func: Any, args: tuple, level: int) -> Any:
+    reps = list(args[1])
+    v = args[0]._value
+    if len(reps) < args[0].dim():
+        return func(_wrap(args[0]._data), reps)  # torch's error for too few repeats
+    return wrap(func(_pad(v, len(reps)), [1, *reps]), level)
+
+
+def _permute_rule(func: Any, args: tuple, level: int) -> Any:
+    self = args[0]
+    r = self.dim()
+    return wrap(func(self._value, [0] + [normalize_dim(d, r) + 1 for d in args[1]]), level)
+
+
+def _t_rule(func: Any, args: tuple, level: int) -> Any:
+    self = args[0]
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    if self.dim() < 2:
+        return wrap(self._value.view(self._value.shape), level)
+    return wrap(self._value.transpose(1, 2), level)
+
+
+def _squeeze_rule(func: Any, args: tuple, level: int) -> Any:
+    v = args[0]._value
+    dims = [i + 1 for i, n in enumerate(v.shape[1:]) if n == 1]
+    return wrap(_op("squeeze.dims")(v, dims), level)
+
+
+def _full_reduction(dim_op: str) -> Callable:
+    """sum(x), mean(x), ...: reduce over the per-example dimensions, flattened."""
+    def rule(func: Any, args: tuple, level: int) -> Any:
+        v = args[0]._value
+        flat = v.reshape(v.shape[0], -1)
+        if dim_op in ("amax", "amin", "all.dims", "any.dims"):
+            return wrap(_op(dim_op)(flat, [1], False), level)
+        if dim_op == "prod.dim_int":
+            return wrap(_op(dim_op)(flat, 1, False, *args[1:]), level)
+        return wrap(_op(dim_op)(flat, [1], False, *args[1:]), level)
+    return rule
+
+
+# matmul: the batch is one more leading dimension of batched matrix products
+
+
+def unexpanded(a: Any, level: int) -> Any:
+    """a, or (when a is batched at `level` by expanding one value, as grad's per-example
+    inputs are) that one value: rules may then take the faster unbatched path."""
+    if _batched(a, level):
+        v = a._value
+        if v.__class__ is Tensor and v._data.strides[:1] == (0,) and v._data.shape[0] > 1:
+            return v.select(0, 0)
+    return a
+
+
+def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
+    """matmul(a, b) where either may be batched at `level`; returns the batched value."""
+    from retrograd._ops.linalg import matmul
+    a, b = unexpanded(a, level), unexpanded(b, level)
+    ab, bb = _batched(a, level), _batched(b, level)
+    ra, rb = a.dim(), b.dim()
+    if ra == 0 or rb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{ra}D and {rb}D")
+    va = a._value if ab else a
+    vb = b._value if bb else b
+    if ab and not bb and rb == 2:
+        # one matrix for the whole batch: the batch folds into the rows, one product
+        k, n = vb.shape
+        return matmul(va.reshape(-1, k), vb).reshape(tuple(va.shape[:-1]) + (n,))
+    if ra == 1:  # a row vector, its row dropped afterwards
+        va = va.unsqueeze(-2)
+    if rb == 1:
+        vb = vb.unsqueeze(-1)
+    ra2, rb2 = max(ra, 2), max(rb, 2)
+    rank = max(ra2, rb2)
+    if ab:
+        va = _pad(va, rank)
+    if bb:
+        vb = _pad(vb, rank)
+    if not ab:
+        va = va.reshape((1,) * (rank + 1 - va.dim()) + tuple(va.shape))
+    if not bb:
+        vb = vb.reshape((1,) * (rank + 1 - vb.dim()) + tuple(vb.shape))
+    if va.shape[-1] == 1 and vb.shape[-2] == 1:
+        out = va * vb  # products over one index are outer products: broadcast, no matmul loop
+    else:
+        out = matmul(va, vb)
+    if rb == 1:
+        out = out.squeeze(-1)
+    if ra == 1:
+        out = out.squeeze(-1 if rb == 1 else -2)
+    return out
+
+
+def _matmul_rule(func: Any, args: tuple, level: int) -> Any:
+    a, b = args[0], args[1]
+    return wrap(_matmul_values(a, b, level), level)
+
+
+def _mm_rule(func: Any, args: tuple, level: int) -> Any:
+    a, b = args[0], args[1]
+    for t, what in ((a, "self"), (b, "mat2")):
+        if t.dim() != 2:
+            raise RuntimeError(f"{what} must be a matrix")
+    if _batched(a, level) and not _batched(b, level):
+        v = a._value
+        return wrap(func(v.reshape(-1, v.shape[-1]), b).view(v.shape[0], v.shape[1], -1), level)
+    return wrap(_matmul_values(a, b, level), level)
+
+
+def _addmm_rule(func: Any, args: tuple, level: int) -> Any:
+    bias, m1, m2, beta, alpha = args[0], args[1], args[2], args[3], args[4]
+    prod = _matmul_values(m1, m2, level)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return wrap(prod, level)
+    vb = bias._value if _batched(bias, level) else bias
+    if _batched(bias, level):
+        vb = _pad(vb, 2)
+    if beta != 1:
+        vb = vb * beta
+    return wrap(prod + vb, level)
+
+
+def _dot_rule(func: Any, args: tuple, level: int) -> Any:
+    return wrap(_matmul_values(args[0], args[1], level), level)
+
+
+def _linear_rule(func: Any, args: tuple, level: int) -> Any:
+    x, w, b = args[0], unexpanded(args[1], level), unexpanded(args[2], level)
+    if not _batched(x, level):
+        x = BatchedTensor(_expand_batch(x, _batch_size(args, level)), level)
+    if not _batched(w, level) and not _batched(b, level):
+        return wrap(func(x._value, w, b), level)
+    out = _matmul_values(x, BatchedTensor(w._value.transpose(-1, -2), level)
+                         if _batched(w, level) else w.transpose(-1, -2), level)
+    if b is not None:
+        vb = _pad(b._value, out.dim() - 1) if _batched(b, level) else b
+        out = out + vb
+    return wrap(out, level)
+
+
+# convolution and pooling: the batch folds into N
+
+
+def _fold(v: Tensor, unbatched_rank: int) -> tuple:
+    """v (batch first) as an input with one N dimension: (value, unfold)."""
+    if v.dim() == unbatched_rank + 1:  # per-example input already has N: fold B into it
+        b, n = v.shape[0], v.shape[1]
+
+        def unfold(o: Tensor) -> Tensor:
+            return o.reshape((b, n) + tuple(o.shape[1:]))
+        return v.reshape((b * n,) + tuple(v.shape[2:])), unfold
+    return v, (lambda o: o)  # per-example input without N: the batch is N
+
+
+def _convolution_rule(func: Any, args: tuple, level: int) -> Any:
+    x, w, b = args[0], unexpanded(args[1], level), unexpanded(args[2], level)
+    args = (x, w, b) + tuple(args[3:])
+    if not _batched(x, level) or _batched(w, level) or _batched(b, level):
+        from retrograd._functorch.fallback import fallback
+
+        return fallback(func, args, level)
+    v, unfold = _fold(x._value, w.dim())
+    return wrap(unfold(func(v, *args[1:])), level)
+
+
+def _pool_rule(spatial: int) -> Callable:
+    def rule(func: Any, args: tuple, level: int) -> Any:
+        if not _batched(args[0], level):
+            from retrograd._functorch.fallback import fallback
+
+            return fallback(func, args, level)
+        v, unfold = _fold(args[0]._value, spatial + 2)
+        out = func(v, *args[1:])
+        if isinstance(out, (tuple, list)):
+            return wrap(type(out)(unfold(o) for o in out), level)
+        return wrap(unfold(out), level)
+    return rule
+
+
+def _nll_rule(func: Any, args: tuple, level: int) -> Any:
+    """nll_loss_forward: per-example losses of the folded batch, reduced per example."""
+    x, target, weight, reduction, ignore_index = args
+    if _batched(weight, level):
+        from retrograd._functorch.fallback import fallback
+
+        return fallback(func, args, level)
+    size = _batch_size(args, level)
+    vx = x._value if _batched(x, level) else _expand_batch(x, size)
+    vt = target._value if _batched(target, level) else _expand_batch(target, size)
+    if x.dim() >= 2:
+        flat_x = vx.reshape((-1,) + tuple(vx.shape[2:]))
+        flat_t = vt.reshape(-1)
+    else:
+        flat_x, flat_t = vx, vt.reshape(-1)
+    out, _ = func(flat_x, flat_t, weight, 0, ignore_index)
+    out = out.reshape(size, -1)
+    valid = (flat_t != ignore_index).to(out.dtype)
+    if weight is not None:
+        safe = flat_t.masked_fill(flat_t == ignore_index, 0)
+        valid = valid * weight.index_select(0, safe)
+    valid = valid.reshape(size, -1)
+    total = valid.sum(1)
+    if reduction == 0:
+        res = out.reshape(vt.shape)
+    elif reduction == 1:
+        res = out.sum(1) / total
+    else:
+        res = out.sum(1)
+    return wrap(res, level), wrap(total, level)
+
+
+def _detach_rule(func: Any, args: tuple, level: int) -> Any:
+    return BatchedTensor(args[0]._value.detach(), level)
+
+
+def _ones_like_rule(func: Any, args: tuple, level: int) -> Any:
+    from retrograd._ops.creation import ones_like
+
+    return BatchedTensor(ones_like(args[0]._value), level)
+
+
+def _item_rule(func: Any, args: tuple, level: int) -> Any:
+    from retrograd._functorch.batched import ITEM_IN_VMAP
+
+    raise RuntimeError(ITEM_IN_VMAP)
+
+
+EXPLICIT: dict = {
+    "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
+    "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
+    "repeat": _repeat_rule,
+    "t": _t_rule, "squeeze": _squeeze_rule,
+    "sum": _full_reduction("sum.dim_IntList"), "mean": _full_reduction("mean.dim"),
+    "prod": _full_reduction("prod.dim_int"), "max": _full_reduction("amax"),
+    "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
+    "any": _full_reduction("any.dims"),
+    "tril": _leading, "triu": _leading, "constant_pad_nd": _leading,
+    "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
+    "matmul": _matmul_rule, "mm": _mm_rule, "bmm": _matmul_rule, "mv": _matmul_rule,
+    "dot": _dot_rule, "vdot": _dot_rule, "addmm": _addmm_rule, "linear": _linear_rule,
+    "convolution": _convolution_rule,
+    "max_pool2d_with_indices": _pool_rule(2), "max_pool1d_with_indices": _pool_rule(1),
+    "avg_pool2d": _pool_rule(2), "avg_pool1d": _pool_rule(1),
+    "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
+    "nll_loss_forward": _nll_rule,
+    "detach": _detach_rule, "ones_like": _ones_like_rule,
+    "_local_scalar_dense": _item_rule,
+}

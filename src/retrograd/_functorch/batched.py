@@ -1,0 +1,127 @@
+"""BatchedTensor: a value batched over one vmap level (NOTE [Batched tensors])."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from retrograd._ops import subclass
+from retrograd._tensor import Tensor
+
+ITEM_IN_VMAP = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+    ".item() on a Tensor, please try to rewrite what you're doing with other operations. If "
+    "error is occurring somewhere inside PyTorch internals, please file a bug report.")
+CONTROL_FLOW_IN_VMAP = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
+    "We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/"
+    "issues .")
+
+_geometry: dict = {}  # (shape, dtype) -> a read-only zero array standing for the geometry
+
+
+def _geometry_array(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    key = (shape, dtype)
+    arr = _geometry.get(key)
+    if arr is None:
+        arr = np.zeros(shape, dtype)
+        arr.flags.writeable = False
+        if len(_geometry) < 4096:
+            _geometry[key] = arr
+    return arr
+
+
+class BatchedTensor(Tensor):
+    """The per-example view of `_value` (batch dimension first) at vmap level `_level`."""
+
+    _value: Tensor
+    _level: int
+    _counts_itself = True  # __del__ releases it (NOTE [Wrapper subclasses]'s count)
+
+    def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
+        t: Any = object.__new__(cls)
+        t._data = _geometry_array(tuple(value._data.shape[1:]), value._data.dtype)
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        vc = t._version_counter = object.__new__(subclass.VersionCounter)
+        vc.version = 0
+        t._view = None
+        t._grad_acc = None
+        t._meta = None
+        t._value = value
+        t._level = level
+        subclass._track(t)
+        return t
+
+    def __del__(self) -> None:
+        subclass._released()
+
+    def __init__(self, value: Tensor, level: int) -> None:
+        pass
+
+    @classmethod
+    def __torch_dispatch__(cls, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
+        from retrograd._functorch.batch_rules import apply_rule
+
+        return apply_rule(func, args, kwargs or {})
+
+    @staticmethod
+    def __lift_args__(args: tuple) -> tuple:
+        """Plain inputs that require grad, met by batched ones, become batched copies whose
+        gradient sums over the batch (NOTE [Batched tensors])."""
+        from retrograd._functorch.batch_rules import _batch_size, _level_of
+
+        level = _level_of(args)
+        size = -1
+        out = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if a._requires_grad and not is_batched(a, level):
+                    if size < 0:
+                        size = _batch_size(args, level)
+                    out[i] = broadcast(a, level, size)
+            elif isinstance(a, (list, tuple)) and any(
+                    isinstance(t, Tensor) and t._requires_grad and not is_batched(t, level)
+                    for t in a):
+                if size < 0:
+                    size = _batch_size(args, level)
+                out[i] = type(a)(broadcast(t, level, size) if isinstance(t, Tensor)
+                                 and t._requires_grad and not is_batched(t, level) else t
+                                 for t in a)
+        return tuple(out)
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
+
+    # data-dependent reads have no single answer for a batch
+    def item(self) -> Any:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(CONTROL_FLOW_IN_VMAP)
+
+    def __float__(self) -> float:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __int__(self) -> int:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def __index__(self) -> int:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+    def tolist(self) -> Any:
+        raise RuntimeError(ITEM_IN_VMAP)
+
+
+def is_batched(t: Any, level: int) -> bool:
+    return type(t) is BatchedTensor and t._level == level
+
+
+def broadcast(t: Tensor, level: int, size: int) -> Tensor:
+    """t, unbatched at `level`, as a batched value of `size` copies (differentiable)."""
+    from retrograd._functorch.autograd_bridge import Broadcast
+
+    return Broadcast.apply(t, level, size)

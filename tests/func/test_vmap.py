@@ -1,0 +1,128 @@
+"""vmap against torch.func.vmap on the same programs: values, in_dims/out_dims, nesting,
+chunking, batching rules that need no fallback, and torch's errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd
+from tests.func._parity import arr, errors_alike, parity
+
+PROGRAMS = {
+    "pointwise": lambda lib, x, y: (x * y).exp() - x.sin() / (1 + y * y),
+    "broadcast_unbatched": lambda lib, x, y: x + lib.ones(4) * 2,
+    "where": lambda lib, x, y: lib.where(x > y, x, y),
+    "sum_all": lambda lib, x, y: x.sum(),
+    "mean_dim": lambda lib, x, y: x.mean(-1, keepdim=True) + y.sum(0),
+    "amax": lambda lib, x, y: x.amax(0),
+    "softmax": lambda lib, x, y: lib.softmax(x, -1) * lib.log_softmax(y, 0),
+    "views": lambda lib, x, y: x.view(12).reshape(2, 6).t().unsqueeze(0).squeeze(0),
+    "permute_transpose": lambda lib, x, y: x.permute(1, 0).transpose(0, 1) + y.t().t(),
+    "expand": lambda lib, x, y: x[0].expand(5, 4),
+    "select_narrow": lambda lib, x, y: x.select(1, 2) + x.narrow(1, 0, 1).squeeze(1),
+    "cat_stack": lambda lib, x, y: lib.cat([x, lib.ones(3, 4)], 1) + lib.stack([y, y], 0)[0]
+    .repeat(1, 2),
+    "matvec": lambda lib, x, y: x @ y[0],
+    "matmul_unbatched_left": lambda lib, x, y: lib.ones(2, 3) @ x,
+    "mm_both": lambda lib, x, y: x @ y.t(),
+    "linear": lambda lib, x, y: lib.nn.functional.linear(x, y, y[:, 0]),
+    "mlp_loss": lambda lib, x, y: lib.nn.functional.cross_entropy(
+        lib.relu(x @ y.t()), lib.tensor([0, 1, 2])),
+    "cumsum_flip": lambda lib, x, y: x.cumsum(1).flip(0),
+    "gather": lambda lib, x, y: x.gather(1, lib.tensor([[0], [3], [1]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_vmap_matches_torch(name):
+    f = PROGRAMS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback (a performance warning) for these
+        parity(lambda lib, x, y: lib.func.vmap(lambda a, b: f(lib, a, b))(x, y),
+               arr(5, 3, 4), arr(5, 3, 4, seed=1))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_vmap_equals_a_loop(name):
+    f = PROGRAMS[name]
+    x, y = retrograd.tensor(arr(5, 3, 4)), retrograd.tensor(arr(5, 3, 4, seed=1))
+    got = retrograd.func.vmap(lambda a, b: f(retrograd, a, b))(x, y)
+    want = retrograd.stack([f(retrograd, x[i], y[i]) for i in range(5)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("in_dims,out_dims", [
+    (0, 0), (1, 0), (-1, 1), ((2, None), -1), ((0, 1), 2), ((None, 0), 0)])
+def test_in_dims_out_dims(in_dims, out_dims):
+    parity(lambda lib, x, y: lib.func.vmap(lambda a, b: a * b.sum(), in_dims=in_dims,
+                                           out_dims=out_dims)(x, y),
+           arr(4, 4, 4), arr(4, 4, 4, seed=1))
+
+
+def test_nested_containers_and_none_outputs():
+    def prog(lib, x, y):
+        def f(d, t):
+            return {"s": d["a"] * t[0], "n": 3}, d["b"].sum()
+        return lib.func.vmap(f, in_dims=({"a": 0, "b": 1}, (0,)),
+                             out_dims=({"s": 1, "n": None}, 0))({"a": x, "b": y}, (x,))
+    parity(prog, arr(3, 2), arr(2, 3))
+
+
+def test_nested_vmap_and_chunks():
+    parity(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda a: a.exp().sum()))(x), arr(3, 4, 5))
+    parity(lambda lib, x: lib.func.vmap(lib.func.vmap(lambda a: a * x[0, 0, 0], in_dims=1))(x),
+           arr(3, 4, 5))
+    parity(lambda lib, x: lib.func.vmap(lambda a: a.cumsum(0), chunk_size=2)(x), arr(5, 3))
+
+
+def test_fallback_warns_and_is_correct():
+    x = retrograd.tensor(arr(4, 3, 3))
+    with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
+                      "implemented the batching rule for aten::median"):
+        got = retrograd.func.vmap(retrograd.median)(x)
+    np.testing.assert_allclose(got.numpy(), [retrograd.median(x[i]).item() for i in range(4)])
+
+
+@pytest.mark.parametrize("prog", [
+    lambda lib, x, y: lib.func.vmap(lib.add)(x, y),
+    lambda lib, x, y: lib.func.vmap(lambda a: a.sum().item())(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a * 2 if a.sum() > 0 else a)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: lib.zeros(4).copy_(a))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a + lib.rand(4))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=2)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=(0, 0))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, out_dims=(0, 0))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims="a")(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=0)(3.0),
+    lambda lib, x, y: lib.func.vmap(lambda a: 3.0)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a)(),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, randomness="bad")(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, in_dims=(None,))(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, chunk_size=0)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, out_dims=None)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a, out_dims=3)(x),
+    lambda lib, x, y: lib.func.vmap(lambda a: a.masked_select(a > 0))(x),
+])
+def test_errors_as_torch(prog):
+    errors_alike(prog, arr(3, 4), arr(2, 4))
+
+
+def test_randomness_same_and_different_are_allowed():
+    x = retrograd.tensor(arr(3, 4))
+    same = retrograd.func.vmap(lambda a: a * 0 + retrograd.rand(4), randomness="same")(x)
+    np.testing.assert_allclose(same[0].numpy(), same[1].numpy())
+    retrograd.func.vmap(lambda a: a + retrograd.rand(4), randomness="different")(x)
+
+
+@pytest.mark.parametrize("prog", [
+    lambda lib, x: x.prod(), lambda lib, x: x.max() + x.min(), lambda lib, x: x.tril(),
+    lambda lib, x: lib.nn.functional.pad(x, (1, 2)), lambda lib, x: (x > 0).all(),
+    lambda lib, x: (x > 0).any(), lambda lib, x: x.clone().sin_().exp_(),
+])
+def test_more_rules(prog):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parity(lambda lib, x: lib.func.vmap(lambda a: prog(lib, a))(x), arr(4, 3, 3))
