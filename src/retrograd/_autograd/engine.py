@@ -7,6 +7,21 @@ as in PyTorch; AccumulateGrad nodes carry the largest possible number, so a leaf
 written as soon as its gradient is complete. The walk is iterative: deep graphs do not hit
 Python's recursion limit.
 
+NOTE [Gradient ownership]
+Whether a gradient's memory may be written in place (summing into an input buffer) or kept as a
+leaf's `.grad` without a copy (stealing, NOTE [Gradient layout contract]) is decided by who made
+it, never by counting references. The engine marks, per input-buffer slot, the gradients that are
+its own: a sum it computed for a slot fed by several edges, and an op node's formula result that
+is new memory (an array it made, or a view covering all of one): not one of the gradients the node
+was given or a view of one (add passes its gradient to both inputs), not memory that another of
+its results shares, and not seen by a post hook. Everything else is the user's or may be seen
+elsewhere and is never written: a gradient passed to backward(), what a custom Function or a hook
+returned, anything built while create_graph records a graph. The mark travels with the buffer
+(its heap entry holds a bit mask over the slots) and only AccumulateGrad reads it at the end. When
+tensor or node pre-hooks are handed an owned leaf gradient, it stays owned only if no hook kept
+the tensor (it is gone once the engine lets go of it, as PyTorch steals a gradient whose use count
+says nobody else holds it) and its memory is the one the engine made.
+
 NOTE [exec_info]
 With `inputs=` (autograd.grad, or backward(inputs=...)) only the part of the graph that leads to
 those inputs runs. `exec_info` maps each node to whether it must execute; gradients arriving at
@@ -17,20 +32,20 @@ an input's node are captured (autograd.grad) instead of running it. Without `inp
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
+import weakref
 from heapq import heappop, heappush
 
 import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd import op_seam, profiling
-from retrograd._autograd.accumulate_grad import dispatch_modes
+from retrograd._autograd.accumulate_grad import AccumulateGrad, dispatch_modes
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
 from retrograd._autograd.state import state
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _wrap
 
 _task_ids = itertools.count()
 
@@ -229,27 +244,26 @@ def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool
 def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     """Run ready nodes, newest first, until none is left (NOTE [Engine order]).
 
-    Heap entries are (-sequence_nr, n, node, input buffer or None), n counting pushes: nodes
+    Heap entries are (-sequence_nr, n, node, input buffer, owned), n counting pushes: nodes
     with equal sequence numbers (AccumulateGrad) run in the order they became ready, the same
-    on every run. A node fed by a single edge gets its buffer straight in its heap entry;
+    on every run; `owned` has bit k set when the engine owns slot k's gradient (NOTE [Gradient
+    ownership]). A node fed by a single edge gets its buffer straight in its heap entry;
     buffers of nodes that wait for several gradients live in `buffers` until the last one
-    arrives. Hooks: NOTE [Hook order] in retrograd._autograd.hooks."""
+    arrives, with their ownership mask as a last element. Hooks: NOTE [Hook order] in
+    retrograd._autograd.hooks."""
     exec_info = task.exec_info
     captures = task.captures
     release = not task.keep_graph
     create_graph = task.create_graph
     needed = None if exec_info is None else FROM_TASK
-    heap = [(0, 0, start, buffers.pop(start))]
+    heap = [(0, 0, start, buffers.pop(start), 0)]
     tick = itertools.count(1).__next__
-    pop_buffer = buffers.pop
     get_buffer = buffers.get
     # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
     prof = profiling.active
-    pop = heappop if prof is None else prof.engine_pop(exec_info, buffers)
+    pop = heappop if prof is None else prof.engine_pop(exec_info)
     while heap:
-        _, _, node, grads = pop(heap)
-        if grads is None:
-            grads = pop_buffer(node)
+        _, _, node, grads, owned = pop(heap)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
         if exec_info is not None:
             if captures is not None and node in captures:
@@ -263,6 +277,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     task.captured[idx] = grads[nr]
                 if not runs:
                     continue
+                owned = 0  # handed to the caller of autograd.grad
             elif not exec_info.get(node, False):
                 continue
         task.current_node = node
@@ -271,19 +286,24 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     and not node.tensor_pre_hooks():
                 # a leaf's AccumulateGrad with no hooks: nothing flows on from it (it takes
                 # its leaf's lock itself)
-                node.apply(grads)
+                node.apply(grads, owned)
                 grads = None
                 continue
-            grads = _pre_hooks(node, grads)
+            if node.__class__ is AccumulateGrad:
+                grads, owned = _pre_hooks_on_leaf(node, grads, owned)
+            else:
+                grads = _pre_hooks(node, grads)
             had_post = node._hooks is not None and bool(node._hooks.post)
-        if not anomaly.enabled:
-            outputs = node._run(grads, release, needed, create_graph)
-        else:
+        if anomaly.enabled:
             from retrograd._autograd.anomaly_report import call_with_anomaly
 
             outputs = call_with_anomaly(node, grads)
             if release:
                 node.release_variables()
+        elif owned and node.__class__ is AccumulateGrad:
+            outputs = node.apply(grads, owned)  # (it saves nothing)
+        else:
+            outputs = node._run(grads, release, needed, create_graph)
         hooks = node._hooks
         if hooks is not None and hooks.post:
             if not (has_hooks and had_post):
@@ -296,6 +316,13 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
+        # which results are the engine's alone (NOTE [Gradient ownership])
+        if create_graph or not node._op_formulas or hooks is not None:
+            mask = 0  # (hooks may have seen what came in, or what goes out)
+        elif len(outputs) == 1 and len(grads) == 1:
+            mask = _owned_result(outputs[0], grads[0], owned)
+        else:
+            mask = _owned_results(outputs, grads, owned)
         i = -1
         for nf, nr in nexts:
             i += 1
@@ -307,6 +334,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 arr = g._data
                 if arr.shape != meta[0] or (arr.dtype is not meta[1] and arr.dtype != meta[1]):
                     g = _validate(node, i, g, meta)
+                    if g is not outputs[i] and not create_graph:
+                        mask |= _owned_result(g, outputs[i], mask >> i & 1) << i
             d = deps[nf] - 1
             deps[nf] = d
             if exec_info is not None and not exec_info.get(nf, False) and (
@@ -319,51 +348,109 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     n_out = len(nf._output_meta)
                     if n_out == 1 and nr == 0:
                         buf = [g]
+                        owned = mask >> i & 1
                     else:
                         buf = [None] * max(n_out, nr + 1)
                         buf[nr] = g
-                    heappush(heap, (-nf._seq, tick(), nf, buf))
+                        owned = (mask >> i & 1) << nr
+                    heappush(heap, (-nf._seq, tick(), nf, buf, owned))
                     continue
-                buf = buffers[nf] = [None] * len(nf._output_meta)
+                # the last element is the ownership mask of the slots
+                buf = buffers[nf] = [None] * max(len(nf._output_meta), nr + 1) + [0]
             if g is not None:
                 old = buf[nr]
                 if old is None:
                     buf[nr] = g
+                    buf[-1] |= (mask >> i & 1) << nr
                 elif create_graph:
                     buf[nr] = old + g
+                elif buf[-1] >> nr & 1:
+                    _add_in_place(old, g)
                 else:
-                    buf[nr] = _accumulate(old, g)
-                    old = None
+                    buf[nr] = old = old + g  # the engine's own from now on
+                    if old.__class__ is Tensor and old._grad_fn is None:
+                        buf[-1] |= 1 << nr
+                old = None
             if d == 0:
-                heappush(heap, (-nf._seq, tick(), nf, None))
-        # drop our references so AccumulateGrad can steal an unshared gradient
+                del buffers[nf]
+                owned = buf.pop()
+                heappush(heap, (-nf._seq, tick(), nf, buf, owned))
         outputs = grads = g = buf = arr = None
     task.current_node = None
     if prof is not None:
         pop.finish()
 
 
-def _accumulate(old: Tensor, g: Tensor) -> Tensor:
-    """old + g for an input buffer (no double-backward graph being built). In place when the
-    buffer holds the only reference to `old` and `old` owns its memory, as PyTorch's
-    InputBuffer does; a gradient that anything else can see is never changed."""
-    a = old._data
-    b = g._data
-    # references to old: the buffer, the engine's local, our argument, getrefcount's argument;
-    # to its array: old's slot, our local, getrefcount's argument
-    if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
-            and a.base is None and a.flags.writeable and a.shape == b.shape
-            and a.dtype == b.dtype and sys.getrefcount(old) <= 4
-            and sys.getrefcount(a) <= 3):
-        recorder = profiling.active
-        if recorder is not None:
-            recorder.accumulate_in_place(a, b)
-        elif dispatch_modes():
-            old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
-        else:
-            np.add(a, b, out=a)
-        return old
-    return old + g
+def _root(t: Tensor):
+    """The array whose memory t's gradient is, if it is all of that memory and the engine may
+    write it: t's own array, or a view covering all of a base array (the transpose of a fresh
+    product). None otherwise (a graph-building result, a subclass, a read-only broadcast, a view
+    of part of something)."""
+    if t.__class__ is not Tensor or t._grad_fn is not None:
+        return None
+    a = t._data
+    if not a.flags.writeable:
+        return None
+    b = a.base
+    if b is None:
+        return a
+    if b.__class__ is np.ndarray and b.base is None and b.nbytes == a.nbytes:
+        return b
+    return None
+
+
+def _owned_result(g: Tensor | None, given: Tensor | None, owned: int) -> int:
+    """1 if a node's only result g is the engine's alone: new memory, or the memory of `given`
+    (the gradient the node was handed, passed on or viewed whole) when that was (`owned`)."""
+    if g is None:
+        return 0
+    root = _root(g)
+    if root is None:
+        return 0
+    if given is not None:
+        a = given._data
+        if a is root or a.base is root:
+            return owned & 1
+    return 1
+
+
+def _owned_results(outputs: tuple, grads: list, owned: int) -> int:
+    """_owned_result for a node with several results or gradients, as a bit mask: memory two
+    results share (add hands its gradient to both inputs) is neither's."""
+    roots = [None if g is None else _root(g) for g in outputs]
+    mask = 0
+    for i, root in enumerate(roots):
+        if root is None:
+            continue
+        shared = False
+        for j, other in enumerate(roots):
+            if other is root and j != i:
+                shared = True
+                break
+        if shared:
+            continue
+        bit = 1
+        for k, t in enumerate(grads):
+            if t is not None:
+                a = t._data
+                if a is root or a.base is root:
+                    bit = owned >> k & 1
+                    break
+        mask |= bit << i
+    return mask
+
+
+def _add_in_place(old: Tensor, g: Tensor) -> None:
+    """old += g for an input-buffer slot the engine owns (same shape and dtype: both were
+    matched to the input's)."""
+    recorder = profiling.active
+    if recorder is not None:
+        recorder.accumulate_in_place(old._data, g._data)
+    elif dispatch_modes():
+        old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
+    else:
+        a = old._data
+        np.add(a, g._data, out=a)
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
@@ -419,6 +506,39 @@ def _pre_hooks(node: Node, grads: list) -> list:
     if hooks is not None and hooks.pre:
         grads = _node_pre_hooks(hooks, grads)
     return grads
+
+
+def _pre_hooks_on_leaf(node: Node, grads: list, owned: int) -> tuple:
+    """_pre_hooks for a leaf's AccumulateGrad: (grads, owned). What the hooks leave in the slot
+    is the engine's if no hook kept a reference to it (it is gone once the engine lets go, as
+    PyTorch steals what its use count shows nobody else holds; NOTE [Gradient ownership]) and
+    it is either the engine's own gradient on its own memory, or a hook's result on an array
+    of its own. The memory then goes on in a tensor no hook has seen."""
+    given = grads[0]
+    if given is None:
+        return _pre_hooks(node, grads), 0
+    given_ref = weakref.ref(given)
+    given_arr = given._data
+    given = None
+    grads = _pre_hooks(node, grads)
+    g = grads[0]
+    if g is None or g.__class__ is not Tensor or g._grad_fn is not None:
+        return grads, 0
+    arr = g._data
+    if g is given_ref():
+        if not owned or arr is not given_arr:
+            return grads, 0  # not the engine's, or a hook swapped its memory
+    elif arr.base is not None or not arr.flags.writeable:
+        return grads, 0  # a view a hook returned: of what, the engine cannot tell
+    elif arr is given_arr and (not owned or given_ref() is not None):
+        return grads, 0  # the given gradient's memory, which is not the engine's alone
+    ref = weakref.ref(g)
+    grads[0] = g = None
+    if ref() is None:
+        grads[0] = _wrap(arr)
+        return grads, 1
+    grads[0] = ref()
+    return grads, 0
 
 
 def _node_pre_hooks(hooks, grads: list) -> list:
