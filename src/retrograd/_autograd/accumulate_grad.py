@@ -5,14 +5,15 @@ NOTE [Gradient layout contract]
 parameter is non-overlapping and dense (contiguous, transposed, permuted, ...), `.grad` gets the
 parameter's strides; otherwise `.grad` is row-major contiguous. An incoming gradient that already
 obeys this and that the engine owns (NOTE [Gradient ownership]: memory it made that nobody else
-holds) is stolen (kept without a copy). Otherwise it is copied into an obedient layout. A later gradient is added in place (`.grad` keeps its identity
-and memory) unless a double-backward graph is being built, in which case the sum is taken out of
-place so that `.grad` carries a grad_fn.
+holds) is stolen (kept without a copy). Otherwise it is copied into an obedient layout. A later
+gradient is added in place (`.grad` keeps its identity and memory) unless a double-backward graph
+is being built, in which case the sum is taken out of place so that `.grad` carries a grad_fn.
 
-retrograd steals more carefully than PyTorch: never a gradient that views part of another array
-(an expanded or sliced gradient shares memory with something else), nor one a custom Function's
-backward or a hook returned (the user's code may hold it elsewhere; PyTorch looks only at the
-tensor's use count), nor one a hook kept a reference to (as PyTorch).
+retrograd steals more carefully than PyTorch, which looks only at the tensor's use count: never
+a gradient that views part of another array (an expanded or sliced gradient shares memory with
+something else), what a custom Function's backward returned (its code may hold it elsewhere), a
+view a hook returned, or memory a hook on an earlier node saw (a view's backward passes on a view
+of its gradient). As PyTorch, never a gradient a hook kept a reference to.
 """
 
 from __future__ import annotations
