@@ -234,28 +234,17 @@ def test_an_owned_formula_result_never_shares_forward_memory(monkeypatch):
 
     alive: list = []
     bad: list = []
-    orig_one, orig_many = engine._owned_result, engine._owned_results
+    orig = engine._owned
 
-    def check(g, mask_bit):
-        if mask_bit and g is not None:
-            a = g._data
+    def checked(node, i, g, outputs, grads, owned):
+        r = orig(node, i, g, outputs, grads, owned)
+        if r:
             for other in alive:
-                if np.shares_memory(a, other):
+                if np.shares_memory(g._data, other):
                     bad.append(current)
-
-    def one(g, given, owned):
-        r = orig_one(g, given, owned)
-        check(g, r)
         return r
 
-    def many(outputs, grads, owned):
-        r = orig_many(outputs, grads, owned)
-        for i, g in enumerate(outputs):
-            check(g, r >> i & 1)
-        return r
-
-    monkeypatch.setattr(engine, "_owned_result", one)
-    monkeypatch.setattr(engine, "_owned_results", many)
+    monkeypatch.setattr(engine, "_owned", checked)
     for sample in GRAD:
         current = sample.id
         f, leaves = _func(sample)
@@ -307,3 +296,35 @@ def test_a_leaf_hook_decides_as_torch(hook):
         return x.grad is first, x.grad.data_ptr() == ptr, x.grad
 
     both(prog)
+
+
+def _owned_bits(outputs: tuple, grads: list, owned: int) -> int:
+    class FakeNode:
+        pass
+
+    return sum(engine._owned(FakeNode(), i, g, outputs, grads, owned) << i
+               for i, g in enumerate(outputs) if g is not None)
+
+
+def test_a_result_that_another_result_slices_is_not_the_engines():
+    # ownership of a node's results: a gradient and a slice of it are neither's (summing into
+    # one in place, or keeping it as .grad, would change the other)
+    r = retrograd.zeros(4)
+    incoming = [retrograd.ones(4)]
+    assert _owned_bits((r, r[:2]), incoming, 1) == 0
+    assert _owned_bits((r, retrograd.zeros(2)), incoming, 1) == 0b11
+    # the gradient the node was given, passed on or viewed whole: the engine's only if it was
+    given = retrograd.ones(4, 2)
+    assert _owned_bits((given, retrograd.zeros(2)), [given], 0) == 0b10
+    assert _owned_bits((given.t(), retrograd.zeros(2)), [given], 1) == 0b11
+    assert _owned_bits((given.t(), retrograd.zeros(2)), [given], 0) == 0b10
+    assert _owned_bits((given[0], retrograd.zeros(2)), [given], 1) == 0b10
+    assert _owned_bits((given, given), [given], 1) == 0
+
+
+def test_pass_on_ops_are_declared():
+    from retrograd._ops.registry import OPS, PASS_ON
+
+    assert PASS_ON <= set(OPS)
+    assert OPS["t"].node_cls._reads_ownership and OPS["add.Tensor"].node_cls._reads_ownership
+    assert not OPS["mul.Tensor"].node_cls._reads_ownership

@@ -42,6 +42,7 @@ _warned_layout = False
 class AccumulateGrad(CppNode):
     __slots__ = ("variable", "_lock")
     _lazy_tensor_hooks = True
+    _reads_ownership = True  # an owned gradient becomes .grad without a copy
 
     if TYPE_CHECKING:
         variable: Tensor

@@ -316,13 +316,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
-        # which results are the engine's alone (NOTE [Gradient ownership])
-        if create_graph or not node._op_formulas or hooks is not None:
-            mask = 0  # (hooks may have seen what came in, or what goes out)
-        elif len(outputs) == 1 and len(grads) == 1:
-            mask = _owned_result(outputs[0], grads[0], owned)
-        else:
-            mask = _owned_results(outputs, grads, owned)
+        # whether this node's results may be the engine's alone (NOTE [Gradient ownership]):
+        # hooks may have seen what came in or what goes out
+        trusted = node._op_formulas and not create_graph and hooks is None
         i = -1
         for nf, nr in nexts:
             i += 1
@@ -334,8 +330,6 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 arr = g._data
                 if arr.shape != meta[0] or (arr.dtype is not meta[1] and arr.dtype != meta[1]):
                     g = _validate(node, i, g, meta)
-                    if g is not outputs[i] and not create_graph:
-                        mask |= _owned_result(g, outputs[i], mask >> i & 1) << i
             d = deps[nf] - 1
             deps[nf] = d
             if exec_info is not None and not exec_info.get(nf, False) and (
@@ -348,12 +342,13 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     n_out = len(nf._output_meta)
                     if n_out == 1 and nr == 0:
                         buf = [g]
-                        owned = mask >> i & 1
                     else:
                         buf = [None] * max(n_out, nr + 1)
                         buf[nr] = g
-                        owned = (mask >> i & 1) << nr
-                    heappush(heap, (-nf._seq, tick(), nf, buf, owned))
+                    # (only a node that may keep or pass on its gradient's memory asks)
+                    heappush(heap, (-nf._seq, tick(), nf, buf, _owned(
+                        node, i, g, outputs, grads, owned) << nr if nf._reads_ownership and (
+                        trusted or g is not outputs[i]) and g is not None else 0))
                     continue
                 # the last element is the ownership mask of the slots
                 buf = buffers[nf] = [None] * max(len(nf._output_meta), nr + 1) + [0]
@@ -361,7 +356,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 old = buf[nr]
                 if old is None:
                     buf[nr] = g
-                    buf[-1] |= (mask >> i & 1) << nr
+                    if (trusted or g is not outputs[i]) and g._data.flags.writeable and _owned(
+                            node, i, g, outputs, grads, owned):
+                        buf[-1] |= 1 << nr
                 elif create_graph:
                     buf[nr] = old + g
                 elif buf[-1] >> nr & 1:
@@ -381,63 +378,46 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         pop.finish()
 
 
-def _root(t: Tensor):
-    """The array whose memory t's gradient is, if it is all of that memory and the engine may
-    write it: t's own array, or a view covering all of a base array (the transpose of a fresh
-    product). None otherwise (a graph-building result, a subclass, a read-only broadcast, a view
-    of part of something)."""
-    if t.__class__ is not Tensor or t._grad_fn is not None:
-        return None
-    a = t._data
-    if not a.flags.writeable:
-        return None
+def _whole_base(a: np.ndarray):
+    """The array a views all of (the transpose of a fresh product), else None. (For an array
+    of its own, the caller tests a.base is None first: NumPy's attributes cost more than
+    Python's identity tests, and this runs for every result.)"""
     b = a.base
-    if b is None:
-        return a
-    if b.__class__ is np.ndarray and b.base is None and b.nbytes == a.nbytes:
+    if b.__class__ is np.ndarray and b.base is None and b.nbytes == a.nbytes \
+            and a.flags.writeable:
         return b
     return None
 
 
-def _owned_result(g: Tensor | None, given: Tensor | None, owned: int) -> int:
-    """1 if a node's only result g is the engine's alone: new memory, or the memory of `given`
-    (the gradient the node was handed, passed on or viewed whole) when that was (`owned`)."""
-    if g is None:
+def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: int) -> int:
+    """1 if gradient g, which `node` (trusted by the caller) produced for edge i, is memory the
+    engine alone holds: new memory, or all the memory of a gradient the node was given (passed
+    on, or viewed whole) when that was the engine's (bit k of `owned`); never memory another of
+    its results shares (add hands its gradient to both inputs). If g is not outputs[i], the
+    engine made it from that (summed to shape, cast). A plain Tensor's array without a base is
+    new unless it is a given one: nothing records a graph here and NumPy made it writable."""
+    if g.__class__ is not Tensor:
         return 0
-    root = _root(g)
+    a = g._data
+    root = a if a.base is None else _whole_base(a)
     if root is None:
         return 0
-    if given is not None:
-        a = given._data
-        if a is root or a.base is root:
-            return owned & 1
+    mine = outputs[i]
+    if g is not mine:
+        return 0 if mine._data is root else 1  # (an engine-made sum or cast of mine)
+    for j, other in enumerate(outputs):
+        if j != i and other is not None:
+            if other.__class__ is not Tensor:
+                return 0
+            oa = other._data
+            if oa is root or oa.base is root:
+                return 0
+    for k, t in enumerate(grads):
+        if t is not None:
+            ga = t._data
+            if ga is root or (root is not a and ga.base is root):
+                return owned >> k & 1
     return 1
-
-
-def _owned_results(outputs: tuple, grads: list, owned: int) -> int:
-    """_owned_result for a node with several results or gradients, as a bit mask: memory two
-    results share (add hands its gradient to both inputs) is neither's."""
-    roots = [None if g is None else _root(g) for g in outputs]
-    mask = 0
-    for i, root in enumerate(roots):
-        if root is None:
-            continue
-        shared = False
-        for j, other in enumerate(roots):
-            if other is root and j != i:
-                shared = True
-                break
-        if shared:
-            continue
-        bit = 1
-        for k, t in enumerate(grads):
-            if t is not None:
-                a = t._data
-                if a is root or a.base is root:
-                    bit = owned >> k & 1
-                    break
-        mask |= bit << i
-    return mask
 
 
 def _add_in_place(old: Tensor, g: Tensor) -> None:
@@ -512,8 +492,9 @@ def _pre_hooks_on_leaf(node: Node, grads: list, owned: int) -> tuple:
     """_pre_hooks for a leaf's AccumulateGrad: (grads, owned). What the hooks leave in the slot
     is the engine's if no hook kept a reference to it (it is gone once the engine lets go, as
     PyTorch steals what its use count shows nobody else holds; NOTE [Gradient ownership]) and
-    it is either the engine's own gradient on its own memory, or a hook's result on an array
-    of its own. The memory then goes on in a tensor no hook has seen."""
+    it is either the engine's own gradient on its own memory, or a hook's result that is no view
+    (one that wraps another tensor's array, as `.detach()` does, is kept as PyTorch keeps it).
+    The memory then goes on in a tensor no hook has seen."""
     given = grads[0]
     if given is None:
         return _pre_hooks(node, grads), 0
