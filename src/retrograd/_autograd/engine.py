@@ -262,6 +262,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
     prof = profiling.active
     pop = heappop if prof is None else prof.engine_pop(exec_info)
+    modes = dispatch_modes()  # (the live list: a mode entered by a hook shows in it)
     while heap:
         _, _, node, grads, owned = pop(heap)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
@@ -362,7 +363,11 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 elif create_graph:
                     buf[nr] = old + g
                 elif buf[-1] >> nr & 1:
-                    _add_in_place(old, g)
+                    if prof is None and not modes:
+                        arr = old._data
+                        np.add(arr, g._data, out=arr)
+                    else:
+                        _add_in_place(old, g)
                 else:
                     buf[nr] = old = old + g  # the engine's own from now on
                     if old.__class__ is Tensor and old._grad_fn is None:
