@@ -10,17 +10,22 @@ Python's recursion limit.
 NOTE [Gradient ownership]
 Whether a gradient's memory may be written in place (summing into an input buffer) or kept as a
 leaf's `.grad` without a copy (stealing, NOTE [Gradient layout contract]) is decided by who made
-it, never by counting references. The engine marks, per input-buffer slot, the gradients that are
-its own: a sum it computed for a slot fed by several edges, and an op node's formula result that
-is new memory (an array it made, or a view covering all of one): not one of the gradients the node
-was given or a view of one (add passes its gradient to both inputs), not memory that another of
-its results shares, and not seen by a post hook. Everything else is the user's or may be seen
-elsewhere and is never written: a gradient passed to backward(), what a custom Function or a hook
-returned, anything built while create_graph records a graph. The mark travels with the buffer
-(its heap entry holds a bit mask over the slots) and only AccumulateGrad reads it at the end. When
-tensor or node pre-hooks are handed an owned leaf gradient, it stays owned only if no hook kept
-the tensor (it is gone once the engine lets go of it, as PyTorch steals a gradient whose use count
-says nobody else holds it) and its memory is the one the engine made.
+it, never by counting references. The engine owns: a sum it computed for a slot fed by several
+edges, and an op node's formula result that is new memory (an array it made, or a view covering
+all of one) or all the memory of a gradient the node was given and the engine owned (a view's
+backward passes on a view of it), unless another result of the node shares that memory (add
+hands its gradient to both inputs). Everything else may be seen elsewhere and is never written:
+a gradient passed to backward() or captured by autograd.grad, what a custom Function returned,
+results of a node with hooks (they may have kept what came in or what goes out), anything built
+while create_graph records a graph or while a dispatch mode sees every op's result (a tracer
+keeps them, and records the sums as adds; the profiler's mode, which keeps none, does not count).
+The mark is one bit per slot, in the heap entry with the buffer (a buffer waiting for several
+gradients keeps its mask as a last element), and it is worked out only where it is read: for
+the first gradient of a buffer that more will be added to, and for the nodes that may keep or
+pass on their gradient's memory (`Node._reads_ownership`: AccumulateGrad, view ops, add,
+clone). When tensor or node pre-hooks are handed a leaf's gradient, what they leave is the
+engine's only if no hook kept it (it is gone once the engine lets go of it, as PyTorch steals a
+gradient whose use count says nobody else holds it).
 
 NOTE [exec_info]
 With `inputs=` (autograd.grad, or backward(inputs=...)) only the part of the graph that leads to
@@ -318,8 +323,9 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
         # whether this node's results may be the engine's alone (NOTE [Gradient ownership]):
-        # hooks may have seen what came in or what goes out
-        trusted = node._op_formulas and not create_graph and hooks is None
+        # hooks may have seen what came in or what goes out, a dispatch mode every op's result
+        trusted = node._op_formulas and not create_graph and hooks is None and (
+            not modes or _observers_only(modes))
         i = -1
         for nf, nr in nexts:
             i += 1
@@ -370,7 +376,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                         _add_in_place(old, g)
                 else:
                     buf[nr] = old = old + g  # the engine's own from now on
-                    if old.__class__ is Tensor and old._grad_fn is None:
+                    if old.__class__ is Tensor and (not modes or _observers_only(modes)):
                         buf[-1] |= 1 << nr
                 old = None
             if d == 0:
@@ -423,6 +429,14 @@ def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: in
             if ga is root or (root is not a and ga.base is root):
                 return owned >> k & 1
     return 1
+
+
+def _observers_only(modes: list) -> bool:
+    """True if the active dispatch modes keep none of the results they see (the profiler's)."""
+    for m in modes:
+        if not getattr(m, "_keeps_no_results", False):
+            return False
+    return True
 
 
 def _add_in_place(old: Tensor, g: Tensor) -> None:
