@@ -328,3 +328,20 @@ def test_pass_on_ops_are_declared():
     assert PASS_ON <= set(OPS)
     assert OPS["t"].node_cls._reads_ownership and OPS["add.Tensor"].node_cls._reads_ownership
     assert not OPS["mul.Tensor"].node_cls._reads_ownership
+
+
+def test_a_node_passes_on_only_what_it_was_given_as_the_engines():
+    # rsub's node first completes a's buffer (whose sum is the engine's), then passes the
+    # caller's gradient on to b: that one must still be copied into b.grad
+    def prog(lib):
+        a = lib.ones(3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        y = lib.rsub(a, b)
+        z = a * 3
+        gy = lib.tensor([1.0, 2.0, 3.0])
+        lib.autograd.backward([y, z], [gy, lib.ones(3)])
+        shared = b.grad.data_ptr() == gy.data_ptr()
+        (b * 2).sum().backward()
+        return shared, gy, a.grad, b.grad
+
+    both(prog)

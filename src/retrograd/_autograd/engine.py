@@ -381,8 +381,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 old = None
             if d == 0:
                 del buffers[nf]
-                owned = buf.pop()
-                heappush(heap, (-nf._seq, tick(), nf, buf, owned))
+                heappush(heap, (-nf._seq, tick(), nf, buf, buf.pop()))  # (mask off the end)
         outputs = grads = g = buf = arr = None
     task.current_node = None
     if prof is not None:
