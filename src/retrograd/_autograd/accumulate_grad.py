@@ -4,19 +4,20 @@ NOTE [Gradient layout contract]
 `.grad` is stored so that optimizers touch memory the way the parameter is laid out: if the
 parameter is non-overlapping and dense (contiguous, transposed, permuted, ...), `.grad` gets the
 parameter's strides; otherwise `.grad` is row-major contiguous. An incoming gradient that already
-obeys this and that nothing else references is stolen (kept without a copy). Otherwise it is
-copied into an obedient layout. A later gradient is added in place (`.grad` keeps its identity
-and memory) unless a double-backward graph is being built, in which case the sum is taken out of
-place so that `.grad` carries a grad_fn.
+obeys this and that the engine owns (NOTE [Gradient ownership]: memory it made that nobody else
+holds) is stolen (kept without a copy). Otherwise it is copied into an obedient layout. A later
+gradient is added in place (`.grad` keeps its identity and memory) unless a double-backward graph
+is being built, in which case the sum is taken out of place so that `.grad` carries a grad_fn.
 
-retrograd steals more carefully than PyTorch: never a gradient that is a view of another array
-(an expanded or sliced gradient shares memory with something else), and never one that a hook
-kept a reference to (the reference count sees it).
+retrograd steals more carefully than PyTorch, which looks only at the tensor's use count: never
+a gradient that views part of another array (an expanded or sliced gradient shares memory with
+something else), what a custom Function's backward returned (its code may hold it elsewhere), a
+view a hook returned, or memory a hook on an earlier node saw (a view's backward passes on a view
+of its gradient). As PyTorch, never a gradient a hook kept a reference to.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import warnings
 import weakref
@@ -41,6 +42,7 @@ _warned_layout = False
 class AccumulateGrad(CppNode):
     __slots__ = ("variable", "_lock")
     _lazy_tensor_hooks = True
+    _reads_ownership = True  # an owned gradient becomes .grad without a copy
 
     if TYPE_CHECKING:
         variable: Tensor
@@ -48,20 +50,16 @@ class AccumulateGrad(CppNode):
 
         def __init__(self, variable: Tensor) -> None: ...  # made from ACCUMULATE_GRAD_FIELDS
 
-    def apply(self, grad_outputs: list) -> tuple:
+    def apply(self, grad_outputs: list, owned: int = 0) -> tuple:
+        """Accumulate grad_outputs[0] into the leaf's .grad; `owned` (from the engine, NOTE
+        [Gradient ownership]) says the gradient is memory only the engine holds, so it may
+        become .grad without a copy (post hooks still see it, as in PyTorch)."""
         var = self.variable
         new_grad = grad_outputs[0]
-        hooks = self._hooks
-        if hooks is None or not hooks.post:
-            # drop our reference so an unshared gradient can be stolen
-            grad_outputs[0] = None
-            shared = 0
-        else:
-            shared = 1  # post hooks see it in grad_outputs; it may still be stolen (PyTorch)
         if new_grad is None or not var._requires_grad:
             return ()
         with self._lock:
-            accumulate_grad(var, new_grad, shared)
+            accumulate_grad(var, new_grad, bool(owned))
         new_grad = None
         meta = var._meta
         if meta is not None and meta.post_acc_hooks:
@@ -80,17 +78,12 @@ class AccumulateGrad(CppNode):
         return tuple(meta.hooks.values())
 
 
-# references to the incoming gradient held while accumulate_grad runs: the caller's local,
-# this function's argument and getrefcount's own argument
-_STEAL_REFS = 3
-
-
-def accumulate_grad(var: Tensor, new_grad: Tensor, shared: int = 0) -> None:
-    """Add new_grad into var.grad; `shared` counts known extra references to new_grad that do
-    not prevent stealing it."""
+def accumulate_grad(var: Tensor, new_grad: Tensor, owned: bool = False) -> None:
+    """Add new_grad into var.grad; `owned`: new_grad's memory is the engine's alone, so it may
+    be kept as .grad."""
     grad = var._grad
     if grad is None:
-        if not state.grad_enabled and _stealable(new_grad, var, shared):
+        if owned and not state.grad_enabled and _stealable(new_grad, var):
             out = _wrap(new_grad._data)
         elif dispatch_modes():
             out = new_grad.clone()  # an op, so tracers see it (NOTE [Op-level tracing])
@@ -117,33 +110,12 @@ def dispatch_modes() -> list:
     return op_seam.mode_stack
 
 
-def _stealable(new_grad: Tensor, var: Tensor, shared: int) -> bool:
+def _stealable(new_grad: Tensor, var: Tensor) -> bool:
+    """An owned gradient kept as .grad as it is: a plain array of the leaf's dtype, writable,
+    laid out as the contract asks."""
     arr = new_grad._data
-    # references to arr: new_grad's slot, our local and getrefcount's argument; one more means
-    # another tensor wraps the same array (array formulas may hand one array to two inputs)
-    return (new_grad._grad_fn is None and arr.flags.writeable and arr.dtype == var._data.dtype
-            and sys.getrefcount(new_grad) <= _STEAL_REFS + 1 + shared
-            and sys.getrefcount(arr) <= 3
-            and _exclusive(new_grad) and obeys_layout_contract(arr, var._data))
-
-
-def _exclusive(t: Tensor) -> bool:
-    """True if no other live tensor or array shares t's memory: t owns its array, or t is a
-    view (the transpose of a transposed matmul result, say) of a tensor only it references."""
-    arr = t._data
-    base = arr.base
-    if t._view is None:
-        # references to base: arr's .base, our local and getrefcount's argument
-        return base is None or (type(base) is np.ndarray and base.base is None
-                                and sys.getrefcount(base) <= 3 and arr.nbytes == base.nbytes)
-    root = t._view.base
-    if root._view is not None or root._grad_fn is not None:
-        return False
-    data = root._data
-    # root: the view's ViewInfo, our local and getrefcount's argument; its array: root's slot,
-    # arr's .base, our two locals and getrefcount's argument
-    return (sys.getrefcount(root) <= 3 and data.base is None and base is data
-            and sys.getrefcount(data) <= 5 and arr.nbytes == data.nbytes)
+    return (new_grad.__class__ is Tensor and new_grad._grad_fn is None and arr.flags.writeable
+            and arr.dtype == var._data.dtype and obeys_layout_contract(arr, var._data))
 
 
 def is_non_overlapping_and_dense(a: np.ndarray) -> bool:

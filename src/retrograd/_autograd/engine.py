@@ -7,6 +7,26 @@ as in PyTorch; AccumulateGrad nodes carry the largest possible number, so a leaf
 written as soon as its gradient is complete. The walk is iterative: deep graphs do not hit
 Python's recursion limit.
 
+NOTE [Gradient ownership]
+Whether a gradient's memory may be written in place (summing into an input buffer) or kept as a
+leaf's `.grad` without a copy (stealing, NOTE [Gradient layout contract]) is decided by who made
+it, never by counting references. The engine owns: a sum it computed for a slot fed by several
+edges, and an op node's formula result that is new memory (an array it made, or a view covering
+all of one) or all the memory of a gradient the node was given and the engine owned (a view's
+backward passes on a view of it), unless another result of the node shares that memory (add
+hands its gradient to both inputs). Everything else may be seen elsewhere and is never written:
+a gradient passed to backward() or captured by autograd.grad, what a custom Function returned,
+results of a node with hooks (they may have kept what came in or what goes out), anything built
+while create_graph records a graph or while a dispatch mode sees every op's result (a tracer
+keeps them, and records the sums as adds; the profiler's mode, which keeps none, does not count).
+The mark is one bit per slot, in the heap entry with the buffer (a buffer waiting for several
+gradients keeps its mask as a last element), and it is worked out only where it is read: for
+the first gradient of a buffer that more will be added to, and for the nodes that may keep or
+pass on their gradient's memory (`Node._reads_ownership`: AccumulateGrad, view ops, add,
+clone). When tensor or node pre-hooks are handed a leaf's gradient, what they leave is the
+engine's only if no hook kept it (it is gone once the engine lets go of it, as PyTorch steals a
+gradient whose use count says nobody else holds it).
+
 NOTE [exec_info]
 With `inputs=` (autograd.grad, or backward(inputs=...)) only the part of the graph that leads to
 those inputs runs. `exec_info` maps each node to whether it must execute; gradients arriving at
@@ -17,20 +37,20 @@ an input's node are captured (autograd.grad) instead of running it. Without `inp
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
+import weakref
 from heapq import heappop, heappush
 
 import numpy as np
 
 from retrograd import _errors as E
 from retrograd._autograd import op_seam, profiling
-from retrograd._autograd.accumulate_grad import dispatch_modes
+from retrograd._autograd.accumulate_grad import AccumulateGrad, dispatch_modes
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.hooks import check_tensor_result, check_tuple_result
 from retrograd._autograd.node import FROM_TASK, GraphRoot, Node
 from retrograd._autograd.state import state
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _wrap
 
 _task_ids = itertools.count()
 
@@ -229,27 +249,27 @@ def _init_exec_info(task: GraphTask, start: Node, inputs: list, accumulate: bool
 def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
     """Run ready nodes, newest first, until none is left (NOTE [Engine order]).
 
-    Heap entries are (-sequence_nr, n, node, input buffer or None), n counting pushes: nodes
+    Heap entries are (-sequence_nr, n, node, input buffer, owned), n counting pushes: nodes
     with equal sequence numbers (AccumulateGrad) run in the order they became ready, the same
-    on every run. A node fed by a single edge gets its buffer straight in its heap entry;
+    on every run; `owned` has bit k set when the engine owns slot k's gradient (NOTE [Gradient
+    ownership]). A node fed by a single edge gets its buffer straight in its heap entry;
     buffers of nodes that wait for several gradients live in `buffers` until the last one
-    arrives. Hooks: NOTE [Hook order] in retrograd._autograd.hooks."""
+    arrives, with their ownership mask as a last element. Hooks: NOTE [Hook order] in
+    retrograd._autograd.hooks."""
     exec_info = task.exec_info
     captures = task.captures
     release = not task.keep_graph
     create_graph = task.create_graph
     needed = None if exec_info is None else FROM_TASK
-    heap = [(0, 0, start, buffers.pop(start))]
+    heap = [(0, 0, start, buffers.pop(start), 0)]
     tick = itertools.count(1).__next__
-    pop_buffer = buffers.pop
     get_buffer = buffers.get
     # NOTE [Profiling]: a profiler's pop opens each node's ranges; one test per node when off
     prof = profiling.active
-    pop = heappop if prof is None else prof.engine_pop(exec_info, buffers)
+    pop = heappop if prof is None else prof.engine_pop(exec_info)
+    modes = dispatch_modes()  # (the live list: a mode entered by a hook shows in it)
     while heap:
-        _, _, node, grads = pop(heap)
-        if grads is None:
-            grads = pop_buffer(node)
+        _, _, node, grads, owned = pop(heap)
         has_hooks = node._hooks is not None or node._lazy_tensor_hooks
         if exec_info is not None:
             if captures is not None and node in captures:
@@ -263,6 +283,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     task.captured[idx] = grads[nr]
                 if not runs:
                     continue
+                owned = 0  # handed to the caller of autograd.grad
             elif not exec_info.get(node, False):
                 continue
         task.current_node = node
@@ -271,19 +292,24 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     and not node.tensor_pre_hooks():
                 # a leaf's AccumulateGrad with no hooks: nothing flows on from it (it takes
                 # its leaf's lock itself)
-                node.apply(grads)
+                node.apply(grads, owned)
                 grads = None
                 continue
-            grads = _pre_hooks(node, grads)
+            if node.__class__ is AccumulateGrad:
+                grads, owned = _pre_hooks_on_leaf(node, grads, owned)
+            else:
+                grads = _pre_hooks(node, grads)
             had_post = node._hooks is not None and bool(node._hooks.post)
-        if not anomaly.enabled:
-            outputs = node._run(grads, release, needed, create_graph)
-        else:
+        if anomaly.enabled:
             from retrograd._autograd.anomaly_report import call_with_anomaly
 
             outputs = call_with_anomaly(node, grads)
             if release:
                 node.release_variables()
+        elif owned and node.__class__ is AccumulateGrad:
+            outputs = node.apply(grads, owned)  # (it saves nothing)
+        else:
+            outputs = node._run(grads, release, needed, create_graph)
         hooks = node._hooks
         if hooks is not None and hooks.post:
             if not (has_hooks and had_post):
@@ -296,6 +322,10 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
+        # whether this node's results may be the engine's alone (NOTE [Gradient ownership]):
+        # hooks may have seen what came in or what goes out, a dispatch mode every op's result
+        trusted = node._op_formulas and not create_graph and hooks is None and (
+            not modes or _observers_only(modes))
         i = -1
         for nf, nr in nexts:
             i += 1
@@ -322,48 +352,103 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     else:
                         buf = [None] * max(n_out, nr + 1)
                         buf[nr] = g
-                    heappush(heap, (-nf._seq, tick(), nf, buf))
+                    # (only a node that may keep or pass on its gradient's memory asks)
+                    heappush(heap, (-nf._seq, tick(), nf, buf, _owned(
+                        node, i, g, outputs, grads, owned) << nr if nf._reads_ownership and (
+                        trusted or g is not outputs[i]) and g is not None else 0))
                     continue
-                buf = buffers[nf] = [None] * len(nf._output_meta)
+                # the last element is the ownership mask of the slots
+                buf = buffers[nf] = [None] * max(len(nf._output_meta), nr + 1) + [0]
             if g is not None:
                 old = buf[nr]
                 if old is None:
                     buf[nr] = g
+                    if (trusted or g is not outputs[i]) and g._data.flags.writeable and _owned(
+                            node, i, g, outputs, grads, owned):
+                        buf[-1] |= 1 << nr
                 elif create_graph:
                     buf[nr] = old + g
+                elif buf[-1] >> nr & 1:
+                    if prof is None and not modes:
+                        arr = old._data
+                        np.add(arr, g._data, out=arr)
+                    else:
+                        _add_in_place(old, g)
                 else:
-                    buf[nr] = _accumulate(old, g)
-                    old = None
+                    buf[nr] = old = old + g  # the engine's own from now on
+                    if old.__class__ is Tensor and (not modes or _observers_only(modes)):
+                        buf[-1] |= 1 << nr
+                old = None
             if d == 0:
-                heappush(heap, (-nf._seq, tick(), nf, None))
-        # drop our references so AccumulateGrad can steal an unshared gradient
+                del buffers[nf]
+                heappush(heap, (-nf._seq, tick(), nf, buf, buf.pop()))  # (mask off the end)
         outputs = grads = g = buf = arr = None
     task.current_node = None
     if prof is not None:
         pop.finish()
 
 
-def _accumulate(old: Tensor, g: Tensor) -> Tensor:
-    """old + g for an input buffer (no double-backward graph being built). In place when the
-    buffer holds the only reference to `old` and `old` owns its memory, as PyTorch's
-    InputBuffer does; a gradient that anything else can see is never changed."""
-    a = old._data
-    b = g._data
-    # references to old: the buffer, the engine's local, our argument, getrefcount's argument;
-    # to its array: old's slot, our local, getrefcount's argument
-    if (old.__class__ is Tensor and old._view is None and old._grad_fn is None
-            and a.base is None and a.flags.writeable and a.shape == b.shape
-            and a.dtype == b.dtype and sys.getrefcount(old) <= 4
-            and sys.getrefcount(a) <= 3):
-        recorder = profiling.active
-        if recorder is not None:
-            recorder.accumulate_in_place(a, b)
-        elif dispatch_modes():
-            old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
-        else:
-            np.add(a, b, out=a)
-        return old
-    return old + g
+def _whole_base(a: np.ndarray):
+    """The array a views all of (the transpose of a fresh product), else None. (For an array
+    of its own, the caller tests a.base is None first: NumPy's attributes cost more than
+    Python's identity tests, and this runs for every result.)"""
+    b = a.base
+    if b.__class__ is np.ndarray and b.base is None and b.nbytes == a.nbytes \
+            and a.flags.writeable:
+        return b
+    return None
+
+
+def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: int) -> int:
+    """1 if gradient g, which `node` (trusted by the caller) produced for edge i, is memory the
+    engine alone holds: new memory, or all the memory of a gradient the node was given (passed
+    on, or viewed whole) when that was the engine's (bit k of `owned`); never memory another of
+    its results shares (add hands its gradient to both inputs). If g is not outputs[i], the
+    engine made it from that (summed to shape, cast). A plain Tensor's array without a base is
+    new unless it is a given one: nothing records a graph here and NumPy made it writable."""
+    if g.__class__ is not Tensor:
+        return 0
+    a = g._data
+    root = a if a.base is None else _whole_base(a)
+    if root is None:
+        return 0
+    mine = outputs[i]
+    if g is not mine:
+        return 0 if mine._data is root else 1  # (an engine-made sum or cast of mine)
+    for j, other in enumerate(outputs):
+        if j != i and other is not None:
+            if other.__class__ is not Tensor:
+                return 0
+            oa = other._data
+            if oa is root or oa.base is root:
+                return 0
+    for k, t in enumerate(grads):
+        if t is not None:
+            ga = t._data
+            if ga is root or (root is not a and ga.base is root):
+                return owned >> k & 1
+    return 1
+
+
+def _observers_only(modes: list) -> bool:
+    """True if the active dispatch modes keep none of the results they see (the profiler's)."""
+    for m in modes:
+        if not getattr(m, "_keeps_no_results", False):
+            return False
+    return True
+
+
+def _add_in_place(old: Tensor, g: Tensor) -> None:
+    """old += g for an input-buffer slot the engine owns (same shape and dtype: both were
+    matched to the input's)."""
+    recorder = profiling.active
+    if recorder is not None:
+        recorder.accumulate_in_place(old._data, g._data)
+    elif dispatch_modes():
+        old.add_(g)  # an op, so dispatch modes see it (NOTE [Op-level tracing])
+    else:
+        a = old._data
+        np.add(a, g._data, out=a)
 
 
 def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
@@ -419,6 +504,40 @@ def _pre_hooks(node: Node, grads: list) -> list:
     if hooks is not None and hooks.pre:
         grads = _node_pre_hooks(hooks, grads)
     return grads
+
+
+def _pre_hooks_on_leaf(node: Node, grads: list, owned: int) -> tuple:
+    """_pre_hooks for a leaf's AccumulateGrad: (grads, owned). What the hooks leave in the slot
+    is the engine's if no hook kept a reference to it (it is gone once the engine lets go, as
+    PyTorch steals what its use count shows nobody else holds; NOTE [Gradient ownership]) and
+    it is either the engine's own gradient on its own memory, or a hook's result that is no view
+    (one that wraps another tensor's array, as `.detach()` does, is kept as PyTorch keeps it).
+    The memory then goes on in a tensor no hook has seen."""
+    given = grads[0]
+    if given is None:
+        return _pre_hooks(node, grads), 0
+    given_ref = weakref.ref(given)
+    given_arr = given._data
+    given = None
+    grads = _pre_hooks(node, grads)
+    g = grads[0]
+    if g is None or g.__class__ is not Tensor or g._grad_fn is not None:
+        return grads, 0
+    arr = g._data
+    if g is given_ref():
+        if not owned or arr is not given_arr:
+            return grads, 0  # not the engine's, or a hook swapped its memory
+    elif arr.base is not None or not arr.flags.writeable:
+        return grads, 0  # a view a hook returned: of what, the engine cannot tell
+    elif arr is given_arr and (not owned or given_ref() is not None):
+        return grads, 0  # the given gradient's memory, which is not the engine's alone
+    ref = weakref.ref(g)
+    grads[0] = g = None
+    if ref() is None:
+        grads[0] = _wrap(arr)
+        return grads, 1
+    grads[0] = ref()
+    return grads, 0
 
 
 def _node_pre_hooks(hooks, grads: list) -> list:

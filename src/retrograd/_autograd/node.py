@@ -35,6 +35,10 @@ class Node:
     # take `needed` in apply() and refuse a saved input detached in place since (as PyTorch's
     # op nodes do); a custom Function's node computes what its backward computes
     _op_formulas = False
+    # True on nodes that may keep their incoming gradient's memory (AccumulateGrad) or pass it
+    # on (view ops, add, clone): the engine tells them whether it is its own (NOTE [Gradient
+    # ownership]); others make new memory, so it does not look
+    _reads_ownership = False
 
     if TYPE_CHECKING:
         def __init__(self, next_functions: tuple = (), output_meta: tuple = ()) -> None:

@@ -119,8 +119,8 @@ class Recorder:
 
     # --- the engine's side (NOTE [Profiling]) ---------------------------------------------------
 
-    def engine_pop(self, exec_info: dict | None, buffers: dict) -> EnginePop:
-        return EnginePop(self, exec_info, buffers)
+    def engine_pop(self, exec_info: dict | None) -> EnginePop:
+        return EnginePop(self, exec_info)
 
     def accumulate_in_place(self, a, b) -> None:
         """A gradient summed into an input buffer in place: torch's aten::add_."""
@@ -139,12 +139,11 @@ class EnginePop:
     "autograd::engine::evaluate_function: <name>", and inside it, if the node runs (it may only
     have its gradient captured), "<name>" until node_ran()."""
 
-    __slots__ = ("recorder", "exec_info", "buffers", "outer", "inner")
+    __slots__ = ("recorder", "exec_info", "outer", "inner")
 
-    def __init__(self, recorder: Recorder, exec_info: dict | None, buffers: dict) -> None:
+    def __init__(self, recorder: Recorder, exec_info: dict | None) -> None:
         self.recorder = recorder
         self.exec_info = exec_info
-        self.buffers = buffers
         self.outer = self.inner = None
 
     def __call__(self, heap: list) -> tuple:
@@ -170,8 +169,6 @@ class EnginePop:
         inner.sequence_nr, inner.fwd_thread, inner.engine = seq, fwd, True
         inner.scope = BACKWARD_SCOPE
         if rec.record_shapes:
-            if grads is None:  # the buffer of a node fed by several edges waits in `buffers`
-                grads = self.buffers.get(node, ())
             inner.input_shapes = [[] if g is None else list(g._data.shape) for g in grads]
         return entry
 

@@ -59,9 +59,12 @@ def _lambda_body(code) -> str | None:
     """The source span the lambda's instructions cover (Python records each instruction's
     columns), widened over brackets the span leaves open; None if its brackets do not match.
     Much cheaper than tokenizing or parsing the source, which matters at import time."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return None  # Python 3.10 records no columns
     start: tuple | None = None
     end: tuple | None = None
-    for line, end_line, col, end_col in code.co_positions():
+    for line, end_line, col, end_col in positions():
         # entries without columns, or (0, 0), are the lambda's own set-up and return
         if line is None or col is None or not (col or end_col):
             continue

@@ -85,7 +85,8 @@ class OpDef:
         self.array_formulas = _compile_array_formulas(self, grads, array_grads)
         base = CppFormulaNode if self.node_name in CPP_NODE_NAMES else FormulaNode
         self.node_cls = None if not self.formulas else type(
-            self.node_name, (base,), {"__slots__": (), "_op": self})
+            self.node_name, (base,), {"__slots__": (), "_op": self,
+                                      "_reads_ownership": self.is_view or self.name in PASS_ON})
         self._saved_plan: dict = {}
         # how tangents go through this op (NOTE [Forward-mode derivatives])
         self.jvp = jvp
@@ -440,6 +441,12 @@ _new_node = FORMULA_NODE_FIELDS.constructor("new_node", "_cls, next_functions, o
                                             later=AFTER_OUTPUTS)
 _finish_node = FORMULA_NODE_FIELDS.constructor("finish_node", "node, plan, saved", target="node",
                                                only=AFTER_OUTPUTS)
+
+
+# non-view ops whose formulas may hand on the incoming gradient itself: their nodes learn from
+# the engine whether it is its own (NOTE [Gradient ownership]), so what they pass on to a leaf
+# can become its .grad without a copy
+PASS_ON = frozenset({"add.Tensor", "sub.Tensor", "clone", "_to_copy", "alias"})
 
 
 # hand-written C++ nodes in PyTorch whose behaviour retrograd declares as formulas

@@ -120,6 +120,7 @@ class _ProfilingMode(TorchDispatchMode):
     """Times every op the dispatcher runs, as "aten::<name>"."""
 
     _all_threads = True  # the profiler records every thread's ops
+    _keeps_no_results = True  # it times ops only (NOTE [Gradient ownership])
 
     def __init__(self, recorder: profiling.Recorder) -> None:
         self.recorder = recorder
