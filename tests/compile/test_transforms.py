@@ -61,3 +61,31 @@ def test_autograd_functional_jacobian_inside_compile():
     want = jac(x)
     got = retrograd.compile(jac)(x)
     np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def _per_example_norms(x):
+    from retrograd.func import grad, vmap
+
+    return vmap(grad(lambda row: (row.sin() ** 2).sum()))(x)
+
+
+def test_vmap_runs_eagerly_and_says_why(caplog):
+    x = retrograd.tensor(np.linspace(-1.0, 1.0, 12).reshape(3, 4))
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        got = retrograd.compile(_per_example_norms)(x)
+    np.testing.assert_allclose(got.numpy(), _per_example_norms(x).numpy())
+    np.testing.assert_allclose(got.numpy(), np.sin(2 * x.numpy()))
+    assert "vmap (retrograd.func.vmap" in caplog.text and "is not captured" in caplog.text
+    with pytest.raises(RuntimeError, match="cannot capture _per_example_norms: vmap"):
+        retrograd.compile(_per_example_norms, fullgraph=True)(x)
+
+
+def test_func_grad_is_captured():
+    from retrograd.func import grad
+
+    def g(x):
+        return grad(lambda y: (y ** 3).sum())(x)
+
+    x = _x()
+    got = retrograd.compile(g, fullgraph=True)(x.detach())
+    np.testing.assert_allclose(got.numpy(), 3 * x.detach().numpy() ** 2)

@@ -120,6 +120,13 @@ def _explain(old: tuple, new: tuple) -> str:
     return "guards changed"
 
 
+def _user_mode_active() -> bool:
+    """A mode other than retrograd's own wrapper-subclass dispatcher (which stays installed
+    while any wrapper tensor lives, and only acts on wrappers) is active on this thread."""
+    mode = dispatch.current_mode()
+    return mode is not None and not getattr(mode, "_internal", False)
+
+
 class CompiledCallable:
     """What retrograd.compile returns for a function (modules use it as _compiled_call_impl)."""
 
@@ -181,7 +188,7 @@ class CompiledCallable:
         return self.fn(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if (dispatch.mode_stack and dispatch.current_mode() is not None) or \
+        if (dispatch.mode_stack and _user_mode_active()) or \
                 state.saved_hooks_disabled_msg is not None:
             # a dispatch mode (autocast, a tracer) is active on this thread
             return self._eager(args, kwargs)

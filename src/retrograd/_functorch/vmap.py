@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd._functorch import levels
+from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
 from retrograd.utils._pytree import tree_flatten, tree_unflatten
 
@@ -90,6 +91,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        dispatch.uncapturable("vmap (retrograd.func.vmap, also under jacrev, jacfwd, hessian)")
         return vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
 
     return wrapped

@@ -44,33 +44,34 @@ def _children(tree: Any) -> tuple | None:
 
 def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
     leaves: list = []
+    return leaves, _walk(tree, leaves)
 
-    def walk(node: Any) -> TreeSpec:
-        parts = _children(node)
-        if parts is None:
-            leaves.append(node)
-            return LeafSpec
-        kind, context, children = parts
-        return TreeSpec(kind, context, [walk(c) for c in children])
 
-    spec = walk(tree)
-    return leaves, spec
+# module-level recursion, not a nested function that calls itself: such a closure is a reference
+# cycle (function -> cell -> function) that would keep every leaf alive until the next garbage
+# collection (wrapper tensors that vmap makes, large arrays)
+def _walk(node: Any, leaves: list) -> TreeSpec:
+    parts = _children(node)
+    if parts is None:
+        leaves.append(node)
+        return LeafSpec
+    kind, context, children = parts
+    return TreeSpec(kind, context, [_walk(c, leaves) for c in children])
 
 
 def tree_unflatten(leaves: list, spec: TreeSpec) -> Any:
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s: TreeSpec) -> Any:
-        if s.type is None:
-            return next(it)
-        children = [build(c) for c in s.children_specs]
-        if s.type is dict:
-            return dict(zip(s.context, children))
-        if s.type in (list, tuple):
-            return s.type(children)
-        return s.type(*children)  # a namedtuple
 
-    return build(spec)
+def _build(s: TreeSpec, it: Any) -> Any:
+    if s.type is None:
+        return next(it)
+    children = [_build(c, it) for c in s.children_specs]
+    if s.type is dict:
+        return dict(zip(s.context, children))
+    if s.type in (list, tuple):
+        return s.type(children)
+    return s.type(*children)  # a namedtuple
 
 
 def tree_leaves(tree: Any) -> list:
