@@ -89,3 +89,16 @@ def test_func_grad_is_captured():
     x = _x()
     got = retrograd.compile(g, fullgraph=True)(x.detach())
     np.testing.assert_allclose(got.numpy(), 3 * x.detach().numpy() ** 2)
+
+
+def test_func_vjp_is_captured():
+    from retrograd.func import vjp
+
+    def g(x):
+        out, pullback = vjp(lambda y: y.sin() * y, x)
+        return pullback(retrograd.ones_like(out))[0]
+
+    x = _x().detach()
+    got = retrograd.compile(g, fullgraph=True)(x)
+    a = x.numpy()
+    np.testing.assert_allclose(got.numpy(), np.cos(a) * a + np.sin(a))
