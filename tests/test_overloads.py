@@ -289,6 +289,12 @@ FAMILIES = {
     "isin": lambda m, x: m.isin(x.detach(), m.tensor([3.0, 0.5])),
     "isin scalar test": lambda m, x: m.isin(x.detach(), 3.0, invert=True),
     "isin scalar element": lambda m, x: m.isin(3, m.tensor([1, 3])),
+    # narrow: int start, Tensor start (both composites of slice)
+    "narrow": lambda m, x: m.narrow(x, 1, 1, 2),
+    "narrow method negative start": lambda m, x: x.narrow(0, -2, 2),
+    "narrow tensor start": lambda m, x: m.narrow(x, 1, m.tensor(2), 2),
+    "narrow method tensor start and length": lambda m, x: x.narrow(0, m.tensor(1), m.tensor(2)),
+    "narrow keywords": lambda m, x: m.narrow(x, dim=1, start=m.tensor(0), length=3),
 }
 
 
@@ -369,6 +375,8 @@ FAMILY_ERRORS = {
     "bucketize str": lambda m, x: m.bucketize("a", x),
     "searchsorted str": lambda m, x: m.searchsorted(x, "a"),
     "isin two numbers": lambda m, x: m.isin(1, 2),
+    "narrow float start": lambda m, x: m.narrow(x, 0, 1.0, 2),
+    "narrow method bool start": lambda m, x: x.narrow(0, True, 2),
 }
 
 
@@ -391,3 +399,11 @@ def test_bool_int_and_int_list_are_told_apart():
         assert tuple(x.std(True).shape) == ()
     x = _matrix(retrograd, requires_grad=False)
     np.testing.assert_allclose(x.std(False).numpy(), x.numpy().std())
+
+
+def test_narrow_tensor_start_must_be_an_integral_scalar():
+    for start in (lambda m: m.tensor(1.0), lambda m: m.tensor([1]), lambda m: m.tensor(True)):
+        for lib in (torch, retrograd):
+            x = _matrix(lib)
+            with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+                x.narrow(0, start(lib), 1)

@@ -1092,7 +1092,7 @@ class Tensor:
     def nansum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
-    def narrow(self, dim: _int, start: Any, length: _int) -> Tensor:
+    def narrow(self, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
         ...
 
     def ne(self, other: Tensor | _int | _float | _bool) -> Tensor:

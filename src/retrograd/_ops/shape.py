@@ -54,7 +54,7 @@ from retrograd._ops.kernels.shape import (
     _viewable,
     infer_size,
 )
-from retrograd._ops.overloads import overloaded
+from retrograd._ops.overloads import composite, overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -375,7 +375,7 @@ slice_op = op("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymIn
               function=False, method=False)
 
 
-def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+def _narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     shape = input._data.shape
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -394,7 +394,17 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     return slice_op(input, d, start, start + length, 1)
 
 
-register("narrow", narrow, method=True)
+def _narrow_tensor_start(input: Tensor, dim: int, start: Tensor, length: int) -> Tensor:
+    if start._data.ndim != 0 or start._data.dtype.kind not in "iu":
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    return _narrow(input, dim, int(start._data), length)
+
+
+# both overloads are torch's composites of slice (SliceBackward0)
+composite("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", _narrow)
+composite("narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)",
+          _narrow_tensor_start)
+narrow = overloaded("narrow")
 
 
 # --- diagonal -----------------------------------------------------------------------------------
