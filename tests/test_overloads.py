@@ -295,6 +295,12 @@ FAMILIES = {
     "narrow tensor start": lambda m, x: m.narrow(x, 1, m.tensor(2), 2),
     "narrow method tensor start and length": lambda m, x: x.narrow(0, m.tensor(1), m.tensor(2)),
     "narrow keywords": lambda m, x: m.narrow(x, dim=1, start=m.tensor(0), length=3),
+    # movedim / moveaxis: int, intlist (composites of permute)
+    "movedim": lambda m, x: m.movedim(x, 0, 1),
+    "movedim method lists": lambda m, x: x.movedim([0, 1], [1, 0]),
+    "movedim keywords": lambda m, x: m.movedim(x, source=(1,), destination=(0,)),
+    "moveaxis": lambda m, x: m.moveaxis(x, 1, 0),
+    "moveaxis method tuples": lambda m, x: x.moveaxis((0,), (1,)),
 }
 
 
@@ -377,6 +383,9 @@ FAMILY_ERRORS = {
     "isin two numbers": lambda m, x: m.isin(1, 2),
     "narrow float start": lambda m, x: m.narrow(x, 0, 1.0, 2),
     "narrow method bool start": lambda m, x: x.narrow(0, True, 2),
+    "movedim float": lambda m, x: m.movedim(x, 0.0, 1),
+    "movedim method bool": lambda m, x: x.movedim(True, 1),
+    "moveaxis str": lambda m, x: m.moveaxis(x, "a", 1),
 }
 
 
@@ -407,3 +416,10 @@ def test_narrow_tensor_start_must_be_an_integral_scalar():
             x = _matrix(lib)
             with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
                 x.narrow(0, start(lib), 1)
+
+
+def test_an_unsized_int_list_takes_no_bare_int():
+    # movedim.intlist's `int[]` (unlike std's `int[1]`) wants a list: an int and a list mix
+    for lib in (torch, retrograd):
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            _matrix(lib).movedim(0, [1])

@@ -1065,10 +1065,10 @@ class Tensor:
     def mm(self, mat2: Tensor) -> Tensor:
         ...
 
-    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+    def moveaxis(self, source: _int | Sequence[_int], destination: _int | Sequence[_int]) -> Tensor:
         ...
 
-    def movedim(self, source: Any, destination: Any) -> Tensor:
+    def movedim(self, source: _int | Sequence[_int], destination: _int | Sequence[_int]) -> Tensor:
         ...
 
     def msort(self, *, out: Any=...) -> Tensor:

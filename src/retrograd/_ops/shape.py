@@ -14,7 +14,7 @@ The NumPy kernels the declarations run are in kernels/shape.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -316,7 +316,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 register("unflatten", unflatten, method=True)
 
 
-def movedim(input: Tensor, source, destination) -> Tensor:
+def _movedim(input: Tensor, source, destination) -> Tensor:
     nd = input._data.ndim
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
@@ -339,8 +339,21 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     return _permute(input, perm)
 
 
-register("movedim", movedim, method=True)
-register("moveaxis", movedim, method=True)
+# torch's composites of permute (PermuteBackward0); moveaxis is movedim under numpy's name
+def _movedim_form() -> Callable:
+    """A function of its own for each overload (each carries its declaration)."""
+    def movedim_form(input: Tensor, source, destination) -> Tensor:
+        return _movedim(input, source, destination)
+
+    return movedim_form
+
+
+for _name in ("movedim", "moveaxis"):
+    composite(f"{_name}.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+              _movedim_form())
+    composite(f"{_name}.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+              _movedim_form())
+movedim = overloaded("movedim")
 
 
 # --- select / slice / narrow ------------------------------------------------------------------
