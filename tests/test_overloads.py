@@ -301,6 +301,12 @@ FAMILIES = {
     "movedim keywords": lambda m, x: m.movedim(x, source=(1,), destination=(0,)),
     "moveaxis": lambda m, x: m.moveaxis(x, 1, 0),
     "moveaxis method tuples": lambda m, x: x.moveaxis((0,), (1,)),
+    # split: an int (SplitBackward0) or a list of sizes (SplitWithSizesBackward0)
+    "split": lambda m, x: m.split(x, 2, 1),
+    "split method sizes": lambda m, x: x.split([1, 2]),
+    "split tuple keyword": lambda m, x: m.split(x, split_size_or_sections=(3, 1), dim=1),
+    "split method tensor size": lambda m, x: x.split(m.tensor(2), dim=1),
+    "split_with_sizes": lambda m, x: m.split_with_sizes(x, [2, 1]),
 }
 
 
@@ -386,6 +392,11 @@ FAMILY_ERRORS = {
     "movedim float": lambda m, x: m.movedim(x, 0.0, 1),
     "movedim method bool": lambda m, x: x.movedim(True, 1),
     "moveaxis str": lambda m, x: m.moveaxis(x, "a", 1),
+    "split float": lambda m, x: m.split(x, 2.0),
+    "split method None": lambda m, x: x.split(None),
+    "split float first size": lambda m, x: x.split((1.0, 2)),
+    "split str later size": lambda m, x: m.split(x, [1, 1, "a"]),
+    "split sizes tensor": lambda m, x: x.split(m.tensor([2, 1])),
 }
 
 

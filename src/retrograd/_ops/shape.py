@@ -490,10 +490,33 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
 register("split_with_sizes", split_with_sizes, method=True)
 
 
+def _split_sizes_arg(sizes) -> list:
+    """split's list of sizes, checked as torch checks split_with_sizes' argument."""
+    if not isinstance(sizes, (list, tuple)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(sizes).__name__}")
+    for i, s in enumerate(sizes):
+        if type(s) is int or isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            continue
+        if i == 0:  # torch's parser looks at the first element before unpacking
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be "
+                            f"tuple of ints, but found element of type {type(s).__name__} at "
+                            "pos 0")
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' failed to unpack the object "
+                        f"at pos {i + 1} with error \"type must be tuple of ints,but got "
+                        f"{type(s).__name__}\"")
+    return list(sizes)
+
+
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    if isinstance(split_size_or_sections, (list, tuple)):
-        return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
-    return tuple(_split(tensor, split_size_or_sections, dim))
+    # torch's split is Python: a 0-dim tensor becomes an int, an int splits evenly, anything
+    # else is split_with_sizes' list of sizes
+    size = split_size_or_sections
+    if isinstance(size, Tensor) and size.ndim == 0:
+        size = int(size.item())
+    if type(size) is int or isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        return tuple(_split(tensor, size, dim))
+    return tuple(_split_with_sizes(tensor, _split_sizes_arg(size), dim))
 
 
 register("split", split)
