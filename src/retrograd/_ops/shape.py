@@ -492,6 +492,12 @@ register("split_with_sizes", split_with_sizes, method=True)
 
 def _split_sizes_arg(sizes) -> list:
     """split's list of sizes, checked as torch checks split_with_sizes' argument."""
+    if sizes.__class__ is list or sizes.__class__ is tuple:
+        for s in sizes:
+            if s.__class__ is not int:
+                break
+        else:  # the common case: Python ints
+            return list(sizes)
     if not isinstance(sizes, (list, tuple)):
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
                         f"of ints, not {type(sizes).__name__}")
