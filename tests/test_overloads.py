@@ -289,6 +289,24 @@ FAMILIES = {
     "isin": lambda m, x: m.isin(x.detach(), m.tensor([3.0, 0.5])),
     "isin scalar test": lambda m, x: m.isin(x.detach(), 3.0, invert=True),
     "isin scalar element": lambda m, x: m.isin(3, m.tensor([1, 3])),
+    # narrow: int start, Tensor start (both composites of slice)
+    "narrow": lambda m, x: m.narrow(x, 1, 1, 2),
+    "narrow method negative start": lambda m, x: x.narrow(0, -2, 2),
+    "narrow tensor start": lambda m, x: m.narrow(x, 1, m.tensor(2), 2),
+    "narrow method tensor start and length": lambda m, x: x.narrow(0, m.tensor(1), m.tensor(2)),
+    "narrow keywords": lambda m, x: m.narrow(x, dim=1, start=m.tensor(0), length=3),
+    # movedim / moveaxis: int, intlist (composites of permute)
+    "movedim": lambda m, x: m.movedim(x, 0, 1),
+    "movedim method lists": lambda m, x: x.movedim([0, 1], [1, 0]),
+    "movedim keywords": lambda m, x: m.movedim(x, source=(1,), destination=(0,)),
+    "moveaxis": lambda m, x: m.moveaxis(x, 1, 0),
+    "moveaxis method tuples": lambda m, x: x.moveaxis((0,), (1,)),
+    # split: an int (SplitBackward0) or a list of sizes (SplitWithSizesBackward0)
+    "split": lambda m, x: m.split(x, 2, 1),
+    "split method sizes": lambda m, x: x.split([1, 2]),
+    "split tuple keyword": lambda m, x: m.split(x, split_size_or_sections=(3, 1), dim=1),
+    "split method tensor size": lambda m, x: x.split(m.tensor(2), dim=1),
+    "split_with_sizes": lambda m, x: m.split_with_sizes(x, [2, 1]),
 }
 
 
@@ -369,6 +387,16 @@ FAMILY_ERRORS = {
     "bucketize str": lambda m, x: m.bucketize("a", x),
     "searchsorted str": lambda m, x: m.searchsorted(x, "a"),
     "isin two numbers": lambda m, x: m.isin(1, 2),
+    "narrow float start": lambda m, x: m.narrow(x, 0, 1.0, 2),
+    "narrow method bool start": lambda m, x: x.narrow(0, True, 2),
+    "movedim float": lambda m, x: m.movedim(x, 0.0, 1),
+    "movedim method bool": lambda m, x: x.movedim(True, 1),
+    "moveaxis str": lambda m, x: m.moveaxis(x, "a", 1),
+    "split float": lambda m, x: m.split(x, 2.0),
+    "split method None": lambda m, x: x.split(None),
+    "split float first size": lambda m, x: x.split((1.0, 2)),
+    "split str later size": lambda m, x: m.split(x, [1, 1, "a"]),
+    "split sizes tensor": lambda m, x: x.split(m.tensor([2, 1])),
 }
 
 
@@ -391,3 +419,18 @@ def test_bool_int_and_int_list_are_told_apart():
         assert tuple(x.std(True).shape) == ()
     x = _matrix(retrograd, requires_grad=False)
     np.testing.assert_allclose(x.std(False).numpy(), x.numpy().std())
+
+
+def test_narrow_tensor_start_must_be_an_integral_scalar():
+    for start in (lambda m: m.tensor(1.0), lambda m: m.tensor([1]), lambda m: m.tensor(True)):
+        for lib in (torch, retrograd):
+            x = _matrix(lib)
+            with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+                x.narrow(0, start(lib), 1)
+
+
+def test_an_unsized_int_list_takes_no_bare_int():
+    # movedim.intlist's `int[]` (unlike std's `int[1]`) wants a list: an int and a list mix
+    for lib in (torch, retrograd):
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            _matrix(lib).movedim(0, [1])

@@ -1065,10 +1065,10 @@ class Tensor:
     def mm(self, mat2: Tensor) -> Tensor:
         ...
 
-    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+    def moveaxis(self, source: _int | Sequence[_int], destination: _int | Sequence[_int]) -> Tensor:
         ...
 
-    def movedim(self, source: Any, destination: Any) -> Tensor:
+    def movedim(self, source: _int | Sequence[_int], destination: _int | Sequence[_int]) -> Tensor:
         ...
 
     def msort(self, *, out: Any=...) -> Tensor:
@@ -1092,7 +1092,7 @@ class Tensor:
     def nansum(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=..., *, dtype: _DType | None=...) -> Tensor:
         ...
 
-    def narrow(self, dim: _int, start: Any, length: _int) -> Tensor:
+    def narrow(self, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
         ...
 
     def ne(self, other: Tensor | _int | _float | _bool) -> Tensor:

@@ -274,6 +274,14 @@ def _takes_out(fn: Callable) -> bool:
     return "out" in names
 
 
+def _kind(arg) -> str:
+    """The type an argument's value is tested against: an int list declared without a size
+    (`int[]`) is "ints", which takes no bare int (`int[1]` does)."""
+    if arg.unsized and arg.type in ("int[]", "int[]?"):
+        return arg.type.replace("int[]", "ints")
+    return arg.type
+
+
 def _check(kind: str, v: str) -> str | None:
     """Strict test that value `v` fits a schema type (None: not checked)."""
     if kind in ("Tensor", "Tensor?"):
@@ -286,6 +294,8 @@ def _check(kind: str, v: str) -> str | None:
         test = f"{v}.__class__ is bool or {v}.__class__ is _np_bool"
     elif kind in ("int[]", "int[]?"):
         test = f"_is_int_list({v})"
+    elif kind in ("ints", "ints?"):
+        test = f"_is_int_seq({v})"
     else:
         return None
     if kind.endswith("?"):
@@ -366,7 +376,8 @@ def make_dispatcher(group: Group) -> Callable:
     has_out = any(takes_out) or any(named_out)
     checked = _discriminating(params)
     ns: dict = {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_is_int": _is_int,
-                "_is_int_list": _is_int_list, "_scalar_tensor": _scalar_tensor,
+                "_is_int_list": _is_int_list, "_is_int_seq": _is_int_seq,
+                "_scalar_tensor": _scalar_tensor,
                 "_np_bool": np.bool_, "_store_outs": _store_outs,
                 "_nd": np.ndarray, "_U": _UNSET, "_PLAIN": _NOT_TENSORS,
                 "_invalid": _invalid, "_group": group, "_ro": out_type,
@@ -434,16 +445,16 @@ def make_dispatcher(group: Group) -> Callable:
                 if p.name not in checked:
                     continue  # same type in every overload: the entry point checks it
                 if mode == "fast":
-                    test = _fast(a.type, v)
+                    test = _fast(_kind(a), v)
                     if test is None:
                         fast_ok = False
                         break
                 elif mode == "loose":
-                    test = _loose(a.type, v)
+                    test = _loose(_kind(a), v)
                 elif p.name in flagged:
-                    test = _flag_test(a.type, v)
+                    test = _flag_test(_kind(a), v)
                 else:
-                    test = _check(a.type, v)
+                    test = _check(_kind(a), v)
                 if test is None:
                     continue
                 if may_be_unset and a.has_default:
@@ -523,6 +534,16 @@ def _is_number(v) -> bool:
 
 def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_int_seq(v) -> bool:
+    if v.__class__ is list or v.__class__ is tuple:  # the common case, without isinstance
+        for x in v:
+            if x.__class__ is not int and not (_is_int(x) or isinstance(x, Tensor)
+                                                and x.ndim == 0):
+                return False
+        return True
+    return isinstance(v, (list, tuple)) and _is_int_list(v)
 
 
 def _is_int_list(v) -> bool:
@@ -649,12 +670,13 @@ def _value_type(v) -> str:
 def _fits(arg, v) -> bool:
     if v is None:
         return arg.type.endswith("?") or arg.has_default and arg.default is None
-    test = _check(arg.type, "v")
+    test = _check(_kind(arg), "v")
     if test is None:
         return True
     return bool(eval(test, {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number,  # noqa: S307
                             "_np_bool": np.bool_,
-                            "_is_int": _is_int, "_is_int_list": _is_int_list}, {"v": v}))
+                            "_is_int": _is_int, "_is_int_list": _is_int_list,
+                            "_is_int_seq": _is_int_seq}, {"v": v}))
 
 
 def _invalid(group: Group, params: list, values: tuple) -> TypeError:

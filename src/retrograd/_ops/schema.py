@@ -22,6 +22,8 @@ class Arg:
     kwarg_only: bool = False
     alias: str | None = None  # "a" for a view, "a!" for a write
     symint: bool = False  # declared SymInt (an int here; view replay's visitors tell it apart)
+    # a list declared without a size (`int[]`, not `int[1]`): torch takes no bare int for it
+    unsized: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -138,9 +140,10 @@ def parse_schema(text: str) -> Schema:
         decl, eq, default = a.partition("=")
         typ, nm = decl.strip().rsplit(" ", 1)
         symint = "SymInt" in typ
+        unsized = "[]" in typ
         typ, alias = _parse_type(typ.strip())
         args.append(Arg(nm, typ, _parse_default(default.strip()) if eq else None, bool(eq), kw,
-                        alias, symint))
+                        alias, symint, unsized))
     ret = ret.strip()
     if ret.startswith("("):
         ret = ret[1:-1]

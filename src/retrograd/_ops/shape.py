@@ -14,7 +14,7 @@ The NumPy kernels the declarations run are in kernels/shape.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -54,7 +54,7 @@ from retrograd._ops.kernels.shape import (
     _viewable,
     infer_size,
 )
-from retrograd._ops.overloads import overloaded
+from retrograd._ops.overloads import composite, overloaded
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
@@ -316,7 +316,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 register("unflatten", unflatten, method=True)
 
 
-def movedim(input: Tensor, source, destination) -> Tensor:
+def _movedim(input: Tensor, source, destination) -> Tensor:
     nd = input._data.ndim
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
@@ -339,8 +339,21 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     return _permute(input, perm)
 
 
-register("movedim", movedim, method=True)
-register("moveaxis", movedim, method=True)
+# torch's composites of permute (PermuteBackward0); moveaxis is movedim under numpy's name
+def _movedim_form() -> Callable:
+    """A function of its own for each overload (each carries its declaration)."""
+    def movedim_form(input: Tensor, source, destination) -> Tensor:
+        return _movedim(input, source, destination)
+
+    return movedim_form
+
+
+for _name in ("movedim", "moveaxis"):
+    composite(f"{_name}.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+              _movedim_form())
+    composite(f"{_name}.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+              _movedim_form())
+movedim = overloaded("movedim")
 
 
 # --- select / slice / narrow ------------------------------------------------------------------
@@ -375,7 +388,7 @@ slice_op = op("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymIn
               function=False, method=False)
 
 
-def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+def _narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     shape = input._data.shape
     if not shape:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -394,7 +407,17 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     return slice_op(input, d, start, start + length, 1)
 
 
-register("narrow", narrow, method=True)
+def _narrow_tensor_start(input: Tensor, dim: int, start: Tensor, length: int) -> Tensor:
+    if start._data.ndim != 0 or start._data.dtype.kind not in "iu":
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    return _narrow(input, dim, int(start._data), length)
+
+
+# both overloads are torch's composites of slice (SliceBackward0)
+composite("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", _narrow)
+composite("narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)",
+          _narrow_tensor_start)
+narrow = overloaded("narrow")
 
 
 # --- diagonal -----------------------------------------------------------------------------------
@@ -467,10 +490,39 @@ def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
 register("split_with_sizes", split_with_sizes, method=True)
 
 
+def _split_sizes_arg(sizes) -> list:
+    """split's list of sizes, checked as torch checks split_with_sizes' argument."""
+    if sizes.__class__ is list or sizes.__class__ is tuple:
+        for s in sizes:
+            if s.__class__ is not int:
+                break
+        else:  # the common case: Python ints
+            return list(sizes)
+    if not isinstance(sizes, (list, tuple)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type(sizes).__name__}")
+    for i, s in enumerate(sizes):
+        if type(s) is int or isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            continue
+        if i == 0:  # torch's parser looks at the first element before unpacking
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be "
+                            f"tuple of ints, but found element of type {type(s).__name__} at "
+                            "pos 0")
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' failed to unpack the object "
+                        f"at pos {i + 1} with error \"type must be tuple of ints,but got "
+                        f"{type(s).__name__}\"")
+    return list(sizes)
+
+
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    if isinstance(split_size_or_sections, (list, tuple)):
-        return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
-    return tuple(_split(tensor, split_size_or_sections, dim))
+    # torch's split is Python: a 0-dim tensor becomes an int, an int splits evenly, anything
+    # else is split_with_sizes' list of sizes
+    size = split_size_or_sections
+    if isinstance(size, Tensor) and size.ndim == 0:
+        size = int(size.item())
+    if type(size) is int or isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        return tuple(_split(tensor, size, dim))
+    return tuple(_split_with_sizes(tensor, _split_sizes_arg(size), dim))
 
 
 register("split", split)
