@@ -38,6 +38,7 @@ class BatchedTensor(Tensor):
     _value: Tensor
     _level: int
     _counts_itself = True  # __del__ releases it (NOTE [Wrapper subclasses]'s count)
+    _wraps_wrappers = True  # a batched value of a batched value (nested vmap) dispatches again
 
     def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
         t: Any = object.__new__(cls)

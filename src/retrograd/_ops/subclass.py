@@ -138,15 +138,18 @@ def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     prev = state.grad_enabled
     state.grad_enabled = False
     try:
-        with _Unhidden():
-            return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
+        if getattr(cls, "_wraps_wrappers", False):
+            with _Unhidden():
+                return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
+        return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
     finally:
         state.grad_enabled = prev
 
 
 class _Unhidden:
-    """The class computes with what it wraps, which may be wrappers again (a batched value of
-    a batched value): its ops must reach the dispatcher, which dispatch hides while it runs."""
+    """A class that says it may wrap wrappers (`_wraps_wrappers`: a batched value of a batched
+    value) computes with them: its ops must reach the dispatcher, which dispatch hides while it
+    runs. Other classes (LoggingTensor-style ones) compute on plain tensors with it hidden."""
 
     __slots__ = ("unhide",)
 
