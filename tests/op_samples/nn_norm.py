@@ -43,7 +43,8 @@ SAMPLES = [
            requires_grad=(True, True, True, False, False), gradcheck=False, name="eval"),
     # group_norm
     Sample(F + "group_norm", (arr(2, 4, 3), 2, arr(4), arr(4)), name="affine"),
-    Sample(F + "group_norm", (arr(3, 4), 2), name="no_spatial"),
+    # two channels a group: a variance of two float32 values, whose rounding shows at 1e-4
+    Sample(F + "group_norm", (arr(3, 4), 2), name="no_spatial", parity_rtol=1e-3),
     Sample(F + "group_norm", (arr(1, 4, 2, 2), 1, arr(4), None), {"eps": 1e-3}, name="one"),
     Sample("group_norm", (arr(2, 2, 3), 2, arr(2), arr(2)), name="torch"),
     Sample("native_group_norm", (arr(2, 4, 3), arr(4), arr(4), 2, 4, 3, 2, 1e-5),
