@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-LATER = "forward-mode AD and vmap: not built yet"
+LATER = ("forward-mode AD details not built yet: tangent metadata checks, gradcheck's batched "
+         "checks through vmap")
 
 # (test-id pattern, status, reason)
 ID_RULES = [
