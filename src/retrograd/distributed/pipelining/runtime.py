@@ -127,11 +127,15 @@ class MPITransport:
 
     HEADER = 10
 
-    def __init__(self) -> None:
+    def __init__(self, peers: list | None = None) -> None:
         from retrograd import distributed as dist
 
         self.dist = dist
+        self.peers = peers  # pipeline rank -> world rank; None: they are the same
         self.pending: list = []  # sends in flight, with the buffers they read
+
+    def _world(self, rank: int) -> int:
+        return rank if self.peers is None else self.peers[rank]
 
     @staticmethod
     def _tag(kind: str, stage: int, mb: int, header: bool) -> int:
@@ -147,6 +151,7 @@ class MPITransport:
         header[1:1 + data._data.ndim] = data._data.shape
         header[-1] = _ALL.index(data.dtype)
         h = _wrap(header)
+        dst = self._world(dst)
         self.pending.append((self.dist.isend(h, dst, tag=self._tag(k, stage, mb, True)), h))
         self.pending.append((self.dist.isend(data, dst, tag=self._tag(k, stage, mb, False)),
                              data))
@@ -155,6 +160,7 @@ class MPITransport:
         from retrograd._dtype import _ALL
 
         k, sender = ("F", stage - 1) if kind is RECV_F else ("B", stage + 1)
+        src = self._world(src)
         header = _wrap(np.zeros(self.HEADER, np.int64))
         self.dist.irecv(header, src, tag=self._tag(k, sender, mb, True)).wait()
         h = header._data
@@ -190,11 +196,12 @@ def run_local(orders: dict, stages_by_rank: dict, layout: Any, chunks: list,
 
 
 def run_mpi(rank: int, actions: list, stages: dict, layout: Any, chunks: list,
-            targets: list | None, loss_fn: Any) -> None:
-    """This rank's actions over MPI; on failure, every other rank is told before re-raising."""
+            targets: list | None, loss_fn: Any, peers: list | None = None) -> None:
+    """This rank's actions over MPI (`rank` in the pipeline's group, whose world ranks `peers`
+    lists); on failure, every other rank is told before re-raising."""
     from retrograd import distributed as dist
 
-    transport = MPITransport()
+    transport = MPITransport(peers)
     try:
         for _ in run_rank(rank, actions, stages, layout, transport, chunks, targets, loss_fn):
             pass  # MPI receives block; the generator never waits here

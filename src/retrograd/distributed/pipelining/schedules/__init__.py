@@ -49,8 +49,9 @@ class _Schedule:
         self.scale_grads = scale_grads
         num_stages = stages[0].num_stages
         self._distributed = dist.is_initialized()
+        self._group = stages[0].group  # the pipeline's ranks (None: the world)
         if self._distributed:
-            ranks = dist.get_world_size()
+            ranks = dist.get_world_size(self._group)
             self.stages_per_rank = max(1, num_stages // ranks)
         else:
             if len(stages) != num_stages:
@@ -112,13 +113,16 @@ class _Schedule:
         targets = split_batch(target, m) if target is not None else None
         for st in self._stages:
             st.clear()
+            st.n_microbatches = m
         if self._distributed:
             from retrograd import distributed as dist
 
-            rank = dist.get_rank()
+            rank = dist.get_rank(self._group)
+            # pipeline rank -> world rank (point-to-point messages address world ranks)
+            peers = None if self._group is None else dist.get_process_group_ranks(self._group)
             local = {st.stage_index: st for st in self._stages}
             run_mpi(rank, self.pipeline_order_with_comms[rank], local, self.layout, chunks,
-                    targets, self._loss_fn)
+                    targets, self._loss_fn, peers)
         else:
             by_rank: dict = {}
             for st in self._stages:
