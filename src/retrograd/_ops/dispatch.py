@@ -94,24 +94,26 @@ def own_modes() -> list:
     return _local.own
 
 
+def _tell_modes(hook_name: str, *args) -> None:
+    """Call `hook_name(*args)` on each mode of this thread that has it, innermost first."""
+    for mode in reversed(_local.own):
+        hook = getattr(mode, hook_name, None)
+        if hook is not None:
+            hook(*args)
+
+
 def data_dependent(tensor, what: str) -> None:
     """Tensor.item(), bool(), tolist(), numpy(), float(), int(), index() call this while any
     mode is active: a mode of this thread with `_on_data_dependent` may refuse (a tracer that
     cannot put Python values read from tensors into its graph)."""
-    for mode in reversed(_local.own):
-        hook = getattr(mode, "_on_data_dependent", None)
-        if hook is not None:
-            hook(tensor, what)
+    _tell_modes("_on_data_dependent", tensor, what)
 
 
 def uncapturable(what: str) -> None:
     """A construct a graph tracer cannot record was entered (forward-mode AD, vmap): a mode of
     this thread with `_on_uncapturable` may refuse it, so a compiler runs the function eagerly
     instead of recording half of it."""
-    for mode in reversed(_local.own):
-        hook = getattr(mode, "_on_uncapturable", None)
-        if hook is not None:
-            hook(what)
+    _tell_modes("_on_uncapturable", what)
 
 
 def random_drawn(kernel, args: tuple, out) -> None:
@@ -119,10 +121,7 @@ def random_drawn(kernel, args: tuple, out) -> None:
     any mode is active: `kernel(*args)` gave `out`. A mode of this thread with `_on_random_draw`
     may record it (a compiler's tracer puts the draw into its graph, NOTE [Random draws in
     compiled graphs])."""
-    for mode in reversed(_local.own):
-        hook = getattr(mode, "_on_random_draw", None)
-        if hook is not None:
-            hook(kernel, args, out)
+    _tell_modes("_on_random_draw", kernel, args, out)
 
 
 # NOTE [Autocast composites]

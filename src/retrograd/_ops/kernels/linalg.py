@@ -192,13 +192,17 @@ def _addmv_forward(s, mat, vec, beta, alpha):
     return _add_scaled(np_matmul(mat, vec), s, beta, alpha)
 
 
-def _check_baddbmm(s, b1, b2):
+def _check_batches_3d(b1, b2):
     if b1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b2.ndim < 3:
         raise IndexError(E.DIM_RANGE.format(-max(b2.ndim, 1), max(b2.ndim, 1) - 1, 2))
     if b2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+
+
+def _check_baddbmm(s, b1, b2):
+    _check_batches_3d(b1, b2)
     if s.dtype != b1.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {cpp_name(s)}, batch1: "
                            f"{cpp_name(b1)}, batch2: {cpp_name(b2)}")
@@ -212,12 +216,7 @@ def _baddbmm_forward(s, b1, b2, beta, alpha):
 
 
 def _check_addbmm(s, b1, b2):
-    if b1.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if b2.ndim < 3:
-        raise IndexError(E.DIM_RANGE.format(-max(b2.ndim, 1), max(b2.ndim, 1) - 1, 2))
-    if b2.ndim != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_batches_3d(b1, b2)
     if b1.shape[0] != b2.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
                            f"{b1.shape[0]} and {b2.shape[0]}")
