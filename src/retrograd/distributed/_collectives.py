@@ -248,6 +248,21 @@ def _reduce_scatter(pg: ProcessGroup, output: Tensor, arr: np.ndarray, stacked: 
                 (send, recv))
 
 
+def _check_root_list(pg: Any, root: int, tensors: list | None, arr: np.ndarray, op: str,
+                     role: str) -> bool:
+    """gather's and scatter's list: given (with one tensor per rank, each shaped as this rank's)
+    on the root alone, as torch requires. True on the root."""
+    name = f"{op}_list"
+    if pg.rank() == root:
+        if not tensors:
+            raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+        _same_shapes(tensors, arr, op, pg.size())
+        return True
+    if tensors:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+    return False
+
+
 def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = None,
            group: Any = None, async_op: bool = False,
            group_dst: int | None = None) -> Work | None:
@@ -257,13 +272,7 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = No
     root = _root(pg, dst, group_dst, "dst")
     arr = _array(tensor)
     _same_dtype(tensor, gather_list or [])
-    if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _same_shapes(gather_list, arr, "gather", pg.size())
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    _check_root_list(pg, root, gather_list, arr, "gather", "destination")
     _checks.check(pg, _checks.describe("GATHER", tensor, Root=pg.ranks[root]))
     send = _raw(arr)
     recv = np.empty((pg.size(),) + send.shape, send.dtype)
@@ -287,16 +296,10 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = 
     root = _root(pg, src, group_src, "src")
     arr = _array(tensor)
     _same_dtype(tensor, scatter_list or [])
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _same_shapes(scatter_list, arr, "scatter", pg.size())
+    if _check_root_list(pg, root, scatter_list, arr, "scatter", "source"):
         send = _raw(np.stack([np.asarray(t._data, arr.dtype).reshape(arr.shape)
-                              for t in scatter_list]))
+                              for t in scatter_list or []]))
     else:
-        if scatter_list:
-            raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
-                             "ranks.")
         send = np.empty(0, np.uint8)
     _checks.check(pg, _checks.describe("SCATTER", tensor, Root=pg.ranks[root]))
     recv = np.empty_like(_raw(arr))
