@@ -322,10 +322,7 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         nexts = node.next_functions
         if len(outputs) != len(nexts):
             raise RuntimeError(E.WRONG_GRAD_COUNT.format(node.name(), len(nexts), len(outputs)))
-        # whether this node's results may be the engine's alone (NOTE [Gradient ownership]):
-        # hooks may have seen what came in or what goes out, a dispatch mode every op's result
-        trusted = node._op_formulas and not create_graph and hooks is None and (
-            not modes or _observers_only(modes))
+        trusted = None  # worked out at the first node that reads ownership
         i = -1
         for nf, nr in nexts:
             i += 1
@@ -352,10 +349,17 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                     else:
                         buf = [None] * max(n_out, nr + 1)
                         buf[nr] = g
-                    # (only a node that may keep or pass on its gradient's memory asks)
-                    heappush(heap, (-nf._seq, tick(), nf, buf, _owned(
-                        node, i, g, outputs, grads, owned) << nr if nf._reads_ownership and (
-                        trusted or g is not outputs[i]) and g is not None else 0))
+                    # only a node that may keep or pass on its gradient's memory asks, and a
+                    # leaf's only while it has no .grad to add into
+                    if nf._reads_ownership and g is not None and (
+                            nf.__class__ is not AccumulateGrad or nf.variable._grad is None):
+                        if trusted is None:
+                            trusted = _trusted(node, create_graph, hooks, modes)
+                        heappush(heap, (-nf._seq, tick(), nf, buf, _owned(
+                            node, i, g, outputs, grads, owned) << nr
+                            if trusted or g is not outputs[i] else 0))
+                    else:
+                        heappush(heap, (-nf._seq, tick(), nf, buf, 0))
                     continue
                 # the last element is the ownership mask of the slots
                 buf = buffers[nf] = [None] * max(len(nf._output_meta), nr + 1) + [0]
@@ -363,6 +367,8 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
                 old = buf[nr]
                 if old is None:
                     buf[nr] = g
+                    if trusted is None:
+                        trusted = _trusted(node, create_graph, hooks, modes)
                     if (trusted or g is not outputs[i]) and g._data.flags.writeable and _owned(
                             node, i, g, outputs, grads, owned):
                         buf[-1] |= 1 << nr
@@ -388,46 +394,56 @@ def _execute(task: GraphTask, start: Node, buffers: dict, deps: dict) -> None:
         pop.finish()
 
 
-def _whole_base(a: np.ndarray):
-    """The array a views all of (the transpose of a fresh product), else None. (For an array
-    of its own, the caller tests a.base is None first: NumPy's attributes cost more than
-    Python's identity tests, and this runs for every result.)"""
-    b = a.base
-    if b.__class__ is np.ndarray and b.base is None and b.nbytes == a.nbytes \
-            and a.flags.writeable:
-        return b
-    return None
-
-
 def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: int) -> int:
     """1 if gradient g, which `node` (trusted by the caller) produced for edge i, is memory the
     engine alone holds: new memory, or all the memory of a gradient the node was given (passed
     on, or viewed whole) when that was the engine's (bit k of `owned`); never memory another of
     its results shares (add hands its gradient to both inputs). If g is not outputs[i], the
     engine made it from that (summed to shape, cast). A plain Tensor's array without a base is
-    new unless it is a given one: nothing records a graph here and NumPy made it writable."""
+    new unless it is a given one: nothing records a graph here and NumPy made it writable.
+    (Whether the memory may be written is the reader's test: ownership says who holds it.)"""
     if g.__class__ is not Tensor:
         return 0
     a = g._data
-    root = a if a.base is None else _whole_base(a)
+    root = a.base
     if root is None:
-        return 0
+        root = a
+    elif root.__class__ is not np.ndarray or root.base is not None or root.nbytes != a.nbytes:
+        return 0  # part of some memory, or memory NumPy does not own (a buffer it wraps)
     mine = outputs[i]
     if g is not mine:
         return 0 if mine._data is root else 1  # (an engine-made sum or cast of mine)
-    for j, other in enumerate(outputs):
-        if j != i and other is not None:
-            if other.__class__ is not Tensor:
-                return 0
-            oa = other._data
-            if oa is root or oa.base is root:
-                return 0
-    for k, t in enumerate(grads):
+    if len(outputs) > 1:
+        j = -1
+        for other in outputs:
+            j += 1
+            if j != i and other is not None:
+                if other.__class__ is not Tensor:
+                    return 0
+                oa = other._data
+                if oa is root or oa.base is root:
+                    return 0
+    k = -1
+    if root is a:  # new memory, or one of the given gradients
+        for t in grads:
+            k += 1
+            if t is not None and t._data is a:
+                return owned >> k & 1
+        return 1
+    for t in grads:  # all of some memory: a given gradient's, or new
+        k += 1
         if t is not None:
             ga = t._data
-            if ga is root or (root is not a and ga.base is root):
+            if ga is root or ga.base is root:
                 return owned >> k & 1
     return 1
+
+
+def _trusted(node: Node, create_graph: bool, hooks: object, modes: list) -> bool:
+    """Whether a node's results may be the engine's alone (NOTE [Gradient ownership]): hooks
+    may have seen what came in or what goes out, a dispatch mode every op's result."""
+    return bool(node._op_formulas and not create_graph and hooks is None and (
+        not modes or _observers_only(modes)))
 
 
 def _observers_only(modes: list) -> bool:

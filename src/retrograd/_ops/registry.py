@@ -593,7 +593,10 @@ def _strides_of(a):
         arr = a._data
         if arr.size:
             size = arr.itemsize
-            return tuple([st // size for st in arr.strides])
+            st = arr.strides
+            if len(st) == 2:  # (a matrix, as mm and addmm save: no comprehension to run)
+                return (st[0] // size, st[1] // size)
+            return tuple([s // size for s in st])
     return a.stride() if isinstance(a, Tensor) else ()
 
 

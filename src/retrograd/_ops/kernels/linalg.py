@@ -30,7 +30,10 @@ def blas_operand(a: np.ndarray) -> np.ndarray:
 
 def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul in the inputs' dtype (NumPy computes bfloat16/float8 products in float32)."""
-    out = np.matmul(blas_operand(a), blas_operand(b))
+    if 0 in a.strides or 0 in b.strides:  # (blas_operand's first test, without two calls)
+        a = blas_operand(a)
+        b = blas_operand(b)
+    out = np.matmul(a, b)
     return out if out.dtype is a.dtype or out.dtype == a.dtype else out.astype(a.dtype)
 
 
@@ -151,7 +154,10 @@ def _addmm_forward(s, m1, m2, beta, alpha):
             and (s.shape == (m2.shape[1],) or s.shape == (m1.shape[0], m2.shape[1]))):
         # the common case (F.linear: float operands, a bias row or a full matrix): no checks
         # can fail, the product is fresh, the bias is added in place
-        out = np.matmul(blas_operand(m1), blas_operand(m2))
+        if 0 in m1.strides or 0 in m2.strides:
+            m1 = blas_operand(m1)
+            m2 = blas_operand(m2)
+        out = np.matmul(m1, m2)
         return np.add(out, s, out=out)
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
