@@ -7,7 +7,7 @@ from retrograd._ops import linalg, conv, pooling, normalization, loss, dropout, 
 from retrograd._ops import attention, copy, creation, distance
 from retrograd._ops import sorting, diagonals, scatter_reduce, index_reduce, bucketize, unique
 from retrograd._ops import windows, im2col, upsample, pixel_shuffle, broadcasting
-from retrograd._ops import slice_inverse, view_func, subclass
+from retrograd._ops import slice_inverse, view_func, subclass, tangent_meta
 from retrograd._ops import operators
 from retrograd._ops import metadata_inplace, memory_methods
 from retrograd._ops import foreach
