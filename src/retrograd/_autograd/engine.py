@@ -423,6 +423,13 @@ def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: in
                 oa = other._data
                 if oa is root or oa.base is root:
                     return 0
+    if len(grads) == 1:  # (most nodes: one gradient in)
+        t = grads[0]
+        if t is not None:
+            ga = t._data
+            if ga is root or (root is not a and ga.base is root):
+                return owned & 1
+        return 1
     k = -1
     if root is a:  # new memory, or one of the given gradients
         for t in grads:
@@ -442,8 +449,8 @@ def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: in
 def _trusted(node: Node, create_graph: bool, hooks: object, modes: list) -> bool:
     """Whether a node's results may be the engine's alone (NOTE [Gradient ownership]): hooks
     may have seen what came in or what goes out, a dispatch mode every op's result."""
-    return bool(node._op_formulas and not create_graph and hooks is None and (
-        not modes or _observers_only(modes)))
+    return node._op_formulas and not create_graph and hooks is None and (
+        not modes or _observers_only(modes))  # (each term a bool)
 
 
 def _observers_only(modes: list) -> bool:
