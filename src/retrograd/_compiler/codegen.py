@@ -197,9 +197,10 @@ class _Writer:
 
             return _Plan(thr_bw, (args[0],))
         if name in ("mm", "_matmul_batched", "addmm"):
-            vals = [a.meta.get("val") if isinstance(a, Node) else None
-                    for a in (args[1:3] if name == "addmm" else args[:2])]
-            if all(isinstance(v, np.ndarray) for v in vals) and repeated_operands(*vals):
+            ma, mb = [a.meta.get("val") if isinstance(a, Node) else None
+                      for a in (args[1:3] if name == "addmm" else args[:2])]
+            if isinstance(ma, np.ndarray) and isinstance(mb, np.ndarray) and \
+                    repeated_operands(ma, mb):
                 return None  # the kernel multiplies one row (or column) and repeats it
         if name in ("mm", "_matmul_batched") and same(args[0]) and same(args[1]) and \
                 (name != "mm" or (args[0].meta["val"].ndim == 2 and
