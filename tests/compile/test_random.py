@@ -211,3 +211,43 @@ def test_random_like_layout_and_errors_match_eager():
     # the value checks run at every compiled call, with eager's message
     with pytest.raises(RuntimeError, match="probability tensor contains"):
         cf(retrograd.tensor([0.2, -0.8]))
+
+
+@pytest.mark.parametrize("kind", ["empty_like.normal_", "zeros.bernoulli_", "empty.uniform_",
+                                  "ones_like.exponential_", "full_like.add_"])
+def test_in_place_samplers_on_fresh_factories_compiled_match_eager(kind):
+    # the factory is a node of the graph (NOTE [Factories in compiled graphs]): the function may
+    # write it in place, and the sampler draws at every call as eager's does
+    def f(x):
+        if kind == "empty_like.normal_":
+            noise = retrograd.empty_like(x).normal_(0.0, 0.5)
+        elif kind == "zeros.bernoulli_":
+            noise = retrograd.zeros(6, 2).bernoulli_(0.4)
+        elif kind == "empty.uniform_":
+            noise = retrograd.empty(6, 2, dtype=retrograd.float64).uniform_(-1, 1).float()
+        elif kind == "ones_like.exponential_":
+            noise = retrograd.ones_like(x.t()).exponential_().t()
+        else:
+            noise = retrograd.full_like(x, 2.5).add_(retrograd.rand_like(x))
+        return x * noise
+
+    x = retrograd.randn(6, 2, requires_grad=True)
+    cf = retrograd.compile(f, fullgraph=True)
+    retrograd.manual_seed(3)
+    cf(x)
+    outs = []
+    for seed in (4, 5):
+        retrograd.manual_seed(seed)
+        e = f(x)
+        state_e = retrograd.get_rng_state().numpy()
+        retrograd.manual_seed(seed)
+        c = cf(x)
+        np.testing.assert_array_equal(retrograd.get_rng_state().numpy(), state_e)
+        np.testing.assert_array_equal(c.detach().numpy(), e.detach().numpy())
+        ge, = retrograd.autograd.grad(e.sum(), x)
+        gc, = retrograd.autograd.grad(c.sum(), x)
+        np.testing.assert_array_equal(gc.numpy(), ge.numpy())
+        outs.append(c.detach().numpy())
+    assert not np.array_equal(outs[0], outs[1])
+    assert all(getattr(v, "eager_reason", None) is None for v in cf.variants.values())
+    assert counters["compiles"] == 1
