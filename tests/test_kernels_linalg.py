@@ -72,3 +72,33 @@ def test_inverse_and_qr():
     np.testing.assert_allclose(q @ r, a[0], atol=1e-12)
     np.testing.assert_allclose(np.abs(r), np.abs(torch.linalg.qr(_t(a[0])).R.numpy()),
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["rows", "columns", "both", "batched_rows", "batched_columns",
+                                  "broadcast_batch", "vector"])
+def test_expanded_operands_multiply_once_and_repeat(case):
+    # an operand whose rows (or, on the right, columns) are all one vector: one product,
+    # repeated, equal to the full product of the materialized operands (and laid out as one)
+    row = RNG.standard_normal((1, 6)).astype(np.float32)
+    col = RNG.standard_normal((6, 1)).astype(np.float32)
+    full_a = RNG.standard_normal((4, 6)).astype(np.float32)
+    full_b = RNG.standard_normal((6, 3)).astype(np.float32)
+    a, b = {
+        "rows": (np.broadcast_to(row, (4, 6)), full_b),
+        "columns": (full_a, np.broadcast_to(col, (6, 3))),
+        "both": (np.broadcast_to(np.float32(2.5), (4, 6)), np.broadcast_to(col, (6, 3))),
+        "batched_rows": (np.broadcast_to(row, (2, 4, 6)), np.stack([full_b, full_b * 2])),
+        "batched_columns": (np.stack([full_a, -full_a]), np.broadcast_to(col, (2, 6, 3))),
+        "broadcast_batch": (np.broadcast_to(row, (4, 6)), np.stack([full_b, full_b * 3])),
+        "vector": (np.broadcast_to(row, (4, 6)), full_b[:, 0].copy()),
+    }[case]
+    assert K.repeated_operands(a, b) == (case != "vector")  # a vector: BLAS on a copy
+    got = K.np_matmul(a, b)
+    expected = (_t(np.ascontiguousarray(a)) @ _t(np.ascontiguousarray(b))).numpy()
+    assert got.shape == expected.shape and got.dtype == np.float32
+    assert got.flags.c_contiguous and got.flags.writeable
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    s = RNG.standard_normal(expected.shape[-1:]).astype(np.float32)
+    if got.ndim == 2:
+        np.testing.assert_allclose(K._addmm_forward(s, a, b, 1, 1), expected + s, rtol=1e-6,
+                                   atol=1e-6)

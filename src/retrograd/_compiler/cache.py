@@ -395,12 +395,13 @@ _KERNELS: dict = {}  # id(kernel) -> ("op", name) or ("helper", code name)
 
 def _kernel_names() -> dict:
     if not _KERNELS:
+        from retrograd._compiler.factory_ops import HELPERS as FACTORY_HELPERS
         from retrograd._compiler.helpers import HELPERS
         from retrograd._ops.registry import OPS
 
         for name, op in OPS.items():
             _KERNELS.setdefault(id(op.forward), ["op", name])
-        for h in HELPERS:
+        for h in HELPERS + FACTORY_HELPERS:
             _KERNELS[id(h.kernel)] = ["helper", h.code_name]
     return _KERNELS
 
@@ -431,10 +432,11 @@ def _namespace_out(ns: dict, own: str) -> dict:
 def _namespace_in(desc: dict) -> dict:
     if not _NP_NAMES:
         _np_names()
+    from retrograd._compiler.factory_ops import HELPERS as FACTORY_HELPERS
     from retrograd._compiler.helpers import HELPERS
     from retrograd._ops.registry import OPS
 
-    helpers = {h.code_name: h.kernel for h in HELPERS}
+    helpers = {h.code_name: h.kernel for h in HELPERS + FACTORY_HELPERS}
     ns: dict = {}
     for name, d in desc.items():
         kind = d[0]

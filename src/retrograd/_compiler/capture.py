@@ -106,6 +106,13 @@ class Tracer(TorchDispatchMode):
 
         record(self, kernel, args, out)
 
+    def _on_tensor_made(self, kernel, args: tuple, out) -> None:
+        """A factory's fresh array (dispatch.tensor_made): a graph node that makes it again at
+        every call (NOTE [Factories in compiled graphs])."""
+        from retrograd._compiler.factory_ops import record
+
+        record(self, kernel, args, out)
+
     # --- values -----------------------------------------------------------------------------
     def _logical_root(self, arr: np.ndarray) -> np.ndarray:
         root = _root(arr)

@@ -22,7 +22,7 @@ from retrograd._compiler.graph import Graph, Node, last_uses
 from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
 from retrograd._ops.codegen import compile_function
 from retrograd._ops.dispatch import OpOverload
-from retrograd._ops.kernels.linalg import blas_operand
+from retrograd._ops.kernels.linalg import blas_operand, repeated_operands
 
 # op name -> (NumPy function, number of tensor arguments it takes) for ops that are one ufunc
 # when every tensor argument already has the result's dtype
@@ -196,6 +196,12 @@ class _Writer:
                 return [f"{node.name} = _mul({g}, _gt({x}, {thr}){o}, dtype={self.const(dt)})"]
 
             return _Plan(thr_bw, (args[0],))
+        if name in ("mm", "_matmul_batched", "addmm"):
+            ma, mb = [a.meta.get("val") if isinstance(a, Node) else None
+                      for a in (args[1:3] if name == "addmm" else args[:2])]
+            if isinstance(ma, np.ndarray) and isinstance(mb, np.ndarray) and \
+                    repeated_operands(ma, mb):
+                return None  # the kernel multiplies one row (or column) and repeats it
         if name in ("mm", "_matmul_batched") and same(args[0]) and same(args[1]) and \
                 (name != "mm" or (args[0].meta["val"].ndim == 2 and
                                   args[1].meta["val"].ndim == 2)):

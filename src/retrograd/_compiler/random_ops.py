@@ -1,18 +1,20 @@
 """Random draws in compiled graphs.
 
 NOTE [Random draws in compiled graphs]
-Dropout's noise and the random factories (rand, randn, randint, randperm) draw from retrograd's
-generator in a kernel called through retrograd._ops.random.draw, which reports each draw to the
-thread's dispatch modes. The compiler's tracer records it as one graph node whose target calls
-the same kernel with the same arguments, so the generated forward draws again at every call,
-from the same generator, in the order eager draws (nodes run in capture order; partition keeps
-forward draws in the forward, and unused draws are not erased, as eager still makes them).
-Under one seed a compiled function and its eager run draw the same numbers; the backward reads
-the noise the forward drew (saved like any forward value), never a new draw. Only draws from
-the default generator are recorded: a Generator object the function uses may be made or
-reseeded inside it, which the graph would not repeat. The random ops
-declared as ops (bernoulli, normal, uniform_, ...) are recorded as ops and draw at run time the
-same way.
+Dropout's noise, the random factories (rand, randn, randint, randperm, normal(mean, std, size)),
+the *_like draws (rand_like, randn_like, randint_like: laid out as empty_like lays out the input)
+and multinomial draw from retrograd's generator in a kernel called through
+retrograd._ops.random.draw, which reports each draw to the thread's dispatch modes (a tensor
+argument, multinomial's probabilities, becomes the graph value it holds; the kernel checks the
+values, so a compiled call raises eager's error). The compiler's tracer records it as one graph node
+whose target calls the same kernel with the same arguments, so the generated forward draws again at
+every call, from the same generator, in the order eager draws (nodes run in capture order; partition
+keeps forward draws in the forward, and unused draws are not erased, as eager still makes them).
+Under one seed a compiled function and its eager run draw the same numbers; the backward reads the
+noise the forward drew (saved like any forward value), never a new draw. Only draws from the default
+generator are recorded: a Generator object the function uses may be made or reseeded inside it,
+which the graph would not repeat. The random ops declared as ops (bernoulli, normal, uniform_, ...)
+are recorded as ops and draw at run time the same way.
 """
 
 from __future__ import annotations

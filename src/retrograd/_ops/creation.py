@@ -21,6 +21,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._memory_format import as_format, empty_array
+from retrograd._ops import dispatch
 from retrograd._ops.kernels.creation import (
     BYTE_ORDER,
     NEGATIVE_STRIDES,
@@ -349,13 +350,70 @@ def _shares(t: Tensor, obj) -> bool:
 # --- filled tensors -------------------------------------------------------------------------
 
 
+# The kernels of the plain factories (no out=, no requires_grad): each makes a fresh array from
+# plain values, so a compiled graph can make it again at every call (NOTE [Factories in compiled
+# graphs]); _made reports the array to the thread's dispatch modes.
+def _zeros_kernel(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
+    return np.zeros(shape, np_dtype)
+
+
+def _ones_kernel(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
+    return np.ones(shape, np_dtype)
+
+
+def _empty_kernel(shape: tuple, np_dtype: np.dtype) -> np.ndarray:
+    return np.empty(shape, np_dtype)
+
+
+def _full_kernel(shape: tuple, value, np_dtype: np.dtype) -> np.ndarray:
+    return np.full(shape, value, np_dtype)
+
+
+def _laid_out_kernel(shape: tuple, strides: tuple, np_dtype: np.dtype, value) -> np.ndarray:
+    """An array with the given element strides (a *_like result), filled with `value` unless
+    it is None (empty_like)."""
+    out = empty_strided_array(shape, strides, np_dtype)
+    if value is not None:
+        out.fill(value)
+    return out
+
+
+FACTORY_KERNELS = (_zeros_kernel, _ones_kernel, _empty_kernel, _full_kernel, _laid_out_kernel)
+
+
+def _made(kernel, *args) -> np.ndarray:
+    out = kernel(*args)
+    if dispatch.mode_stack:
+        dispatch.tensor_made(kernel, args, out)
+    return out
+
+
+def _factory(kernel, shape: tuple, d: D.dtype, out, requires_grad: bool, *fill) -> Tensor:
+    np_dtype = np.dtype(d.np)
+    if out is None and not requires_grad:
+        return _finish(_made(kernel, shape, *fill, np_dtype), False)
+    return _result(kernel(shape, *fill, np_dtype), out, requires_grad)
+
+
+def _like_made(input: Tensor, dtype, memory_format, requires_grad: bool, value) -> Tensor:
+    """empty_like (value None), zeros_like, ones_like, full_like: laid out as _like lays out;
+    a callable value is called with the result's dtype."""
+    arr = _like(input, dtype, memory_format)
+    if callable(value):
+        value = value(D.from_numpy_dtype(arr.dtype))
+    args = (arr.shape, tuple(s // arr.itemsize for s in arr.strides), arr.dtype, value)
+    if requires_grad:
+        return _finish(_laid_out_kernel(*args), True)
+    return _finish(_made(_laid_out_kernel, *args), False)
+
+
 def zeros(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout=None,
           device=None, pin_memory: bool = False, requires_grad: bool = False, names=None,
           **kwargs) -> Tensor:
     shape = parse_size("zeros", size, kwargs, "zeros: Dimension size must be non-negative.")
     _check_device(device)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
-    return _result(np.zeros(shape, d.np), out, requires_grad)
+    return _factory(_zeros_kernel, shape, d, out, requires_grad)
 
 
 def ones(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout=None,
@@ -364,7 +422,7 @@ def ones(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout=
     shape = parse_size("ones", size, kwargs)
     _check_device(device)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
-    return _result(np.ones(shape, d.np), out, requires_grad)
+    return _factory(_ones_kernel, shape, d, out, requires_grad)
 
 
 def empty(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout=None,
@@ -375,7 +433,7 @@ def empty(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     if memory_format is not None:
         return _result(empty_array(shape, d.np, as_format(memory_format)), out, requires_grad)
-    return _result(np.empty(shape, d.np), out, requires_grad)
+    return _factory(_empty_kernel, shape, d, out, requires_grad)
 
 
 def _fill_dtype(fill_value) -> D.dtype:
@@ -405,7 +463,7 @@ def full(size, fill_value, *, out: Tensor | None = None, dtype: D.dtype | None =
     _check_device(device)
     d = as_dtype(dtype) or (out.dtype if out is not None else _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    return _result(np.full(shape, checked_scalar(value, d), d.np), out, requires_grad)
+    return _factory(_full_kernel, shape, d, out, requires_grad, checked_scalar(value, d))
 
 
 def empty_strided(size, stride, *, dtype: D.dtype | None = None, layout=None, device=None,
@@ -453,33 +511,28 @@ def _like(input: Tensor, dtype, memory_format) -> np.ndarray:
 def empty_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False
                ) -> Tensor:
-    return _finish(_like(input, dtype, memory_format), requires_grad)
+    return _like_made(input, dtype, memory_format, requires_grad, None)
 
 
 def zeros_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False
                ) -> Tensor:
-    out = _like(input, dtype, memory_format)
-    out.fill(0)
-    return _finish(out, requires_grad)
+    return _like_made(input, dtype, memory_format, requires_grad, 0)
 
 
 def ones_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, pin_memory: bool = False
               ) -> Tensor:
-    out = _like(input, dtype, memory_format)
-    out.fill(1)
-    return _finish(out, requires_grad)
+    return _like_made(input, dtype, memory_format, requires_grad, 1)
 
 
 def full_like(input: Tensor, fill_value, *, dtype: D.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None,
               pin_memory: bool = False) -> Tensor:
     _check_fill("full_like", fill_value)
-    out = _like(input, dtype, memory_format)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    out.fill(checked_scalar(value, D.from_numpy_dtype(out.dtype)))
-    return _finish(out, requires_grad)
+    return _like_made(input, dtype, memory_format, requires_grad,
+                      lambda d: checked_scalar(value, d))
 
 
 # --- Tensor.new_* ---------------------------------------------------------------------------

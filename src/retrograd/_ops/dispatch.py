@@ -124,6 +124,14 @@ def random_drawn(kernel, args: tuple, out) -> None:
     _tell_modes("_on_random_draw", kernel, args, out)
 
 
+def tensor_made(kernel, args: tuple, out) -> None:
+    """A factory (zeros, ones, full, empty and their *_like forms) made the fresh array `out` as
+    `kernel(*args)` while any mode is active: a mode of this thread with `_on_tensor_made` may
+    record it (a compiler's tracer makes it again at every call, NOTE [Factories in compiled
+    graphs])."""
+    _tell_modes("_on_tensor_made", kernel, args, out)
+
+
 # NOTE [Autocast composites]
 # retrograd.amp's autocast is a dispatch mode, so it sees the ops that functions are made of.
 # torch's autocast sees some of those functions whole (linear, matmul, convNd, cross_entropy and

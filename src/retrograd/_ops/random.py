@@ -32,7 +32,7 @@ from retrograd._ops.creation import (
     parse_size,
     zeros,
 )
-from retrograd._ops.kernels.creation import as_dtype
+from retrograd._ops.kernels.creation import as_dtype, empty_strided_array
 from retrograd._ops.kernels.random import (
     _check_p,
     _check_p_tensor,
@@ -49,6 +49,7 @@ from retrograd._ops.kernels.random import (
     uniform01,
 )
 from retrograd._ops.layout import not_implemented
+from retrograd._tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _STATE_BYTES = 48
@@ -203,8 +204,9 @@ def draw(kernel, *args):
     """kernel(*args): samples drawn from the generator among args (None: the default). While a
     dispatch mode is active the draw is reported to it (dispatch.random_drawn), so a compiled
     graph draws the same numbers in the same order as eager (NOTE [Random draws in compiled
-    graphs]). `kernel` takes plain values and arrays and returns a fresh array (or a tuple)."""
-    out = kernel(*args)
+    graphs]). `kernel` takes plain values and arrays and returns a fresh array (or a tuple); a
+    Tensor among args is passed as its array (the graph records the tensor's value)."""
+    out = kernel(*[a._data if isinstance(a, Tensor) else a for a in args])
     if dispatch.mode_stack:
         dispatch.random_drawn(kernel, args, out)
     return out
@@ -224,6 +226,32 @@ def _randint_kernel(generator, low: int, high: int, shape: tuple, d: D.dtype) ->
 
 def _randperm_kernel(generator, n: int, dt: np.dtype) -> np.ndarray:
     return _g(generator).permutation(n).astype(dt)
+
+
+# the *_like draws make their result laid out as empty_like's (shape and element strides)
+def _rand_like_kernel(generator, shape: tuple, strides: tuple, d: D.dtype) -> np.ndarray:
+    arr = empty_strided_array(shape, strides, d.np)
+    arr[...] = uniform01(_g(generator), shape, d)
+    return arr
+
+
+def _randn_like_kernel(generator, shape: tuple, strides: tuple, d: D.dtype) -> np.ndarray:
+    arr = empty_strided_array(shape, strides, d.np)
+    arr[...] = standard_normal(_g(generator), shape, d)
+    return arr
+
+
+def _randint_like_kernel(generator, low: int, high: int, shape: tuple, strides: tuple,
+                         d: D.dtype) -> np.ndarray:
+    arr = empty_strided_array(shape, strides, d.np)
+    arr[...] = _integers(_g(generator), low, high, shape, d)
+    return arr
+
+
+def _normal_kernel(generator, mean: float, std: float, shape: tuple, d: D.dtype) -> np.ndarray:
+    t = _np_float(d)
+    z = standard_normal(_g(generator), shape, d).astype(t, copy=False)
+    return (z * t(std) + t(mean)).astype(d.np, copy=False)
 
 
 # --- factories -------------------------------------------------------------------------------
@@ -329,6 +357,17 @@ def _like_array(input, dtype, memory_format=None) -> tuple:
     return arr, D.from_numpy_dtype(arr.dtype)
 
 
+def _drawn_like(kernel, arr: np.ndarray, requires_grad: bool, generator, *params) -> Tensor:
+    """kernel(generator, *params, layout of arr, dtype) as a new tensor; `arr` is the empty
+    array _like made, which gives the layout. A plain result is a draw the compiler records
+    (NOTE [Random draws in compiled graphs]), as rand's."""
+    layout = (arr.shape, tuple(s // arr.itemsize for s in arr.strides),
+              D.from_numpy_dtype(arr.dtype))
+    if requires_grad:
+        return _finish(kernel(generator, *params, *layout), True)
+    return _finish(draw(kernel, generator, *params, *layout), False)
+
+
 def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
               layout=None, device=None, requires_grad: bool = False, memory_format=None,
               pin_memory: bool = False):
@@ -336,8 +375,7 @@ def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | Non
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
         raise not_implemented("check_uniform_bounds", d.np)
-    arr[...] = uniform01(_g(generator), arr.shape, d)
-    return _finish(arr, requires_grad)
+    return _drawn_like(_rand_like_kernel, arr, requires_grad, generator)
 
 
 def randn_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
@@ -347,8 +385,7 @@ def randn_like(input, *, generator: Generator | None = None, dtype: D.dtype | No
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
         raise not_implemented("normal_kernel_cpu", d.np)
-    arr[...] = standard_normal(_g(generator), arr.shape, d)
-    return _finish(arr, requires_grad)
+    return _drawn_like(_randn_like_kernel, arr, requires_grad, generator)
 
 
 def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtype | None = None,
@@ -365,8 +402,7 @@ def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtyp
     high = _check_int_arg("high", 3 if "low" in bound else 2, bound["high"])
     arr, d = _like_array(input, dtype, memory_format)
     _check_range(low, high, d)
-    arr[...] = _integers(_g(generator), low, high, arr.shape, d)
-    return _finish(arr, requires_grad)
+    return _drawn_like(_randint_like_kernel, arr, requires_grad, generator, low, high)
 
 
 # --- normal ----------------------------------------------------------------------------------
@@ -610,10 +646,11 @@ def normal(mean=None, std=None, size=None, *, generator: Generator | None = None
         d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
         _check_device(device)
         _check_std(float(std))
-        t = _np_float(d)
-        z = standard_normal(_g(generator), shape, d).astype(t, copy=False)
-        arr = (z * t(std) + t(mean)).astype(d.np, copy=False)
-        return _result(arr, out, requires_grad)
+        if out is None and not requires_grad:
+            return _finish(draw(_normal_kernel, generator, float(mean), float(std), shape, d),
+                           False)
+        return _result(_normal_kernel(generator, float(mean), float(std), shape, d), out,
+                       requires_grad)
     if out is not None:
 
         return _write_out(out, result._data)
@@ -661,7 +698,7 @@ def random_(self, *args, generator: Generator | None = None, **kwargs):
 def multinomial(input, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None, out=None):
     """Indices drawn from the categorical distributions in the rows of `input` (int64)."""
-    from retrograd._tensor import Tensor, _wrap
+    from retrograd._tensor import _wrap
 
     probs = input._data if isinstance(input, Tensor) else np.asarray(input)
     if probs.ndim not in (1, 2):
@@ -672,10 +709,19 @@ def multinomial(input, num_samples: int, replacement: bool = False, *,
                            f"{D.legacy_name(d)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    n_cat = probs.shape[-1]
-    if not replacement and num_samples > n_cat:
+    if not replacement and num_samples > probs.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    src = input if isinstance(input, Tensor) else probs
+    if out is not None:
+        return _write_out(out, _multinomial_kernel(generator, probs, num_samples, replacement))
+    return _wrap(draw(_multinomial_kernel, generator, src, num_samples, bool(replacement)))
+
+
+def _multinomial_kernel(generator, probs: np.ndarray, num_samples: int,
+                        replacement: bool) -> np.ndarray:
+    """The draw, after the checks of the values (they run again at every compiled call)."""
+    n_cat = probs.shape[-1]
     rows = probs.reshape(-1, n_cat).astype(np.float64)
     if rows.size and (not np.isfinite(rows).all() or (rows < 0).any()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -696,11 +742,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *,
         with np.errstate(divide="ignore"):
             keys = g.standard_exponential(rows.shape) / rows
         idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
-    res = idx.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,))
-    if out is not None:
-
-        return _write_out(out, res)
-    return _wrap(res)
+    return idx.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,))
 
 
 def _register() -> None:

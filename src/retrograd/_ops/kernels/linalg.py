@@ -28,9 +28,30 @@ def blas_operand(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def repeated_operands(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every row of `a` is the same, or every column of `b` (an expanded operand, as the
+    gradient of sum() reaches a linear layer): np_matmul multiplies one and repeats it."""
+    return a.ndim >= 2 and b.ndim >= 2 and (
+        (a.shape[-2] > 1 and a.strides[-2] == 0) or (b.shape[-1] > 1 and b.strides[-1] == 0))
+
+
+def _repeated_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.shape[-2] > 1 and a.strides[-2] == 0:
+        one, axis = np_matmul(a[..., :1, :], b), -2
+    else:
+        one, axis = np_matmul(a, b[..., :1]), -1
+    shape = list(one.shape)
+    shape[axis] = a.shape[-2] if axis == -2 else b.shape[-1]
+    out = np.empty(shape, one.dtype)
+    out[...] = one
+    return out
+
+
 def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.matmul in the inputs' dtype (NumPy computes bfloat16/float8 products in float32)."""
-    if 0 in a.strides or 0 in b.strides:  # (blas_operand's first test, without two calls)
+    if 0 in a.strides or 0 in b.strides:  # (one test for the common case: no zero stride)
+        if repeated_operands(a, b):
+            return _repeated_matmul(a, b)
         a = blas_operand(a)
         b = blas_operand(b)
     out = np.matmul(a, b)
@@ -155,9 +176,9 @@ def _addmm_forward(s, m1, m2, beta, alpha):
         # the common case (F.linear: float operands, a bias row or a full matrix): no checks
         # can fail, the product is fresh, the bias is added in place
         if 0 in m1.strides or 0 in m2.strides:
-            m1 = blas_operand(m1)
-            m2 = blas_operand(m2)
-        out = np.matmul(m1, m2)
+            out = np_matmul(m1, m2)  # (an expanded operand: np_matmul's ways round it)
+        else:
+            out = np.matmul(m1, m2)
         return np.add(out, s, out=out)
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")

@@ -368,13 +368,16 @@ def _erf_single(a: np.ndarray) -> np.ndarray:
         xs, x2s, ps, qs = x[:k], x2[:k], p[:k], q[:k]
         np.clip(src[start:start + k], -4.0, 4.0, out=xs)
         np.multiply(xs, xs, out=x2s)
-        ps.fill(_ERF_P[0])
-        for c in _ERF_P[1:]:
+        # Horner's rule, its first step (lead coefficient times x^2) written into the buffer
+        np.multiply(x2s, _ERF_P[0], out=ps)
+        ps += _ERF_P[1]
+        for c in _ERF_P[2:]:
             ps *= x2s
             ps += c
         ps *= xs
-        qs.fill(_ERF_Q[0])
-        for c in _ERF_Q[1:]:
+        np.multiply(x2s, _ERF_Q[0], out=qs)
+        qs += _ERF_Q[1]
+        for c in _ERF_Q[2:]:
             qs *= x2s
             qs += c
         np.divide(ps, qs, out=dst[start:start + k])
