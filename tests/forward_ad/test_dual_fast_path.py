@@ -3,6 +3,8 @@ leaves to the general rule what it does not cover."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,7 +79,7 @@ def test_fast_path_gives_the_general_tangents(sample):
         with _general():
             want = _run(f, leaves, vs)
     except RuntimeError as e:  # the prod samples with two zeros: both refuse alike
-        with pytest.raises(RuntimeError, match=str(e)[:40]):
+        with pytest.raises(RuntimeError, match=re.escape(str(e))):
             _run(f, leaves, vs)
         return
     got = _run(f, leaves, vs)
