@@ -31,7 +31,10 @@ and the view the same view of it. The generated op tests check every op's JVP ag
 differences and against its VJP (<u, J v> = <J^T u, v>).
 
 While a level is active a dispatch mode (NOTE [Fast path]: every entry point already tests the
-mode stack) carries the tangents; with no level there is nothing on any op's path.
+mode stack) carries the tangents; with no level there is nothing on any op's path. When that
+mode is the only one, dispatch first offers the op to the dual fast path (NOTE [Dual fast
+path]), which applies the linear, bilinear and elementwise rules above to NumPy arrays and
+leaves everything else to this mode.
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ import numpy as np
 
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch, forward_ad
-from retrograd._ops.codegen import compile_function
+from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.forward_ad import _enabled, levels, set_tangent, tangent_of
 from retrograd._ops.registry import _dtype_of, _shape_of, _strides_of
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import TENSOR_FIELDS, Tensor, _wrap
 
 force_general = [False]
 
@@ -129,10 +129,10 @@ def _make(op):
     tans = [f"t{i}" for i in idx]
     lines += ["    if dt is None or dt.kind != 'f':",
               "        return _NI",
-              f"    out = _fwd({', '.join(data)})",
+              *_kernel_call(op, data, "out"),
               "    if out.__class__ is not _nd:",
               "        out = _asarray(out)",
-              "    r = _wrap(out)"]
+              *wrap_lines("out", "r")]
     diff = op.differentiable_outputs is None or op.differentiable_outputs[0]
     if not diff:
         lines.append("    return r")
@@ -152,22 +152,43 @@ def _make(op):
                 call = list(data)
                 call[i] = f"t{i}._data"
                 lines += [f"    if t{i} is not None:",
-                          f"        tv = _sum(tv, _fwd({', '.join(call)}))"]
+                          *_kernel_call(op, call, "p", "        "),
+                          "        tv = _sum(tv, p)"]
         else:
             lines += _elementwise_lines(op, data)
         lines += ["    if tv.__class__ is _nd and tv.shape == out.shape"
                   + (" and tv.dtype == out.dtype" if kind == _ELEMENTWISE else "") + ":",
-                  "        _set(r, _wrap(tv), lv)",
+                  *wrap_lines("tv", "rt", "        "),
+                  "        _set(r, rt, lv)",
                   "        return r",
                   f"    return _finish(_op, args, ({''.join(t + ', ' for t in tans)}), r, tv, lv)"]
-    ns = {"_T": Tensor, "_nd": _nd, "_asarray": np.asarray, "_wrap": _wrap, "_NI": NotImplemented,
-          "_levels": levels, "_state": state, "_tangent_of": tangent_of, "_fwd": op.forward,
+    ns = {**TENSOR_FIELDS.names, "_uf": getattr(op.forward, "ufunc", None), "_nd": _nd,
+          "_asarray": np.asarray, "_NI": NotImplemented, "_levels": levels, "_state": state,
+          "_tangent_of": tangent_of, "_fwd": op.forward,
           "_zeros": np.zeros_like, "_sum": _sum, "_set": set_tangent, "_finish": _finish,
           "_op": op, "_data": _data, "_shape": _shape_of, "_dtype": _dtype_of,
           "_strides": _strides_of}
     for k, f in enumerate(op.array_formulas or ()):
         ns[f"_f{k}"] = f.fn
     return compile_function("dual", lines, ns, f"{op.name} dual fast path")
+
+
+def _kernel_call(op, args: list, target: str, indent: str = "    ") -> list:
+    """`target = op.forward(*args)`; for a binary ufunc's forward given row-major arrays or a
+    Python number, the ufunc itself, which is what that forward calls for them (NOTE [Direct
+    ufunc])."""
+    plain = [indent + f"{target} = _fwd({', '.join(args)})"]
+    if getattr(op.forward, "ufunc", None) is None or len(args) != 2 or len(op.tensor_idx) != 2:
+        return plain
+    ok = " and ".join(f"({a}.__class__ is _nd and {a}.flags.c_contiguous or {a}.__class__ is "
+                      f"float or {a}.__class__ is int)" for a in args)
+    return [indent + f"if {ok}:",
+            indent + "    try:",
+            indent + f"        {target} = _uf({', '.join(args)})",
+            indent + "    except ValueError:",
+            indent + f"        {target} = _fwd({', '.join(args)})",
+            indent + "else:",
+            "    " + plain[0]]
 
 
 def _elementwise_lines(op, data: list) -> list:
