@@ -96,12 +96,24 @@ def rule_for(name: str, is_view: bool, has_formulas: bool, jvp) -> str:
 # --- levels and tangents ----------------------------------------------------------------------
 
 
+class _TangentRef(weakref.ref):
+    """A weak reference to a tensor with a tangent entry, which knows the entry's key."""
+
+    __slots__ = ("key",)
+
+
 class _Level:
-    __slots__ = ("index", "tangents")
+    __slots__ = ("index", "tangents", "forget")
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.tangents: dict = {}  # id(tensor) -> (weakref to it, tangent or None)
+        self.tangents: dict = {}  # id(tensor) -> (_TangentRef to it, tangent or None)
+        store = self.tangents
+
+        def forget(ref: _TangentRef, store: dict = store) -> None:  # the tensor died
+            store.pop(ref.key, None)
+
+        self.forget = forget
 
 
 levels: list = []  # the active levels (torch allows one)
@@ -143,13 +155,9 @@ def level_of(index: int):
 
 def set_tangent(t: Tensor, tangent, lv=None) -> None:
     lv = lv or levels[-1]
-    key = id(t)
-    store = lv.tangents
-
-    def forget(_ref, key=key, store=store):
-        store.pop(key, None)
-
-    store[key] = (weakref.ref(t, forget), tangent)
+    ref = _TangentRef(t, lv.forget)
+    key = ref.key = id(t)
+    lv.tangents[key] = (ref, tangent)
 
 
 def drop_tangents(t: Tensor) -> None:
