@@ -100,6 +100,7 @@ class _TangentRef(weakref.ref):
     """A weak reference to a tensor with a tangent entry, which knows the entry's key."""
 
     __slots__ = ("key",)
+    key: int
 
 
 class _Level:
