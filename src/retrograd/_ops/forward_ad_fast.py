@@ -38,7 +38,6 @@ force_general = [False]
 
 _LINEAR, _BILINEAR, _ELEMENTWISE = 1, 2, 3
 _kinds: dict = {}  # OpDef -> 0 (general) or its kind
-_fns: dict = {}  # OpDef -> its generated fast path
 _nd = np.ndarray
 
 
@@ -73,14 +72,20 @@ def _getter(op, name: str):
     return (what, op.arg_names.index(base))  # shape, dtype, strides
 
 
+class _FastPaths(dict):
+    """OpDef -> its generated fast path, made on first use (dispatch indexes it directly)."""
+
+    def __missing__(self, op):
+        fn = self[op] = _make(op)
+        return fn
+
+
+_fns = _FastPaths()
+
+
 def dual_fast(op, args: tuple):
     """The op's result with its tangent set, or NotImplemented (the general mode runs)."""
-    fn = _fns.get(op)
-    if fn is None:
-        fn = _fns[op] = _make(op)
-    if _enabled[0] and not force_general[0]:
-        return fn(args)
-    return NotImplemented
+    return _fns[op](args)
 
 
 def _not_simple(args: tuple):
@@ -95,6 +100,8 @@ def _make(op):
     idx = op.tensor_idx
     n = len(op.arg_names)
     lines = ["def dual(args):",
+             "    if _force[0] or not _enabled[0]:",
+             "        return _NI",
              f"    {''.join(f'a{i}, ' for i in range(n))}= args",
              "    lv = _levels[-1]",
              "    get = lv.tangents.get",
@@ -164,6 +171,7 @@ def _make(op):
                   f"    return _finish(_op, args, ({''.join(t + ', ' for t in tans)}), r, tv, lv)"]
     ns = {**TENSOR_FIELDS.names, "_uf": getattr(op.forward, "ufunc", None), "_nd": _nd,
           "_asarray": np.asarray, "_NI": NotImplemented, "_levels": levels, "_state": state,
+          "_force": force_general, "_enabled": _enabled,
           "_tangent_of": tangent_of, "_fwd": op.forward,
           "_zeros": np.zeros_like, "_sum": _sum, "_set": set_tangent, "_finish": _finish,
           "_op": op, "_data": _data, "_shape": _shape_of, "_dtype": _dtype_of,
@@ -264,4 +272,4 @@ def _data(x):
 
 def install() -> None:
     dispatch.dual_fast[0] = forward_ad._MODE
-    dispatch.dual_fast[1] = dual_fast
+    dispatch.dual_fast[1] = _fns
