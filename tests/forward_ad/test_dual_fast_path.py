@@ -113,7 +113,7 @@ FAST_OPS = [
 
 
 @pytest.mark.parametrize("name,fn", FAST_OPS, ids=[n for n, _ in FAST_OPS])
-@pytest.mark.parametrize("dtype", [retrograd.float32, retrograd.float64])
+@pytest.mark.parametrize("dtype", [retrograd.float16, retrograd.float32, retrograd.float64])
 def test_fast_path_taken_and_exact(name, fn, dtype):
     rng = np.random.default_rng(0)
     x, y, vx, vy = (retrograd.tensor(rng.standard_normal(12), dtype=dtype) for _ in range(4))
