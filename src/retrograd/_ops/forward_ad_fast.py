@@ -17,7 +17,9 @@ requires grad while grad mode is on (no graph, so forward-over-reverse stays gen
   bilinear     the sum over inputs with a tangent of the kernel with that input replaced;
   elementwise  the sum over inputs with a tangent of the input's array formula with the tangent
                as `grad` (the formula is linear in `grad`; the Jacobian is diagonal).
-which is what the general path computes with Tensor ops, in the same order. A contribution that
+which is what the general path computes with Tensor ops, in the same order (an array formula
+that rounds differently from its Tensor formula, as gelu's tanh form does by an ulp, gives its
+tangent that rounding, as it gives backward's gradient). A contribution that
 comes back with another dtype than the output, or a tangent that does not have the output's
 shape, is redone by the general rule on Tensors. Everything else returns NotImplemented and the
 general mode runs. `force_general` (a list, for tests) sends every op the general way.
