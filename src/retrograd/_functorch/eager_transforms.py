@@ -23,7 +23,7 @@ from retrograd._functorch import levels
 from retrograd._functorch.batched import BatchedTensor, broadcast, is_batched
 from retrograd._functorch.vmap import spec_repr
 from retrograd._tensor import Tensor
-from retrograd.utils._pytree import tree_flatten, tree_map, tree_unflatten
+from retrograd.utils._pytree import LeafSpec, TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 
 def _autograd() -> Any:
@@ -248,9 +248,15 @@ def _check_jvp_args(primals: Any, tangents: Any) -> tuple:
     if not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. it "
                            "should be valid to call f(*primals).")
-    flat_p, p_spec = tree_flatten(primals)
-    flat_t, t_spec = tree_flatten(tangents)
-    if repr(p_spec) != repr(t_spec):
+    if (type(primals) is tuple and type(tangents) is tuple and len(primals) == len(tangents)
+            and all(isinstance(t, Tensor) for t in primals + tangents)):
+        # the common call, jvp(f, (x, ...), (v, ...)): the flat lists are the tuples themselves
+        flat_p, p_spec = list(primals), TreeSpec(tuple, None, [LeafSpec] * len(primals))
+        flat_t, t_spec = list(tangents), p_spec
+    else:
+        flat_p, p_spec = tree_flatten(primals)
+        flat_t, t_spec = tree_flatten(tangents)
+    if p_spec is not t_spec and repr(p_spec) != repr(t_spec):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the "
                            "same python structure. For example, if primals is a tuple of 3 "
                            "tensors, tangents also must be. Got primals with structure "

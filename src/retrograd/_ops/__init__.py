@@ -11,6 +11,8 @@ from retrograd._ops import slice_inverse, view_func, subclass, tangent_meta
 from retrograd._ops import operators
 from retrograd._ops import metadata_inplace, memory_methods
 from retrograd._ops import foreach
+from retrograd._ops import forward_ad_fast
 
 operators.install()
+forward_ad_fast.install()
 registry.install_methods()

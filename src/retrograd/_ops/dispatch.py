@@ -143,7 +143,17 @@ def tensor_made(kernel, args: tuple, out) -> None:
 autocast = None
 
 
+# (the forward-AD mode, its fast paths by op): when that mode is the only one active and is
+# not running an op on this thread, an op may be done without it (NOTE [Dual fast path])
+dual_fast: list = [None, None]
+
+
 def dispatch(op, args: tuple):
+    # the forward-AD mode alone on the stack: no thread has a mode of its own
+    if len(mode_stack) == 1 and mode_stack[0] is dual_fast[0] and not _local.shared_hidden:
+        out = dual_fast[1][op](args)
+        if out is not NotImplemented:
+            return out
     own = _local.own
     if own:
         mode = own.pop()

@@ -31,7 +31,10 @@ and the view the same view of it. The generated op tests check every op's JVP ag
 differences and against its VJP (<u, J v> = <J^T u, v>).
 
 While a level is active a dispatch mode (NOTE [Fast path]: every entry point already tests the
-mode stack) carries the tangents; with no level there is nothing on any op's path.
+mode stack) carries the tangents; with no level there is nothing on any op's path. When that
+mode is the only one, dispatch first offers the op to the dual fast path (NOTE [Dual fast
+path]), which applies the linear, bilinear and elementwise rules above to NumPy arrays and
+leaves everything else to this mode.
 """
 
 from __future__ import annotations
@@ -93,12 +96,25 @@ def rule_for(name: str, is_view: bool, has_formulas: bool, jvp) -> str:
 # --- levels and tangents ----------------------------------------------------------------------
 
 
+class _TangentRef(weakref.ref):
+    """A weak reference to a tensor with a tangent entry, which knows the entry's key."""
+
+    __slots__ = ("key",)
+    key: int
+
+
 class _Level:
-    __slots__ = ("index", "tangents")
+    __slots__ = ("index", "tangents", "forget")
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.tangents: dict = {}  # id(tensor) -> (weakref to it, tangent or None)
+        self.tangents: dict = {}  # id(tensor) -> (_TangentRef to it, tangent or None)
+        store = self.tangents
+
+        def forget(ref: _TangentRef, store: dict = store) -> None:  # the tensor died
+            store.pop(ref.key, None)
+
+        self.forget = forget
 
 
 levels: list = []  # the active levels (torch allows one)
@@ -140,13 +156,9 @@ def level_of(index: int):
 
 def set_tangent(t: Tensor, tangent, lv=None) -> None:
     lv = lv or levels[-1]
-    key = id(t)
-    store = lv.tangents
-
-    def forget(_ref, key=key, store=store):
-        store.pop(key, None)
-
-    store[key] = (weakref.ref(t, forget), tangent)
+    ref = _TangentRef(t, lv.forget)
+    key = ref.key = id(t)
+    lv.tangents[key] = (ref, tangent)
 
 
 def drop_tangents(t: Tensor) -> None:
