@@ -592,11 +592,12 @@ def make_binding_dispatcher(group: Group) -> Callable:
         binding = _binding_args(opdef, group.method, False)
         tests = [(_tester(_check(_kind(a), "v")), _tester(_loose(_kind(a), "v")))
                  for a in binding]
-        options.append((binding, tests, takes_out, fn))
+        options.append((binding, tests, takes_out, k))
     method = group.method
     n_options = len(options)
 
-    def bind(binding, tests, takes_out, args, kwargs, loose):
+    def bind(binding: list, tests: list, takes_out: bool, args: tuple, kwargs: dict,
+             loose: int) -> tuple | None:
         """(positional values, keyword values) for the overload, or None if it does not take
         the call."""
         n_args = len(args)
@@ -642,9 +643,10 @@ def make_binding_dispatcher(group: Group) -> Callable:
         given = args[1:] if method else args
         for loose in (0, 1):
             for j in range(n_options):
-                binding, tests, takes_out, fn = options[j]
+                binding, tests, takes_out, k = options[j]
                 bound = bind(binding, tests, takes_out, given, kwargs, loose)
                 if bound is not None:
+                    fn = group.entries[k][1]  # read at each call: a test may spy on it
                     if method:
                         return fn(args[0], *bound[0], **bound[1])
                     return fn(*bound[0], **bound[1])
@@ -652,6 +654,10 @@ def make_binding_dispatcher(group: Group) -> Callable:
 
     dispatcher.__name__ = dispatcher.__qualname__ = group.name
     dispatcher.__module__ = "retrograd"
+    # each overload's binding, out= included where it takes one (the stubs' @overload forms)
+    dispatcher.bindings = [  # type: ignore[attr-defined]
+        (group.entries[k][0], _binding_args(group.entries[k][0], method, options[j][2]))
+        for j, k in enumerate(torch_order(group))]
     dispatcher.overloads = {  # type: ignore[attr-defined]
         opdef.schema.overload or "default": entry for opdef, entry in group.entries}
     from retrograd._ops.op_doc import op_doc
