@@ -566,6 +566,7 @@ RANDOM = {
     "bernoulli": lambda m, g: m.bernoulli(m.full((3,), 0.5, requires_grad=True)),
     "bernoulli p": lambda m, g: m.bernoulli(m.zeros(3), 0.5, generator=g),
     "bernoulli p keyword": lambda m, g: m.bernoulli(m.zeros(3), p=1),
+    "bernoulli 0-d tensor p": lambda m, g: m.bernoulli(m.zeros(3), m.tensor(0.5)),
     "bernoulli method": lambda m, g: m.full((2,), 0.5).bernoulli(generator=g),
     "bernoulli method p": lambda m, g: m.zeros(2, dtype=m.float64).bernoulli(0.25),
     "bernoulli_ float": lambda m, g: m.zeros(2).bernoulli_(0.5),

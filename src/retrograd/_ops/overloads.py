@@ -25,8 +25,23 @@ needs it earlier), through compile_function, so its source is visible like any g
 - Composite overloads: an overload torch implements by calling another (var(unbiased) is
   var.correction, where.Scalar is where.self) joins the group with `composite(schema, fn)`: a
   schema and the function it runs, no node of its own.
-- Types told apart at one position: Tensor from Scalar, bool from int (a bool is no int here,
-  as in torch's parser) and int from int[] (`split(x, 2)` against `split(x, [1, 3])`).
+- Types told apart at one position: Tensor from Scalar or float, bool from int (a bool is no
+  int here, as in torch's parser), int from int[] (`split(x, 2)` against `split(x, [1, 3])`)
+  and str from int[] (conv2d's padding); a Generator and a dtype are checked too.
+- Python bindings: a factory's schema (its TensorOptions: dtype, layout, device, pin_memory)
+  takes what torch's binding takes: those with the binding's defaults, requires_grad, and out=
+  listed just before them (python_args).
+- Bound dispatchers: a name in BIND_EACH (conv1d/2d/3d, normal, randint, bernoulli) gets
+  make_binding_dispatcher instead: it binds the call to each overload by that overload's own
+  names and positions and tests every argument, as torch's parser does. One merged signature
+  cannot hold randint(high, size) beside randint(low, high, size), and these overloads leave
+  the checks of a Generator, a str padding or an unsized int list to the parser. Its errors
+  are torch's for the call as given; its stubs are one @overload per overload.
+- Errors: when the number of arguments fits one overload alone, torch says what is wrong for
+  that one ("argument 'high' (position 1) must be int, not float", "missing 1 required
+  positional arguments"); otherwise it lists them all.
+- ops.aten shows the composite overloads beside the declared ops (ops.aten.conv2d.padding),
+  and calling one runs its function.
 - Named returns: an overload with several named returns gives RETURN_TYPES[name]; given
   `out=` (a tuple of tensors) it writes them there and gives RETURN_TYPES[name + "_out"].
 A public name with one declaration gets no dispatcher, unless it has such named returns: its
@@ -577,6 +592,9 @@ def make_dispatcher(group: Group) -> Callable:
     return fn
 
 
+_nd = np.ndarray
+
+
 def make_binding_dispatcher(group: Group) -> Callable:
     """The dispatcher of a group whose call torch's parser checks in full: each overload, in
     torch's order, binds the arguments by its own names and positions and tests every one's
@@ -629,6 +647,8 @@ def make_binding_dispatcher(group: Group) -> Callable:
                 test = tests[i][loose]
                 if test is not None and not test(v):
                     return None
+                if loose and v.__class__ is not _nd and isinstance(v, Tensor) and not a.is_tensor:
+                    v = v.item()  # a 0-d tensor where a number goes: its value, as torch
             if a.kwarg_only:
                 keywords[a.name] = v
             else:
