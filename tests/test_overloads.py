@@ -669,3 +669,13 @@ def test_bound_overloads_keep_torchs_runtime_errors():
             x, w = _conv_inputs(lib)
             with pytest.raises((RuntimeError, ValueError), match=message):
                 call(lib, x, w)
+
+
+def test_same_padding_warning_points_at_the_caller():
+    import warnings
+
+    x, w = retrograd.ones(1, 1, 5, 5), retrograd.ones(1, 1, 2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        retrograd.conv2d(x, w, padding="same")
+    assert len(caught) == 1 and caught[0].filename == __file__

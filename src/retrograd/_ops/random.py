@@ -49,6 +49,7 @@ from retrograd._ops.kernels.random import (
     uniform01,
 )
 from retrograd._ops.layout import not_implemented
+from retrograd._ops.overloads import overloaded
 
 DEFAULT_SEED = 67280421310721  # torch's default CPU seed
 _STATE_BYTES = 48
@@ -639,6 +640,10 @@ def _declare_dispatchers() -> None:
 
 
 _declare_dispatchers()
+# the public functions, for module code that calls them (the data samplers' randint)
+randint = overloaded("randint")
+normal = overloaded("normal")
+bernoulli = overloaded("bernoulli")
 
 
 def random_(self, *args, generator: Generator | None = None, **kwargs):
