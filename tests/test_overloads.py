@@ -434,3 +434,248 @@ def test_an_unsized_int_list_takes_no_bare_int():
     for lib in (torch, retrograd):
         with pytest.raises(TypeError, match="invalid combination of arguments"):
             _matrix(lib).movedim(0, [1])
+
+
+# --- bound overloads: conv (int list or str padding) and the random factories ------------------
+
+def _conv_inputs(lib):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((1, 2, 6, 6)), requires_grad=True)
+    w = lib.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    return x, w
+
+
+CONV = {
+    "int padding": lambda m, x, w: m.conv2d(x, w, None, 1, 1),
+    "padding list keyword": lambda m, x, w: m.conv2d(x, w, padding=[1, 0], stride=(1, 2)),
+    "padding same": lambda m, x, w: m.conv2d(x, w, padding="same"),
+    "padding valid positional": lambda m, x, w: m.conv2d(x, w, None, 1, "valid", 1, 1),
+    "same dilation": lambda m, x, w: m.conv2d(x, w, bias=None, padding="same", dilation=2),
+    "functional same": lambda m, x, w: m.nn.functional.conv2d(
+        x, w, m.ones(3, dtype=m.float64), padding="same"),
+    "conv1d same": lambda m, x, w: m.conv1d(x[:, :, 0], w[:, :, 0], padding="same"),
+    "conv3d valid": lambda m, x, w: m.conv3d(x[:, :, None], w[:, :, None], padding="valid"),
+    "unbatched": lambda m, x, w: m.conv2d(x[0], w, padding="same"),
+    "keywords only": lambda m, x, w: m.conv2d(input=x, weight=w, groups=1, padding=2),
+}
+
+
+@pytest.mark.parametrize("name", list(CONV))
+def test_conv_overloads_match_torch(name):
+    results = []
+    for lib in (torch, retrograd):
+        x, w = _conv_inputs(lib)
+        y = CONV[name](lib, x, w)
+        y.sum().backward()
+        results.append((y.detach().numpy(), _node(y), x.grad.numpy(), w.grad.numpy()))
+    (ty, tnode, tgx, tgw), (ry, rnode, rgx, rgw) = results
+    assert rnode == tnode
+    np.testing.assert_allclose(ry, ty, rtol=1e-10)
+    np.testing.assert_allclose(rgx, tgx, rtol=1e-10)
+    np.testing.assert_allclose(rgw, tgw, rtol=1e-10)
+
+
+def _spy_on(monkeypatch, name: str, method: bool = False) -> list:
+    """Replace each overload of `name` by a recorder of (overload, arguments)."""
+    seen: list = []
+    group = GROUPS[(method, name)]
+    spies = []
+    for opdef, _ in group.entries:
+        def spy(*args, _name=opdef.name, **kwargs):
+            seen.append((_name, args[1 if method else 0:], kwargs))
+
+        spies.append((opdef, spy))
+    monkeypatch.setattr(group, "entries", spies)
+    return seen
+
+
+def test_each_bound_overload_gets_its_arguments(monkeypatch):
+    x = retrograd.ones(1, 1, 4, 4)
+    g = retrograd.Generator()
+    seen = _spy_on(monkeypatch, "conv2d")
+    retrograd.conv2d(x, x, padding="same", dilation=2)
+    retrograd.conv2d(x, x, None, (2, 1))
+    retrograd.nn.functional.conv2d(x, x, groups=3, padding=[1, 2])
+    assert [(n, a[2:], k) for n, a, k in seen] == [
+        ("conv2d.padding", (None, 1, "same", 2, 1), {}),
+        ("conv2d", (None, (2, 1), 0, 1, 1), {}),
+        ("conv2d", (None, 1, [1, 2], 1, 3), {})]
+    seen = _spy_on(monkeypatch, "randint")
+    retrograd.randint(5, (2,))
+    retrograd.randint(1, 5, [2], generator=g, dtype=retrograd.int8)
+    retrograd.randint(high=5, size=(3,), low=4, requires_grad=False)
+    retrograd.randint(5, (2,), generator=None, out=x)
+    # keyword-only arguments not given are left to the overload's function
+    assert seen == [
+        ("randint", (5, (2,)), {}),
+        ("randint.low_generator", (1, 5, [2]), {"generator": g, "dtype": retrograd.int8}),
+        ("randint.low", (4, 5, (3,)), {"requires_grad": False}),
+        ("randint.generator", (5, (2,)), {"generator": None, "out": x})]
+    seen = _spy_on(monkeypatch, "normal")
+    retrograd.normal(x, 2)
+    retrograd.normal(1.0, x, generator=g)
+    retrograd.normal(x, x)
+    retrograd.normal(0, 1, [3], dtype=retrograd.float64)
+    assert [(n, len(a), k) for n, a, k in seen] == [
+        ("normal.Tensor_float", 2, {}), ("normal.float_Tensor", 2, {"generator": g}),
+        ("normal.Tensor_Tensor", 2, {}), ("normal.float_float", 3, {"dtype": retrograd.float64})]
+    seen = _spy_on(monkeypatch, "bernoulli", method=True)
+    x.bernoulli(0.5)
+    x.bernoulli(generator=g)
+    assert seen == [("bernoulli.p", (0.5,), {}), ("bernoulli", (), {"generator": g})]
+
+
+def test_aten_conv_overloads_run_their_composites():
+    x, w = _conv_inputs(retrograd)
+    tx, tw = _conv_inputs(torch)
+    got = retrograd.ops.aten.conv2d.padding(x, w, None, [1, 1], "same")
+    want = torch.ops.aten.conv2d.padding(tx, tw, None, [1, 1], "same")
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10)
+    assert str(retrograd.ops.aten.conv3d.padding) == "aten.conv3d.padding"
+    for name in ("conv1d", "conv2d", "conv3d", "randint", "normal", "bernoulli"):
+        assert set(getattr(retrograd.ops.aten, name).overloads()) <= set(
+            getattr(torch.ops.aten, name).overloads()), name
+    assert retrograd.ops.aten.conv2d.overloads() == ["default", "padding"]
+    assert set(retrograd.ops.aten.randint.overloads()) == {"default", "generator", "low",
+                                                           "low_generator"}
+
+
+def _draw_summary(t) -> tuple:
+    return tuple(t.shape), str(t.dtype).split(".")[-1], t.requires_grad, _node(t)
+
+
+RANDOM = {
+    "randint high size": lambda m, g: m.randint(5, (3,)),
+    "randint low high size": lambda m, g: m.randint(2, 5, (2, 2)),
+    "randint keywords": lambda m, g: m.randint(high=5, size=(3,)),
+    "randint low keyword": lambda m, g: m.randint(high=5, size=(3,), low=4),
+    "randint size keyword": lambda m, g: m.randint(3, size=[2]),
+    "randint generator": lambda m, g: m.randint(5, (3,), generator=g),
+    "randint low generator": lambda m, g: m.randint(4, 5, (3,), generator=g, dtype=m.int8),
+    "randint generator None": lambda m, g: m.randint(5, (3,), generator=None),
+    "randint 0-d tensor bound": lambda m, g: m.randint(m.tensor(4), m.tensor(5), (2,)),
+    "randint float dtype": lambda m, g: m.randint(3, (2,), dtype=m.float64),
+    "normal tensor tensor": lambda m, g: m.normal(m.zeros(2, 1), m.ones(3), generator=g),
+    "normal tensor float": lambda m, g: m.normal(m.zeros(3, requires_grad=True), 2),
+    "normal tensor default std": lambda m, g: m.normal(mean=m.zeros(3)),
+    "normal float tensor": lambda m, g: m.normal(1.0, m.ones(2, requires_grad=True)),
+    "normal float float": lambda m, g: m.normal(0, 1, (2, 3), generator=g),
+    "normal factory keywords": lambda m, g: m.normal(0.0, 1.0, size=[2], dtype=m.float64,
+                                                     requires_grad=True),
+    "normal 0-d tensor std": lambda m, g: m.normal(0.0, m.tensor(1.0), (2,)),
+    "bernoulli": lambda m, g: m.bernoulli(m.full((3,), 0.5, requires_grad=True)),
+    "bernoulli p": lambda m, g: m.bernoulli(m.zeros(3), 0.5, generator=g),
+    "bernoulli p keyword": lambda m, g: m.bernoulli(m.zeros(3), p=1),
+    "bernoulli 0-d tensor p": lambda m, g: m.bernoulli(m.zeros(3), m.tensor(0.5)),
+    "bernoulli method": lambda m, g: m.full((2,), 0.5).bernoulli(generator=g),
+    "bernoulli method p": lambda m, g: m.zeros(2, dtype=m.float64).bernoulli(0.25),
+    "bernoulli_ float": lambda m, g: m.zeros(2).bernoulli_(0.5),
+    "bernoulli_ default": lambda m, g: m.zeros(2).bernoulli_(generator=g),
+    "bernoulli_ tensor": lambda m, g: m.zeros(2, 2).bernoulli_(m.full((2,), 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", list(RANDOM))
+def test_random_overloads_match_torch(name):
+    got = []
+    for lib in (torch, retrograd):
+        got.append(_draw_summary(RANDOM[name](lib, lib.Generator().manual_seed(0))))
+    assert got[1] == got[0]
+
+
+def test_random_overloads_use_the_generator_and_out():
+    for call in (lambda m, g: m.randint(0, 100, (5,), generator=g),
+                 lambda m, g: m.normal(0.0, 1.0, (5,), generator=g),
+                 lambda m, g: m.normal(m.zeros(5), 1.0, generator=g),
+                 lambda m, g: m.bernoulli(m.full((5,), 0.5), generator=g)):
+        a = call(retrograd, retrograd.Generator().manual_seed(3))
+        b = call(retrograd, retrograd.Generator().manual_seed(3))
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    out = retrograd.empty(3, dtype=retrograd.float64)
+    assert retrograd.normal(0.0, 1.0, (3,), out=out) is out
+    out = retrograd.empty(2, dtype=retrograd.int64)
+    assert retrograd.randint(1, 2, (2,), out=out) is out and out.tolist() == [1, 1]
+    out = retrograd.empty(2)
+    assert retrograd.bernoulli(retrograd.ones(2), out=out) is out and out.tolist() == [1, 1]
+
+
+BOUND_ERRORS = {
+    # conv: a wrong type anywhere, by position or keyword; too many; unknown or missing
+    "conv padding float": lambda m, x: m.conv2d(x, x, padding=1.5),
+    "conv groups float": lambda m, x: m.conv2d(x, x, groups=1.5),
+    "conv str input": lambda m, x: m.conv2d("a", x),
+    "conv bias str keyword": lambda m, x: m.conv2d(x, x, bias="a"),
+    "conv stride str": lambda m, x: m.conv3d(x, x, stride="a"),
+    "conv padding None": lambda m, x: m.conv1d(x, x, padding=None),
+    "conv too many": lambda m, x: m.conv2d(x, x, None, 1, 0, 1, 1, 5),
+    "conv unknown keyword": lambda m, x: m.conv2d(x, x, foo=1),
+    "conv missing weight": lambda m, x: m.conv2d(x),
+    # normal
+    "normal no arguments": lambda m, x: m.normal(),
+    "normal two floats": lambda m, x: m.normal(1.0, 2.0),
+    "normal int size": lambda m, x: m.normal(0.0, 1.0, 3),
+    "normal str mean": lambda m, x: m.normal("a", 1.0, (2,)),
+    "normal generator str": lambda m, x: m.normal(x, 1.0, generator="a"),
+    "normal one float": lambda m, x: m.normal(1.0),
+    "normal size with tensor": lambda m, x: m.normal(x, 1.0, (3,)),
+    "normal dtype with tensor": lambda m, x: m.normal(x, 1.0, dtype=m.float64),
+    "normal requires_grad with tensor": lambda m, x: m.normal(x, 1.0, requires_grad=True),
+    "normal std keyword only": lambda m, x: m.normal(std=1.0),
+    # randint
+    "randint no arguments": lambda m, x: m.randint(),
+    "randint high alone": lambda m, x: m.randint(5),
+    "randint float high": lambda m, x: m.randint(1.5, (2,)),
+    "randint int size": lambda m, x: m.randint(5, 3),
+    "randint int size keyword": lambda m, x: m.randint(5, size=3),
+    "randint four arguments": lambda m, x: m.randint(0, 2, (2,), 3),
+    "randint unknown keyword": lambda m, x: m.randint(5, (2,), foo=3),
+    "randint float low": lambda m, x: m.randint(1.5, 5, (2,)),
+    "randint generator str": lambda m, x: m.randint(5, (2,), generator="a"),
+    "randint dtype str": lambda m, x: m.randint(5, (2,), dtype="a"),
+    "randint float in size": lambda m, x: m.randint(5, (2.0,)),
+    "randint bool high": lambda m, x: m.randint(True, (2,)),
+    "randint None high": lambda m, x: m.randint(None, (2,)),
+    "randint high keyword alone": lambda m, x: m.randint(high=5),
+    # bernoulli, bernoulli_
+    "bernoulli str p": lambda m, x: m.bernoulli(x, "a"),
+    "bernoulli method str p": lambda m, x: x.bernoulli("a"),
+    "bernoulli tensor p": lambda m, x: m.bernoulli(x, x),
+    "bernoulli p with out": lambda m, x: m.bernoulli(x, 0.5, out=m.empty(3)),
+    "bernoulli generator str": lambda m, x: m.bernoulli(x, generator="a"),
+    "bernoulli None p": lambda m, x: m.bernoulli(x, None),
+    "bernoulli str input": lambda m, x: m.bernoulli("a"),
+    "bernoulli no input": lambda m, x: m.bernoulli(generator=None),
+    "bernoulli_ str": lambda m, x: x.detach().bernoulli_("a"),
+}
+
+
+@pytest.mark.parametrize("name", list(BOUND_ERRORS))
+def test_bound_overloads_raise_torchs_error(name):
+    call = BOUND_ERRORS[name]
+    with pytest.raises(TypeError) as expected:
+        call(torch, torch.full((3,), 0.5))
+    with pytest.raises(TypeError) as got:
+        call(retrograd, retrograd.full((3,), 0.5))
+    assert str(got.value) == str(expected.value)
+
+
+def test_bound_overloads_keep_torchs_runtime_errors():
+    for call, message in (
+            (lambda m, x, w: m.conv2d(x, w, padding="foo"), "Invalid padding string: 'foo'"),
+            (lambda m, x, w: m.conv2d(x, w, None, 2, "same"),
+             "padding='same' is not supported for strided convolutions"),
+            (lambda m, x, w: m.randint(0, 2**63, (2,)), "Overflow when unpacking long long")):
+        for lib in (torch, retrograd):
+            x, w = _conv_inputs(lib)
+            with pytest.raises((RuntimeError, ValueError), match=message):
+                call(lib, x, w)
+
+
+def test_same_padding_warning_points_at_the_caller():
+    import warnings
+
+    x, w = retrograd.ones(1, 1, 5, 5), retrograd.ones(1, 1, 2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        retrograd.conv2d(x, w, padding="same")
+    assert len(caught) == 1 and caught[0].filename == __file__

@@ -89,8 +89,22 @@ def overloaded_functions() -> None:
     assert p.shape == (3,) and values.shape == (2,) and indices.shape == (2,)
 
 
+def bound_overloads() -> None:
+    # both forms of conv (int list or string padding) and of the random factories
+    x, w = torch.ones(1, 1, 5, 5), torch.ones(1, 1, 3, 3)
+    assert F.conv2d(x, w, padding=1).shape == F.conv2d(x, w, None, 1, "same").shape
+    assert torch.conv1d(x[:, :, 0], w[:, :, 0], stride=(2,), padding="valid").shape == (1, 1, 2)
+    g = torch.Generator().manual_seed(0)
+    assert torch.randint(5, (3,)).shape == torch.randint(1, 5, (3,), generator=g).shape
+    assert torch.normal(0.0, 1.0, (2,), dtype=torch.float64).dtype == torch.float64
+    assert torch.normal(torch.zeros(2), 2.0).shape == torch.normal(1.0, torch.ones(2)).shape
+    assert torch.bernoulli(torch.full((2,), 0.5), 0.5, generator=g).shape == (2,)
+    assert torch.full((2,), 0.5).bernoulli().shape == (2,)
+
+
 if __name__ == "__main__":
     train()
     autograd_api()
     module_hooks()
     overloaded_functions()
+    bound_overloads()

@@ -12,6 +12,7 @@ The NumPy kernels the declarations run are in kernels/conv.py.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 from retrograd._ops import dispatch
 from retrograd._ops.kernels.conv import (
@@ -29,6 +30,7 @@ from retrograd._ops.kernels.conv import (
     expand_params,
 )
 from retrograd._ops.linalg import squeeze_dim
+from retrograd._ops.overloads import BIND_EACH, composite, overloaded
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
 
@@ -201,27 +203,37 @@ def _conv_str_padding(x, weight, bias, stride, padding, dilation, groups) -> Ten
     if all(lo == hi for lo, hi in pairs):
         return convolution(x, weight, bias, stride, [lo for lo, _ in pairs], dilation, False,
                            [0] * nd, groups)
+    # the caller of conv2d, past the dispatcher and the overload's function
     warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                  "zero-padded copy of the input be created", UserWarning, stacklevel=4)
+                  "zero-padded copy of the input be created", UserWarning, stacklevel=5)
     sym = [lo for lo, _ in pairs]
     _check_conv(x._data, weight._data, None if bias is None else bias._data, stride, sym,
                 dilation, False, [0] * nd, groups)
     return _convolution(x, weight, bias, stride, _flat(pairs), dilation, False, [0] * nd, groups)
 
 
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+def _conv_form(name: str, nd: int) -> Callable:
+    """A function of its own for each overload (each carries its declaration)."""
+    def conv_form(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1,
+                  groups: int = 1) -> Tensor:
+        return _conv(name, nd, input, weight, bias, stride, padding, dilation, groups)
+
+    return conv_form
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+# torch's conv1d/2d/3d (composites of convolution): padding is an int list or, in the .padding
+# overload, a string ('same' or 'valid'); torch's parser checks every argument's type
+for _nd in (1, 2, 3):
+    _name = f"conv{_nd}d"
+    _rest = f"Tensor input, Tensor weight, Tensor? bias=None, SymInt[{_nd}] stride=1"
+    composite(f"{_name}({_rest}, SymInt[{_nd}] padding=0, SymInt[{_nd}] dilation=1, "
+              "SymInt groups=1) -> Tensor", _conv_form(_name, _nd), method=False)
+    composite(f'{_name}.padding({_rest}, str padding="valid", SymInt[{_nd}] dilation=1, '
+              "SymInt groups=1) -> Tensor", _conv_form(_name, _nd), method=False)
+    BIND_EACH.add(_name)
+conv1d = overloaded("conv1d")
+conv2d = overloaded("conv2d")
+conv3d = overloaded("conv3d")
 
 
 def _conv_t(name: str, nd: int, input: Tensor, weight: Tensor, bias, stride, padding,
@@ -258,6 +270,8 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                    groups, dilation)
 
 
-for _fn in (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d):
+for _fn in (conv1d, conv2d, conv3d):
+    register_functional(_fn.__name__, _fn)
+for _fn in (conv_transpose1d, conv_transpose2d, conv_transpose3d):
     register_functional(_fn.__name__, _fn)
     register(_fn.__name__, _fn)

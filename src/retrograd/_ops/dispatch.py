@@ -281,9 +281,43 @@ class OpOverload:
 
 
 def _overload_named(name: str) -> OpOverload:
+    from retrograd._ops.overloads import COMPOSITES
     from retrograd._ops.registry import OPS
 
+    if name not in OPS:
+        return CompositeOverload(COMPOSITES[name])
     return overload_of(OPS[name])
+
+
+class CompositeOverload(OpOverload):
+    """`ops.aten.conv2d.padding`: a composite overload (NOTE [Overloads]), which runs the ops
+    it is made of, as torch's CompositeImplicit overloads do."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn) -> None:
+        super().__init__(fn.opdef)
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        schema_args = self._op.schema.args
+        positional = list(args)
+        keywords = {}
+        for a in schema_args[len(args):]:  # the rest by name, keyword-only ones by keyword
+            if a.name in kwargs:
+                value = kwargs[a.name]
+            elif a.has_default or a.type.endswith("?"):
+                continue
+            else:
+                from retrograd._errors import OP_MISSING_ARGUMENT
+
+                schema = self._op.schema
+                raise RuntimeError(OP_MISSING_ARGUMENT.format(schema.name, a.name, schema))
+            if a.kwarg_only:
+                keywords[a.name] = value
+            else:
+                positional.append(value)
+        return self._fn(*positional, **keywords)
 
 
 class OpOverloadPacket:
@@ -336,6 +370,12 @@ class _OpNamespace:
             for full, op in OPS.items():
                 base, _, overload = full.partition(".")
                 grouped.setdefault(base, {})[overload or "default"] = overload_of(op)
+            from retrograd._ops.overloads import COMPOSITES
+
+            for full, fn in COMPOSITES.items():
+                if full not in OPS:
+                    base, _, overload = full.partition(".")
+                    grouped.setdefault(base, {})[overload or "default"] = CompositeOverload(fn)
             for k, v in method_overloads.items():
                 grouped.setdefault(k, {}).update(v)
             self._packets = {k: OpOverloadPacket(k, v) for k, v in grouped.items()}

@@ -25,8 +25,23 @@ needs it earlier), through compile_function, so its source is visible like any g
 - Composite overloads: an overload torch implements by calling another (var(unbiased) is
   var.correction, where.Scalar is where.self) joins the group with `composite(schema, fn)`: a
   schema and the function it runs, no node of its own.
-- Types told apart at one position: Tensor from Scalar, bool from int (a bool is no int here,
-  as in torch's parser) and int from int[] (`split(x, 2)` against `split(x, [1, 3])`).
+- Types told apart at one position: Tensor from Scalar or float, bool from int (a bool is no
+  int here, as in torch's parser), int from int[] (`split(x, 2)` against `split(x, [1, 3])`)
+  and str from int[] (conv2d's padding); a Generator and a dtype are checked too.
+- Python bindings: a factory's schema (its TensorOptions: dtype, layout, device, pin_memory)
+  takes what torch's binding takes: those with the binding's defaults, requires_grad, and out=
+  listed just before them (python_args).
+- Bound dispatchers: a name in BIND_EACH (conv1d/2d/3d, normal, randint, bernoulli) gets
+  make_binding_dispatcher instead: it binds the call to each overload by that overload's own
+  names and positions and tests every argument, as torch's parser does. One merged signature
+  cannot hold randint(high, size) beside randint(low, high, size), and these overloads leave
+  the checks of a Generator, a str padding or an unsized int list to the parser. Its errors
+  are torch's for the call as given; its stubs are one @overload per overload.
+- Errors: when the number of arguments fits one overload alone, torch says what is wrong for
+  that one ("argument 'high' (position 1) must be int, not float", "missing 1 required
+  positional arguments"); otherwise it lists them all.
+- ops.aten shows the composite overloads beside the declared ops (ops.aten.conv2d.padding),
+  and calling one runs its function.
 - Named returns: an overload with several named returns gives RETURN_TYPES[name]; given
   `out=` (a tuple of tensors) it writes them there and gives RETURN_TYPES[name + "_out"].
 A public name with one declaration gets no dispatcher, unless it has such named returns: its
@@ -36,6 +51,7 @@ entry point is the public function.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import numbers
 from collections.abc import Callable
 
@@ -75,6 +91,9 @@ class Group:
 
 
 GROUPS: dict = {}  # (is_method, public name) -> Group
+# public names whose dispatcher binds the call to each overload in turn, as torch's parser does
+# (make_binding_dispatcher)
+BIND_EACH: set = set()
 # public name -> the named-tuple class (retrograd.return_types.<name>) its overloads with named
 # returns give
 RETURN_TYPES: dict = {}
@@ -126,6 +145,34 @@ def expose_as(name: str, schema: str, source: str) -> None:
         expose(table, name, entry, opdef, method)
 
 
+# a factory's keyword arguments (torch's TensorOptions) with the defaults its Python binding gives
+# them: the binding also takes requires_grad, and lists out= just before them
+_FACTORY_DEFAULTS = {"dtype": None, "layout": None, "device": None, "pin_memory": False}
+
+
+def python_args(schema) -> tuple:
+    """The arguments torch's Python binding of `schema` takes: the schema's own, except that a
+    factory's TensorOptions take the binding's defaults and requires_grad joins them."""
+    args = schema.args
+    kw = {a.name for a in args if a.kwarg_only}
+    if not set(_FACTORY_DEFAULTS) <= kw:
+        return args
+    from retrograd._ops.schema import Arg
+
+    fixed = tuple(dataclasses.replace(a, default=_FACTORY_DEFAULTS[a.name], has_default=True)
+                  if a.kwarg_only and a.name in _FACTORY_DEFAULTS else a for a in args)
+    return fixed + (Arg("requires_grad", "bool", False, True, True),)
+
+
+def _args(opdef) -> tuple:
+    """An overload's arguments as its Python binding takes them (NOTE [Overloads])."""
+    return getattr(opdef, "python_args", None) or opdef.schema.args
+
+
+# composite overloads by full name (conv2d.padding): ops.aten shows them beside the declared ops
+COMPOSITES: dict = {}
+
+
 class CompositeDef:
     """A composite overload's declaration: a schema, run by a function of other ops (torch's
     CompositeImplicit overloads), so no node and no formulas of its own."""
@@ -140,6 +187,7 @@ class CompositeDef:
         self.name = schema.full_name
         self.arg_names = tuple(a.name for a in schema.args)
         self.tensor_idx = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
+        self.python_args = python_args(schema)
 
 
 def composite(schema: str, fn: Callable, *, function: bool = True, method: bool = True) -> None:
@@ -151,6 +199,7 @@ def composite(schema: str, fn: Callable, *, function: bool = True, method: bool 
     parsed = parse_schema(schema)
     opdef = CompositeDef(parsed)
     fn.opdef = opdef  # type: ignore[attr-defined]
+    COMPOSITES[opdef.name] = fn
     if function:
         expose(_NAMESPACE, parsed.name, fn, opdef, False)
     if method:
@@ -171,7 +220,7 @@ def overloaded(name: str, method: bool = False) -> Callable:
     if len(group.entries) == 1 and not _named_returns(group):
         return group.entries[0][1]
     if group.fn is None:
-        group.fn = make_dispatcher(group)
+        group.fn = (make_binding_dispatcher if name in BIND_EACH else make_dispatcher)(group)
     return group.fn
 
 
@@ -217,7 +266,7 @@ def _params(group: Group) -> list:
     aliases: dict = {}
     for k, (opdef, _) in enumerate(group.entries):
         pos = 0
-        for i, a in enumerate(opdef.schema.args):
+        for i, a in enumerate(_args(opdef)):
             if a.kwarg_only:
                 p = keyword.get(a.name)
                 if p is None:
@@ -296,6 +345,14 @@ def _check(kind: str, v: str) -> str | None:
         test = f"_is_int_list({v})"
     elif kind in ("ints", "ints?"):
         test = f"_is_int_seq({v})"
+    elif kind in ("float", "float?"):
+        test = f"{v}.__class__ is float or {v}.__class__ is int or _is_real({v})"
+    elif kind in ("str", "str?"):
+        test = f"isinstance({v}, str)"
+    elif kind in ("Generator", "Generator?"):
+        test = f"isinstance({v}, _Gen)"
+    elif kind in ("ScalarType", "ScalarType?"):
+        test = f"isinstance({v}, _DT)"
     else:
         return None
     if kind.endswith("?"):
@@ -315,6 +372,14 @@ def _fast(kind: str, v: str) -> str | None:
         test = f"{v}.__class__ is int"
     elif base == "bool":
         test = f"{v}.__class__ is bool"
+    elif base == "float":
+        test = f"({v}.__class__ is float or {v}.__class__ is int)"
+    elif base == "str":
+        test = f"{v}.__class__ is str"
+    elif base == "Generator":
+        test = f"{v}.__class__ is _Gen"
+    elif base == "ScalarType":
+        test = f"{v}.__class__ is _DT"
     else:
         return None
     return f"({v} is None or {test})" if kind.endswith("?") else test
@@ -334,10 +399,15 @@ def _flag_test(kind: str, v: str) -> str | None:
 
 def _loose(kind: str, v: str) -> str | None:
     """The second pass, torch's conversion: a 0-d tensor that needs no gradient stands for a
-    Number (and an array for a Tensor, as retrograd's own code passes them)."""
+    Number or a float (an integral one for an int), and an array for a Tensor, as retrograd's
+    own code passes them."""
     base = kind.rstrip("?")
     if base == "Scalar":
         test = f"_scalar_tensor({v})"
+    elif base == "float":
+        test = f"_real_tensor({v})"
+    elif base == "int":
+        test = f"_int_tensor({v})"
     elif base == "Tensor":
         test = f"({v}.__class__ is _nd or isinstance({v}, _T))"
     else:
@@ -368,17 +438,17 @@ def _disjoint(params: list, i: int, j: int) -> bool:
 def make_dispatcher(group: Group) -> Callable:
     entries = group.entries
     params = _params(group)
-    takes_out = [not group.method and _takes_out(fn) for _, fn in entries]
+    takes_out = [not group.method and _takes_out(fn) and opdef.name not in _REFUSES_OUT
+                 for opdef, fn in entries]
     # overloads with named returns whose out= the dispatcher handles (sort, topk, ...)
     out_type = None if group.method else RETURN_TYPES.get(group.name + "_out")
     named_out = [out_type is not None and not takes_out[k] and len(opdef.schema.returns) > 1
                  for k, (opdef, _) in enumerate(entries)]
     has_out = any(takes_out) or any(named_out)
     checked = _discriminating(params)
-    ns: dict = {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_is_int": _is_int,
-                "_is_int_list": _is_int_list, "_is_int_seq": _is_int_seq,
-                "_scalar_tensor": _scalar_tensor,
-                "_np_bool": np.bool_, "_store_outs": _store_outs,
+    ns: dict = {**_test_names(), "_scalar_tensor": _scalar_tensor,
+                "_real_tensor": _real_tensor, "_int_tensor": _int_tensor,
+                "_store_outs": _store_outs,
                 "_nd": np.ndarray, "_U": _UNSET, "_PLAIN": _NOT_TENSORS,
                 "_invalid": _invalid, "_group": group, "_ro": out_type,
                 "__name__": "retrograd._ops.overloads"}
@@ -400,8 +470,8 @@ def make_dispatcher(group: Group) -> Callable:
     # usually first); otherwise in torch's order, which decides between them
     disjoint = all(_disjoint(params, i, j) for i in range(len(entries)) for j in range(i))
     order = list(range(len(entries))) if disjoint else torch_order(group, exact=False)
-    # the second pass differs from the first only for Tensor and Scalar arguments
-    convertible = any(a.type.rstrip("?") in ("Tensor", "Scalar")
+    # the second pass differs from the first only for Tensor, Scalar, float and int arguments
+    convertible = any(a.type.rstrip("?") in ("Tensor", "Scalar", "float", "int")
                       for p in params if p.name in checked for a in p.per_overload.values())
     # whether each Tensor-or-Scalar argument is a Tensor, tested once (a number skips the
     # isinstance call)
@@ -522,6 +592,109 @@ def make_dispatcher(group: Group) -> Callable:
     return fn
 
 
+_nd = np.ndarray
+
+
+def make_binding_dispatcher(group: Group) -> Callable:
+    """The dispatcher of a group whose call torch's parser checks in full: each overload, in
+    torch's order, binds the arguments by its own names and positions and tests every one's
+    type (a second pass takes what torch converts: a 0-d tensor for a number); the first that
+    takes them all runs. One signature cannot hold randint(high, size) and randint(low, high,
+    size) (a name at two positions), and the checks the entry points leave to the parser (a
+    Generator, a str padding, an unsized int list) happen here; the errors are torch's for the
+    call as given, keywords and all."""
+    options = []
+    for k in torch_order(group):
+        opdef, fn = group.entries[k]
+        takes_out = not group.method and _takes_out(fn) and opdef.name not in _REFUSES_OUT
+        binding = _binding_args(opdef, group.method, False)
+        tests = [(_tester(_check(_kind(a), "v")), _tester(_loose(_kind(a), "v")))
+                 for a in binding]
+        options.append((binding, tests, takes_out, k))
+    method = group.method
+    n_options = len(options)
+
+    def bind(binding: list, tests: list, takes_out: bool, args: tuple, kwargs: dict,
+             loose: int) -> tuple | None:
+        """(positional values, keyword values) for the overload, or None if it does not take
+        the call."""
+        n_args = len(args)
+        n_kwargs = len(kwargs)
+        if "out" in kwargs:
+            if not takes_out:
+                return None
+            n_kwargs -= 1
+        positional: list = []
+        keywords: dict = {}
+        used = 0
+        for i, a in enumerate(binding):
+            if i < n_args:
+                if a.kwarg_only:
+                    return None  # more positional arguments than the overload takes
+                v = args[i]
+            else:
+                name = "input" if a.name == "self" and a.is_tensor else a.name
+                if name in kwargs:
+                    v = kwargs[name]
+                    used += 1
+                elif a.has_default:
+                    if not a.kwarg_only:
+                        positional.append(a.default)
+                    continue
+                else:
+                    return None
+            if not (v is None and (a.type.endswith("?") or a.has_default and a.default is None)):
+                test = tests[i][loose]
+                if test is not None and not test(v):
+                    return None
+                if loose and v.__class__ is not _nd and isinstance(v, Tensor) and not a.is_tensor:
+                    v = v.item()  # a 0-d tensor where a number goes: its value, as torch
+            if a.kwarg_only:
+                keywords[a.name] = v
+            else:
+                positional.append(v)
+        if used != n_kwargs or n_args > len(positional):
+            return None
+        if takes_out and kwargs.get("out") is not None:
+            keywords["out"] = kwargs["out"]
+        return positional, keywords
+
+    def dispatcher(*args, **kwargs):
+        given = args[1:] if method else args
+        for loose in (0, 1):
+            for j in range(n_options):
+                binding, tests, takes_out, k = options[j]
+                bound = bind(binding, tests, takes_out, given, kwargs, loose)
+                if bound is not None:
+                    fn = group.entries[k][1]  # read at each call: a test may spy on it
+                    if method:
+                        return fn(args[0], *bound[0], **bound[1])
+                    return fn(*bound[0], **bound[1])
+        raise _invalid_call(group, list(given), dict(sorted(kwargs.items())))
+
+    dispatcher.__name__ = dispatcher.__qualname__ = group.name
+    dispatcher.__module__ = "retrograd"
+    # each overload's binding, out= included where it takes one (the stubs' @overload forms)
+    dispatcher.bindings = [  # type: ignore[attr-defined]
+        (group.entries[k][0], _binding_args(group.entries[k][0], method, options[j][2]))
+        for j, k in enumerate(torch_order(group))]
+    dispatcher.overloads = {  # type: ignore[attr-defined]
+        opdef.schema.overload or "default": entry for opdef, entry in group.entries}
+    from retrograd._ops.op_doc import op_doc
+
+    dispatcher.__doc__ = "\n\n".join(op_doc(opdef) for opdef, _ in group.entries)
+    return dispatcher
+
+
+def _tester(test: str | None) -> Callable | None:
+    """A function of `v` from a test _check (or _loose) writes."""
+    if test is None:
+        return None
+    names = {**_test_names(), "_scalar_tensor": _scalar_tensor, "_real_tensor": _real_tensor,
+             "_int_tensor": _int_tensor, "_nd": np.ndarray}
+    return eval(f"lambda v: {test}", names)  # noqa: S307 - our own generated text
+
+
 def _store_outs(name: str, compute: Callable, out, args: tuple, n: int) -> tuple:
     from retrograd._ops.out_variant import store_outs
 
@@ -550,6 +723,22 @@ def _is_int_list(v) -> bool:
     if isinstance(v, (list, tuple)):
         return all(_is_int(x) or isinstance(x, Tensor) and x.ndim == 0 for x in v)
     return _is_int(v)  # int[1]: one int stands for a list of one
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, Tensor)
+
+
+def _real_tensor(v) -> bool:
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not v.requires_grad
+    return _is_real(v)
+
+
+def _int_tensor(v) -> bool:
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not v.requires_grad and v._data.dtype.kind in "iu"
+    return _is_int(v)
 
 
 def _scalar_tensor(v) -> bool:
@@ -595,9 +784,9 @@ def torch_order(group: Group, exact: bool = True) -> list:
     sorted by signature text, then any overload that is a narrower form of another (a Scalar
     where the other has a Tensor) after it."""
     entries = group.entries
-    keys = [_sort_key(opdef.schema.args[group.method:]) for opdef, _ in entries]
+    keys = [_sort_key(_args(opdef)[group.method:]) for opdef, _ in entries]
     ids = sorted(range(len(entries)), key=lambda i: keys[i])
-    types = {i: [a.type for a in entries[i][0].schema.args[group.method:]] for i in ids}
+    types = {i: [a.type for a in _args(entries[i][0])[group.method:]] for i in ids}
 
     def smaller(i: int, j: int) -> bool:
         a, b = types[i], types[j]
@@ -628,42 +817,68 @@ _TYPE_TEXT = {"Tensor": "Tensor", "Scalar": "Number", "int[]": "tuple of ints",
               "bool[]": "tuple of bools"}
 
 
-def _default_text(value) -> str:
+def _default_text(arg) -> str:
+    value = arg.default
+    if isinstance(value, str) and arg.type.rstrip("?") == "str":
+        return f'"{value}"'  # a string default is quoted (padding = "valid")
     if isinstance(value, tuple):
         return "[" + ", ".join(str(v) for v in value) + "]"
     return str(value)
 
 
+def _binding_args(opdef, method: bool, with_out: bool) -> list:
+    """An overload's arguments as torch's Python binding lists them: no self for a method, and
+    out= last, or just before a factory's TensorOptions (dtype, layout, ...)."""
+    from retrograd._ops.schema import Arg
+
+    args = list(_args(opdef)[1 if method else 0:])
+    if with_out:
+        several = len(opdef.schema.returns) > 1
+        out = Arg("out", "Tensor[]" if several else "Tensor", None, True, True)
+        factory = any(a.name == "requires_grad" and a.kwarg_only for a in args)
+        at = next((i for i, a in enumerate(args) if factory and a.kwarg_only
+                   and a.name in _FACTORY_DEFAULTS), len(args))
+        args.insert(at, out)
+    return args
+
+
+def _display_name(a) -> str:
+    return "input" if a.name == "self" and a.is_tensor else a.name
+
+
 def option_text(opdef, method: bool, with_out: bool) -> str:
     """An overload as torch's argument parser lists it: (Tensor input, Number other, ...)."""
+    return _option_text(_binding_args(opdef, method, with_out))
+
+
+def _option_text(binding: list) -> str:
     parts: list = []
     kw = False
-    for i, a in enumerate(opdef.schema.args):
-        if i == 0 and method:
-            continue
+    for a in binding:
         if a.kwarg_only and not kw:
             parts.append("*")
             kw = True
         base = a.type.rstrip("?")
-        name = "input" if a.name == "self" and a.is_tensor else a.name
-        text = f"{_TYPE_TEXT.get(base, base)} {name}"
+        text = f"{_TYPE_TEXT.get(base, base)} {_display_name(a)}"
         if a.has_default:
-            text += f" = {_default_text(a.default)}"
+            text += f" = {_default_text(a)}"
         parts.append(text)
-    if with_out:
-        several = len(opdef.schema.returns) > 1
-        parts += ([] if kw else ["*"]) + [
-            f"{'tuple of Tensors' if several else 'Tensor'} out = None"]
     return "(" + ", ".join(parts) + ")"
 
 
-# overloads whose torch binding takes no out= (retrograd's entry points take it anyway)
+# overloads whose torch binding takes no out= (retrograd's entry points take it anyway, except
+# those of _REFUSES_OUT, whose out= the dispatcher refuses as torch does)
 _NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
                               "prod", "var_mean", "var_mean.dim", "var_mean.correction",
-                              "std_mean", "std_mean.dim", "std_mean.correction"})
+                              "std_mean", "std_mean.dim", "std_mean.correction", "bernoulli.p"})
+_REFUSES_OUT = frozenset({"bernoulli.p"})
 
 
 def _value_type(v) -> str:
+    from retrograd._dtype import dtype
+
+    if isinstance(v, dtype):
+        return "torch.dtype"
     return "Tensor" if isinstance(v, Tensor) else type_name(v)
 
 
@@ -673,25 +888,31 @@ def _fits(arg, v) -> bool:
     test = _check(_kind(arg), "v")
     if test is None:
         return True
-    return bool(eval(test, {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number,  # noqa: S307
-                            "_np_bool": np.bool_,
-                            "_is_int": _is_int, "_is_int_list": _is_int_list,
-                            "_is_int_seq": _is_int_seq}, {"v": v}))
+    return bool(eval(test, _test_names(), {"v": v}))  # noqa: S307
+
+
+def _test_names() -> dict:
+    """What the tests _check writes refer to."""
+    from retrograd._dtype import dtype
+    from retrograd._ops.random import Generator
+
+    return {"_T": Tensor, "_NUM": _NUMBERS, "_is_number": _is_number, "_np_bool": np.bool_,
+            "_is_int": _is_int, "_is_int_list": _is_int_list, "_is_int_seq": _is_int_seq,
+            "_is_real": _is_real, "_Gen": Generator, "_DT": dtype}
 
 
 def _invalid(group: Group, params: list, values: tuple) -> TypeError:
-    """torch's TypeError listing the overloads, from the dispatcher's arguments (`values`, in
-    the order of `params`, then out): those left at their default count as not given."""
+    """torch's TypeError for arguments no overload takes, from the dispatcher's arguments
+    (`values`, in the order of `params`, then out): those left at their default count as not
+    given, and those after one not given as given by keyword. When the number of arguments fits
+    one overload alone, torch says what is wrong with them for it (_parse_error); otherwise it
+    lists the overloads."""
     args: list = []
     kwargs: dict = {}
     gap = False  # an argument after one not given was given by keyword
     for p, value in zip(params, values):
-        if isinstance(value, _Unset):
+        if isinstance(value, _Unset) or not p.required and value is p.default:
             gap = True
-            continue
-        if not p.required and value is p.default:
-            if not p.kwarg_only:
-                args.append(_UNSET)
             continue
         if p.kwarg_only or gap:
             kwargs[p.name] = value
@@ -700,19 +921,31 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
     if len(values) > len(params) and values[-1] is not None:
         kwargs["out"] = values[-1]
     kwargs = dict(sorted(kwargs.items()))  # torch lists the keywords given by name
-    while args and isinstance(args[-1], _Unset):
-        args.pop()
     if group.method:
         args = args[1:]
-    got = [_value_type(v) for v in args] + [f"{k}={_value_type(v)}" for k, v in kwargs.items()]
-    # torch's text keeps a trailing ", " when only keywords were given
-    lines = [E.INVALID_ARGUMENTS.format(group.name, ", ".join(got) + (", " if kwargs and not args
-                                                                       else ""))]
+    return _invalid_call(group, args, kwargs)
+
+
+def _invalid_call(group: Group, args: list, kwargs: dict) -> TypeError:
+    """_invalid for the arguments as given (self left out of a method's)."""
+    options = []
     for k in torch_order(group):
         opdef, fn = group.entries[k]
         with_out = not group.method and (_takes_out(fn) or len(opdef.schema.returns) > 1) \
             and opdef.name not in _NO_OUT_IN_TORCH
-        text = option_text(opdef, group.method, with_out)
+        options.append(_binding_args(opdef, group.method, with_out))
+    given = len(args) + len(kwargs)
+    plausible = [o for o in options if sum(not a.has_default for a in o) <= given <= len(o)]
+    if len(plausible) == 1:
+        error = _parse_error(group.name, plausible[0], args, kwargs)
+        if error is not None:
+            return error
+    got = [_value_type(v) for v in args] + [f"{k}={_value_type(v)}" for k, v in kwargs.items()]
+    # torch's text keeps a trailing ", " when only keywords were given
+    lines = [E.INVALID_ARGUMENTS.format(group.name, ", ".join(got) + (", " if kwargs and not args
+                                                                       else ""))]
+    for binding in options:
+        text = _option_text(binding)
         lines.append(f" * {text}")
         # torch compares the given count with the listing's comma-separated pieces ("*"
         # included) and looks for keywords among the last pieces' final words
@@ -724,19 +957,62 @@ def _invalid(group: Group, params: list, values: tuple) -> TypeError:
         if unknown:
             lines.append(E.INVALID_KEYWORDS.format(", ".join(unknown)))
             continue
-        schema_args = list(opdef.schema.args[group.method:])
         by_piece: list = []
-        for a in schema_args:
+        for a in binding:
             if a.kwarg_only and "*" not in [x for x, _ in by_piece]:
                 by_piece.append(("*", None))
             by_piece.append(("", a))
         marks = []
         for (_, a), v, t in zip(by_piece, args, got):
             marks.append(t if a is not None and _fits(a, v) else f"!{t}!")
-        by_name = {a.name: a for a in schema_args}
+        by_name = {_display_name(a): a for a in binding}
         for name, v in kwargs.items():
             t = _value_type(v)
             fits = name in by_name and _fits(by_name[name], v)
             marks.append(f"{name}={t}" if fits else f"{name}=!{t}!")
         lines.append(E.INVALID_TYPES.format(", ".join(marks)))
     return TypeError("\n".join(lines) + "\n")
+
+
+def _parse_error(name: str, binding: list, args: list, kwargs: dict) -> TypeError | None:
+    """torch's error for arguments that one overload's binding does not take (too many, one
+    missing, one of a wrong type, an unknown keyword), or None if it takes them."""
+    positional = [_display_name(a) for a in binding if not a.kwarg_only]
+    if len(args) > len(positional):
+        least = sum(not a.has_default for a in binding)
+        plural = "" if len(positional) == 1 else "s"
+        span = f"from {least} to {len(positional)}" if least != len(positional) \
+            else str(len(positional))
+        return TypeError(f"{name}() takes {span} positional argument{plural} but {len(args)} "
+                         "were given")
+    for i, a in enumerate(binding):
+        arg_name = _display_name(a)
+        by_keyword = i >= len(args)
+        if by_keyword and arg_name not in kwargs:
+            if a.has_default:
+                continue
+            missing = [f'"{_display_name(b)}"' for b in binding[i:] if not b.has_default]
+            return TypeError(f"{name}() missing {len(missing)} required positional arguments: "
+                             f"{', '.join(missing)}")
+        v = kwargs[arg_name] if by_keyword else args[i]
+        if _fits(a, v):
+            continue
+        base = a.type.rstrip("?")
+        want = _TYPE_TEXT.get(base, base)
+        if by_keyword:
+            return TypeError(f"{name}(): argument '{arg_name}' must be {want}, not "
+                             f"{_value_type(v)}")
+        where = f"{name}(): argument '{arg_name}' (position {i + 1}) must be {want}"
+        if base == "int[]" and isinstance(v, (list, tuple)):
+            for j, x in enumerate(v):
+                if not (_is_int(x) or isinstance(x, Tensor) and x.ndim == 0):
+                    return TypeError(f"{where}, but found element of type {_value_type(x)} at "
+                                     f"pos {j}")
+        return TypeError(f"{where}, not {_value_type(v)}")
+    names = [_display_name(a) for a in binding]
+    for key in kwargs:
+        if key not in names:
+            return TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+        if key in positional[:len(args)]:
+            return TypeError(f"{name}() got multiple values for argument '{key}'")
+    return None

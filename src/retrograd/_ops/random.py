@@ -49,6 +49,7 @@ from retrograd._ops.kernels.random import (
     uniform01,
 )
 from retrograd._ops.layout import not_implemented
+from retrograd._ops.overloads import overloaded
 from retrograd._tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # torch's default CPU seed
@@ -307,27 +308,17 @@ def _check_int_arg(name: str, pos: int, v) -> int:
     return v
 
 
-def randint(*args, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
-            layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
-            **kwargs):
-    """randint(high, size) / randint(low, high, size): integers on [low, high), int64."""
+def _int64(v) -> int:
+    """An int argument as torch unpacks it (a 0-d integral tensor stands for its value)."""
+    v = int(v.item()) if hasattr(v, "item") else int(v)
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
 
-    names = ("low", "high", "size") if len(args) + len(kwargs) >= 3 or "low" in kwargs \
-        else ("high", "size")
-    bound = dict(zip(names, args))
-    for k in list(kwargs):
-        if k in names and k not in bound:
-            bound[k] = kwargs.pop(k)
-    if kwargs:
-        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    if "high" not in bound or "size" not in bound:
-        raise TypeError("randint() missing required arguments: 'high' and 'size'")
-    low = _check_int_arg("low", 1, bound.get("low", 0))
-    high = _check_int_arg("high", 2 if "low" in bound else 1, bound["high"])
-    size = bound["size"]
-    if isinstance(size, (int, np.integer)):
-        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
-                        f"{type(size).__name__}")
+
+def _randint(low, high, size, generator, dtype, device, requires_grad: bool, out):
+    """randint's overloads, once their arguments are told apart: integers on [low, high)."""
+    low, high = _int64(low), _int64(high)
     shape = parse_size("randint", (size,))
     d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
     _check_device(device)
@@ -335,6 +326,43 @@ def randint(*args, generator: Generator | None = None, out=None, dtype: D.dtype 
     if out is None and not requires_grad:
         return _result(draw(_randint_kernel, generator, low, high, shape, d), out, False)
     return _result(_integers(_g(generator), low, high, shape, d), out, requires_grad)
+
+
+# one function per overload (each carries its declaration), made by these
+def _randint_form():
+    def randint_form(high, size, *, generator: Generator | None = None, dtype=None, layout=None,
+                     device=None, pin_memory: bool = False, requires_grad: bool = False,
+                     out=None):
+        return _randint(0, high, size, generator, dtype, device, requires_grad, out)
+
+    return randint_form
+
+
+def _randint_low_form():
+    def randint_low_form(low, high, size, *, generator: Generator | None = None, dtype=None,
+                         layout=None, device=None, pin_memory: bool = False,
+                         requires_grad: bool = False, out=None):
+        return _randint(low, high, size, generator, dtype, device, requires_grad, out)
+
+    return randint_low_form
+
+
+def _declare_randint() -> None:
+    """torch's four randint overloads: (high, size) or (low, high, size), each with and without
+    a generator (required in the .generator ones, so giving one, even None, selects them)."""
+    from retrograd._ops.overloads import BIND_EACH, composite
+
+    options = "ScalarType? dtype=long, Layout? layout=None, Device? device=None, " \
+              "bool? pin_memory=None) -> Tensor"
+    composite(f"randint(SymInt high, SymInt[] size, *, {options}", _randint_form(),
+              method=False)
+    composite("randint.generator(SymInt high, SymInt[] size, *, Generator? generator, "
+              f"{options}", _randint_form(), method=False)
+    composite(f"randint.low(SymInt low, SymInt high, SymInt[] size, *, {options}",
+              _randint_low_form(), method=False)
+    composite("randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, "
+              f"Generator? generator, {options}", _randint_low_form(), method=False)
+    BIND_EACH.add("randint")
 
 
 def randperm(n, *, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
@@ -455,18 +483,18 @@ def _declare_ops():
         "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
         _normal_tensor_float, node="NormalBackward1",
         grads={"mean": lambda mean_shape, mean_dtype: _zeros_of(mean_shape, mean_dtype)},
-        function=False, method=False)
+        method=False)
     ops["normal_ft"] = op(
         "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
         _normal_float_tensor, node="NormalBackward2",
         grads={"std": lambda std_shape, std_dtype: _zeros_of(std_shape, std_dtype)},
-        function=False, method=False)
+        method=False)
     ops["normal_tt"] = op(
         "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
         _normal_tensor_tensor, node="NormalBackward3",
         grads={"mean": lambda mean_shape, mean_dtype: _zeros_of(mean_shape, mean_dtype),
                "std": lambda std_shape, std_dtype: _zeros_of(std_shape, std_dtype)},
-        function=False, method=False)
+        method=False)
     ops["normal_"] = op(
         "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) "
         "-> Tensor(a!)", _normal_inplace, node="NormalBackward0", grads=zero_self)
@@ -476,21 +504,21 @@ def _declare_ops():
         "-> Tensor(a!)", _uniform_inplace, node="UniformBackward0", grads=zero_self)
     ops["bernoulli"] = op(
         "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli,
-        node="BernoulliBackward0", grads=zero_self, function=False, method=False)
+        node="BernoulliBackward0", grads=zero_self)
     # torch gives this overload a NotImplemented derivative; here it is not differentiable
     ops["bernoulli_p"] = op(
         "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        _bernoulli_p, function=False, method=False)
+        _bernoulli_p)
     ops["bernoulli_f"] = op(
         "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) "
         "-> Tensor(a!)", _bernoulli_inplace_float, node="BernoulliBackward2", grads=zero_self,
-        function=False, method=False)
+        function=False)
     ops["bernoulli_t"] = op(
         "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) "
         "-> Tensor(a!)", _bernoulli_inplace_tensor, node="BernoulliBackward1",
         grads={"self": zero_self["self"],
                "p": lambda p_shape, p_dtype: _zeros_of(p_shape, p_dtype)},
-        function=False, method=False)
+        function=False)
     ops["random_from"] = op(
         "random_.from(Tensor(a!) self, int from_, int? to, *, Generator? generator=None) "
         "-> Tensor(a!)", _random_from, node="RandomBackward0", grads=zero_self,
@@ -617,62 +645,41 @@ def _geometric_inplace(a, p, generator):
 OPS = _declare_ops()
 
 
-# --- dispatchers over the overloads ----------------------------------------------------------
+# --- normal's factory overload and the dispatchers -----------------------------------------
 
 
-def normal(mean=None, std=None, size=None, *, generator: Generator | None = None, out=None,
-           dtype: D.dtype | None = None, layout=None, device=None, pin_memory: bool = False,
-           requires_grad: bool = False):
-    """torch.normal: (Tensor, Tensor), (Tensor, float=1), (float, Tensor) and
-    (float, float, size)."""
-    from retrograd._tensor import Tensor
-
-    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
-    if mean_t and std_t:
-        result = OPS["normal_tt"](mean, std, generator=generator)
-    elif mean_t:
-        result = OPS["normal_tf"](mean, 1.0 if std is None else float(std), generator=generator)
-    elif std_t:
-        result = OPS["normal_ft"](0.0 if mean is None else float(mean), std,
-                                  generator=generator)
-    else:
-        if size is None or mean is None or std is None:
-            raise TypeError("normal() received an invalid combination of arguments - expected "
-                            "(Tensor mean, Tensor std), (Tensor mean, float std), "
-                            "(float mean, Tensor std) or (float mean, float std, tuple of ints "
-                            "size)")
-
-        shape = parse_size("normal", (size,))
-        d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
-        _check_device(device)
-        _check_std(float(std))
-        if out is None and not requires_grad:
-            return _finish(draw(_normal_kernel, generator, float(mean), float(std), shape, d),
-                           False)
-        return _result(_normal_kernel(generator, float(mean), float(std), shape, d), out,
-                       requires_grad)
-    if out is not None:
-
-        return _write_out(out, result._data)
-    return result
+def _normal_float_float(mean, std, size, *, generator: Generator | None = None, dtype=None,
+                        layout=None, device=None, pin_memory: bool = False,
+                        requires_grad: bool = False, out=None):
+    """normal.float_float: samples of one mean and std, in a new tensor of shape `size` (a
+    random draw a compiled graph records, NOTE [Random draws in compiled graphs])."""
+    mean, std = float(mean), float(std)  # a 0-d tensor stands for its value
+    shape = parse_size("normal", (size,))
+    d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
+    _check_device(device)
+    _check_std(std)
+    if out is None and not requires_grad:
+        return _finish(draw(_normal_kernel, generator, mean, std, shape, d), False)
+    return _result(_normal_kernel(generator, mean, std, shape, d), out, requires_grad)
 
 
-def bernoulli(input, p=None, *, generator: Generator | None = None, out=None):
-    """torch.bernoulli(input) draws with probabilities `input`; with p, with probability p."""
-    result = OPS["bernoulli"](input, generator=generator) if p is None else \
-        OPS["bernoulli_p"](input, float(p), generator=generator)
-    if out is not None:
+def _declare_dispatchers() -> None:
+    from retrograd._ops.overloads import BIND_EACH, composite
 
-        return _write_out(out, result._data)
-    return result
+    composite("normal.float_float(float mean, float std, SymInt[] size, *, "
+              "Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, "
+              "Device? device=None, bool? pin_memory=None) -> Tensor", _normal_float_float,
+              method=False)
+    _declare_randint()
+    # torch's parser checks each argument of these (a Generator, a float p, ...)
+    BIND_EACH.update({"normal", "bernoulli", "bernoulli_"})
 
 
-def bernoulli_(self, p=0.5, *, generator: Generator | None = None):
-    from retrograd._tensor import Tensor
-
-    if isinstance(p, Tensor):
-        return OPS["bernoulli_t"](self, p, generator=generator)
-    return OPS["bernoulli_f"](self, float(p), generator=generator)
+_declare_dispatchers()
+# the public functions, for module code that calls them (the data samplers' randint)
+randint = overloaded("randint")
+normal = overloaded("normal")
+bernoulli = overloaded("bernoulli")
 
 
 def random_(self, *args, generator: Generator | None = None, **kwargs):
@@ -749,12 +756,10 @@ def _register() -> None:
     from retrograd._ops.registry import register, register_method
 
     for fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state, rand, randn,
-               randint, randperm, rand_like, randn_like, randint_like, normal, multinomial):
+               randperm, rand_like, randn_like, randint_like, multinomial):
         register(fn.__name__, fn)
-    register("bernoulli", bernoulli, method=True)
     register("Generator", Generator)
     register("default_generator", default_generator)
-    register_method("bernoulli_", bernoulli_)
     register_method("random_", random_)
     register_method("multinomial", multinomial)
 
