@@ -288,3 +288,20 @@ def test_a_scalar_key_includes_its_type():
     entry = OPS["lerp.Scalar"].array_formulas[1].fn
     weights = {k[-1] for k in entry.__globals__["_cache"]}
     assert (int, 1) in weights and (float, 1.0) in weights
+
+
+def test_a_numpy_scalar_argument_is_pinned_inline():
+    # att * (1 / np.sqrt(d)) multiplies by a NumPy float64: its code is checked inline too,
+    # and the gradient is float32 as torch's
+    from tests.parity.harness import both
+
+    def prog(lib):
+        x = lib.tensor([0.5, 1.5], requires_grad=True)
+        for _ in range(3):
+            (x * np.float64(0.25)).sum().backward()
+        return x.grad
+
+    both(prog)
+    entry = _entry(OPS["mul.Tensor"])
+    assert "np.float64(0.25)" not in entry.__retrograd_source__  # a named constant
+    assert any(k[1] == (np.float64, 0.25) for k in entry.__globals__["_cache"])

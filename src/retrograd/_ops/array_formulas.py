@@ -58,6 +58,9 @@ GENERATED = frozenset({
     "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg", "abs", "exp", "log", "sqrt",
     "rsqrt", "tanh", "sigmoid", "reciprocal", "pow.Tensor_Scalar", "clamp", "where.self",
     "relu", "clone",
+    # ops of matmul and reshape that had no array formulas (a transformer block's backward)
+    "_matmul_batched", "_reshape_copy",
+    "t",
 })
 
 # ops that read a tensor's value into Python: a trace holding one took a value-dependent path
@@ -184,7 +187,7 @@ class _Specialized:
 
 
 # a kernel called on an intermediate value of the generated code
-_KERNEL_ON_VALUE = re.compile(r"\s*v\d+ = k_\w+\(.*\bv\d+\b")
+_KERNEL_ON_VALUE = re.compile(r"\s*(?:v\d+ =|return) k_\w+\(.*\bv\d+\b")
 
 
 def _checked(spec: _Specialized, traced: tuple, values: tuple) -> bool:
@@ -218,6 +221,10 @@ def _guard_part(p: str, v, relaxed: bool, any_ndim: bool, name: str,
         return f"{p} is None"
     if type(v) in (bool, int, float, str) and _literal(v):
         return f"{p}.__class__ is {type(v).__name__} and {p} == {v!r}"
+    if isinstance(v, np.generic) and v.ndim == 0 and v == v:  # a NumPy scalar (not nan)
+        ns[name] = type(v)
+        ns[name + "v"] = v
+        return f"{p}.__class__ is {name} and {p} == {name}v"
     if type(v) is tuple and _literal(v):
         if any_ndim and p.endswith("_shape"):
             return f"{p}.__class__ is tuple"
@@ -447,9 +454,10 @@ def _emit(params: tuple, values: tuple, graph, prefix: str = "") -> tuple:
                 raise _Refuse
             args = _schema_args(op, node)
             call = [expr(a) for a in args]
+            vals = [val(a) for a in args]
             if op.promote is not None:
                 # the casts the runner's promotion makes, for the key's dtypes
-                tensors = [val(a) for a in args]
+                tensors = list(vals)
                 arrays = [x._data if isinstance(x, Tensor) else x for x in tensors]
                 promoted = list(arrays)
                 _promote(op, tuple(tensors), promoted)
@@ -458,10 +466,17 @@ def _emit(params: tuple, values: tuple, graph, prefix: str = "") -> tuple:
                         continue
                     if type(arrays[i]) is np.ndarray:
                         call[i] = f"{call[i]}.astype({const(promoted[i].dtype)})"
-                    else:
+                    else:  # a number converted: the ufunc may take it as it is now
                         call[i] = const(promoted[i])
+                        vals[i] = promoted[i]
             out = node.meta.get("val")
-            ufunc = _ufunc_for(op, args, call, [val(a) for a in args], out)
+            ufunc = _ufunc_for(op, args, call, vals, out)
+            if op.name == "t" and isinstance(vals[0], Tensor) and vals[0]._data.ndim == 2:
+                # t's kernel on a matrix is its transpose (the ndim is then in the guard)
+                name = names[node] = f"v{count}"
+                count += 1
+                lines.append(f"    {name} = {call[0]}.T")
+                continue
             if ufunc is not None:
                 kname, call = ufunc
             else:
