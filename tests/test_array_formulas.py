@@ -305,3 +305,22 @@ def test_a_numpy_scalar_argument_is_pinned_inline():
     entry = _entry(OPS["mul.Tensor"])
     assert "np.float64(0.25)" not in entry.__retrograd_source__  # a named constant
     assert any(k[1] == (np.float64, 0.25) for k in entry.__globals__["_cache"])
+
+
+def test_a_column_gradient_is_retraced_in_another_layout(monkeypatch):
+    # a (12, 1) gradient: its size-1 dim hides no layout; the retrace must still try a
+    # strided one, or reshape's view made for the contiguous case would serve a strided one
+    opdef = _generated_op(monkeypatch, "_gen_column_test(Tensor self) -> Tensor",
+                          lambda a: a.reshape(-1, 1),
+                          {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+    from retrograd._ops.registry import run
+
+    x = retrograd.randn(3, 4, dtype=retrograd.float64, requires_grad=True)
+    g = retrograd.randn(12, 1, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), g.numpy().reshape(3, 4))
+    x.grad = None
+    tall = retrograd.randn(24, 1, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(tall[::2])
+    np.testing.assert_array_equal(x.grad.numpy(), tall.numpy()[::2].reshape(3, 4))
+    assert ".strides ==" in _entry(opdef).__retrograd_source__

@@ -1,4 +1,6 @@
-"""Array formulas generated from the Tensor formulas (NOTE [Generated array formulas]
+"""Array formulas generated from the Tensor formulas (NOTE [Generated array formulas]).
+
+NOTE [Generated array formulas]
 For the ops in GENERATED the array form of each derivative formula (NOTE [Array formulas]) is
 not written by hand: it is made from the Tensor formula. On first use with a given key -- the
 dtype, shape and strides of every array the formula receives and the value of every other
@@ -44,23 +46,25 @@ from collections.abc import Callable
 
 import numpy as np
 
+from retrograd._ops.codegen import GENERATED as GENERATED_CODE
 from retrograd._ops.codegen import compile_function
 
 # ops whose array formulas are generated from their Tensor formulas. The other hot ops (view
-# and the shape ops, t, mm, addmm, bmm, sum, mean, softmax, log_softmax, nll_loss, gelu, ...)
-# keep hand-written array formulas: their traces call kernels that validate or copy (view's,
-# expand's, t then mm), pin shapes in the guard, or allocate where the hand-written form works
-# in place (gelu), and measured slower per call (bench/README.md).
+# and the other shape ops, mm, addmm, bmm, sum, mean, softmax, log_softmax, nll_loss, gelu, ...)
+# keep hand-written array formulas, measured faster (bench/README.md): their traces call
+# kernels that validate or copy (view's, expand's, t then mm, a reduction) where the
+# hand-written form calls NumPy directly, pin shapes in the guard, allocate where the
+# hand-written form works in place (gelu, softmax), or cannot be traced (nll_loss builds its
+# matrix from the target's values behind the dispatcher).
 GENERATED = frozenset({
     "sin", "cos", "tan", "exp2", "expm1", "log2", "log10", "log1p", "erf", "leaky_relu",
     "lerp.Scalar",
-    # hot ops, measured no slower than their hand-written copies (bench/README.md)
+    # hot ops, measured as fast as their hand-written copies were (bench/README.md)
     "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg", "abs", "exp", "log", "sqrt",
     "rsqrt", "tanh", "sigmoid", "reciprocal", "pow.Tensor_Scalar", "clamp", "where.self",
-    "relu", "clone",
-    # ops of matmul and reshape that had no array formulas (a transformer block's backward)
+    "relu", "clone", "t",
+    # matmul's and reshape's ops that had no array formulas (a transformer block's backward)
     "_matmul_batched", "_reshape_copy",
-    "t",
 })
 
 # ops that read a tensor's value into Python: a trace holding one took a value-dependent path
@@ -112,8 +116,12 @@ class _Specialized:
                               f"{self.opdef.name} {self.label}", self.label)
         if self.fn is None:
             return fn
+        old = self.fn.__code__.co_filename
         self.fn.__code__ = fn.__code__
         self.fn.__retrograd_source__ = fn.__retrograd_source__  # type: ignore[attr-defined]
+        # the registry of generated code lists the one function under its current filename
+        GENERATED_CODE.pop(old, None)
+        GENERATED_CODE[fn.__code__.co_filename] = self.fn
         return self.fn
 
     def miss(self, *values):
@@ -177,7 +185,6 @@ class _Specialized:
             parts.append(part)
         return " and ".join(parts) or "True", ns
 
-
     def _same_code(self, values: tuple | None, lines: list, prefix: str) -> bool:
         """The formula traces to `lines` on `values` too (and the code is right there)."""
         if values is None:
@@ -196,8 +203,11 @@ def _checked(spec: _Specialized, traced: tuple, values: tuple) -> bool:
 
     lines, ns = traced
     try:
-        fn = compile_function("array_formula", lines, dict(ns), "array formula check")
-        got = fn(*values)
+        # compiled for this check only (not kept among the generated functions)
+        scratch = dict(ns)
+        exec(compile("\n".join(lines) + "\n", "<array formula check>", "exec"),  # noqa: S102
+             scratch)
+        got = scratch["array_formula"](*values)
         with no_grad():
             want = spec.slow(*values)
     except Exception:  # noqa: BLE001
@@ -249,8 +259,10 @@ def _resized(params: tuple, values: tuple) -> tuple | None:
         if v.__class__ is np.ndarray:
             shape = tuple(size(n) for n in v.shape)
             if v.ndim and (v.flags.c_contiguous or v.flags.f_contiguous):
-                base = np.ones(shape[:-1] + (2 * shape[-1],), dtype=v.dtype)
-                new = base[..., ::2]
+                # every other element of every dim: strided wherever a size is above 1 (a
+                # size-1 dim's stride does not count in NumPy's layout)
+                base = np.ones(tuple(2 * n for n in shape), dtype=v.dtype)
+                new = base[tuple(slice(None, None, 2) for _ in shape)]
             else:
                 new = np.ones(shape, dtype=v.dtype)
             if v.dtype.kind == "f":
