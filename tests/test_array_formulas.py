@@ -1,5 +1,7 @@
-"""Array formulas (NOTE [Array formulas]): the NumPy-level copies of hot ops' derivatives that
-backward runs when it builds no graph must agree with the Tensor formulas they copy."""
+"""Array formulas (NOTE [Array formulas]): the NumPy-level forms of the derivatives that
+backward runs when it builds no graph -- generated from the Tensor formulas (NOTE [Generated
+array formulas]) or, for a few hot ops, written by hand -- must agree with the Tensor
+formulas."""
 
 from __future__ import annotations
 
