@@ -97,7 +97,7 @@ class _Specialized:
         self.label = f"{opdef.node_name}.array_formula{k}"
         self.slow = _slow_formula(formula.fn)
         self.cache: dict = {}  # full key -> code for that key (or the slow formula)
-        self.variants: list = []  # (guard text, body lines)
+        self.variants: list = []  # (guard text, body lines, what the guard admits)
         self.ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np,
                          "_miss": self.miss, "_cache": self.cache}
         self.fn: Callable | None = None
@@ -108,8 +108,8 @@ class _Specialized:
         so plans that hold the function see the new specializations."""
         args = ", ".join(self.params)
         lines = [f"def array_formula({args}):"]
-        for guard, body in self.variants:
-            lines.append(f"    if {guard}:")
+        for guard, body, note in self.variants:
+            lines += [f"    # {note}", f"    if {guard}:"]
             lines += ["    " + line for line in body]
         lines.append(f"    return _miss({args})")
         fn = compile_function("array_formula", lines, self.ns,
@@ -153,13 +153,14 @@ class _Specialized:
                     if guard is not None:
                         self.ns.update(ns)
                         self.ns.update(guard[1])
-                        self.variants.append((guard[0], lines[1:]))
+                        self.variants.append((guard[0], lines[1:], guard[2]))
                         self._compile()
             self.cache[key] = fn
             return fn
 
     def _guard(self, values: tuple, lines: list, prefix: str) -> tuple | None:
-        """(condition, namespace) under which `lines` stands for the formula, or None.
+        """(condition, namespace, description) under which `lines` stands for the formula, or
+        None.
 
         The code is traced again on arrays of other sizes (every size above 1 one larger, a
         `<arg>_shape` argument alike) and the other layout (contiguous against strided); if
@@ -183,7 +184,11 @@ class _Specialized:
             if part is None:
                 return None
             parts.append(part)
-        return " and ".join(parts) or "True", ns
+        arrays = ", ".join(f"{p} {v.dtype}" for p, v in zip(self.params, values)
+                           if v.__class__ is np.ndarray)
+        scope = ("any shape, layout and ndim" if any_ndim else "any shape and layout"
+                 if relaxed else "these shapes and strides")
+        return " and ".join(parts) or "True", ns, f"{arrays}: {scope}"
 
     def _same_code(self, values: tuple | None, lines: list, prefix: str) -> bool:
         """The formula traces to `lines` on `values` too (and the code is right there)."""
