@@ -186,8 +186,8 @@ class _Specialized:
             parts.append(part)
         arrays = ", ".join(f"{p} {v.dtype}" for p, v in zip(self.params, values)
                            if v.__class__ is np.ndarray)
-        scope = ("any shape, layout and ndim" if any_ndim else "any shape and layout"
-                 if relaxed else "these shapes and strides")
+        scope = ("any shape, layout and ndim" if any_ndim else "these ndims, any sizes and "
+                 "layout" if relaxed else "these shapes and strides")
         return " and ".join(parts) or "True", ns, f"{arrays}: {scope}"
 
     def _same_code(self, values: tuple | None, lines: list, prefix: str) -> bool:
