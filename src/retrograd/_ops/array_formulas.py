@@ -99,7 +99,7 @@ class _Specialized:
         self.cache: dict = {}  # full key -> code for that key (or the slow formula)
         self.variants: list = []  # (guard text, body lines, what the guard admits)
         self.ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np,
-                         "_miss": self.miss, "_cache": self.cache}
+                         "_miss": self.miss, "_cache": self.cache, "__name__": __name__}
         self.fn: Callable | None = None
         self.fn = self._compile()
 
@@ -403,7 +403,9 @@ def _emit(params: tuple, values: tuple, graph, prefix: str = "") -> tuple:
     from retrograd._tensor import Tensor
     from retrograd.fx.node import Node
 
-    ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np}
+    # __name__: NumPy's warnings from the ufuncs called here are attributed to this module,
+    # which layout.QUIET_MODULES silences as it does the forwards' (torch computes 1/0 quietly)
+    ns: dict = {"_nd": np.ndarray, "_asarray": np.asarray, "np": np, "__name__": __name__}
     names: dict = {}
     lines = [f"def array_formula({', '.join(params)}):"]
     consts: list = []
