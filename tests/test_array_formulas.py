@@ -1,5 +1,7 @@
-"""Array formulas (NOTE [Array formulas]): the NumPy-level copies of hot ops' derivatives that
-backward runs when it builds no graph must agree with the Tensor formulas they copy."""
+"""Array formulas (NOTE [Array formulas]): the NumPy-level forms of the derivatives that
+backward runs when it builds no graph -- generated from the Tensor formulas (NOTE [Generated
+array formulas]) or, for a few hot ops, written by hand -- must agree with the Tensor
+formulas."""
 
 from __future__ import annotations
 
@@ -161,21 +163,84 @@ def test_generated_code_calls_the_kernels_and_is_shown():
     assert "k_cos(self)" in text and "np.multiply(grad, v0)" in text
 
 
-def test_each_layout_gets_its_own_trace():
-    # a transposed gradient is another key: reshape's view-or-copy choice depends on layout
+def _entry(opdef, k: int = 0):
+    return opdef.array_formulas[k].fn
+
+
+def test_a_formula_that_reads_no_sizes_is_specialized_by_dtype_only():
+    # exp2's formula makes the same code for any size and layout: one trace serves them all,
+    # checked inline by dtype
+    entry = _entry(OPS["exp2"])
+    for shape in ((3, 4), (5,), (2, 3, 4)):
+        x = retrograd.randn(*shape, dtype=retrograd.float64, requires_grad=True)
+        g = retrograd.randn(*reversed(shape), dtype=retrograd.float64)
+        x.exp2().backward(g.permute(*reversed(range(len(shape)))))
+        np.testing.assert_allclose(x.grad.numpy(), g.numpy().transpose()
+                                   * np.exp2(x.detach().numpy()) * np.log(2), rtol=1e-12)
+    source = entry.__retrograd_source__
+    guards = [line for line in source.splitlines() if line.startswith("    if ")]
+    assert guards and not any(".shape" in g or ".ndim" in g for g in guards)
+    assert "grad float64, result float64: any shape, layout and ndim" in source
+    assert sum(k[0][0] == np.float64 for k in entry.__globals__["_cache"]) <= 1
+
+
+def test_a_layout_dependent_formula_is_specialized_by_shape_and_strides(monkeypatch):
+    # reshape views or copies by layout: the code for a transposed gradient is another trace
+    opdef = _generated_op(monkeypatch, "_gen_reshape_test(Tensor self) -> Tensor",
+                          lambda a: a.reshape(-1),
+                          {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+    from retrograd._ops.registry import run
+
     x = retrograd.randn(3, 4, dtype=retrograd.float64, requires_grad=True)
-    g = retrograd.randn(4, 3, dtype=retrograd.float64)
-    y = x.exp2()
-    y.backward(g.t())
-    first = x.grad.numpy().copy()
+    g = retrograd.randn(12, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), g.numpy().reshape(3, 4))
     x.grad = None
-    y = x.exp2()
-    y.backward(g.t().contiguous())
-    np.testing.assert_array_equal(x.grad.numpy(), first)
-    np.testing.assert_allclose(first, g.t().numpy() * np.exp2(x.detach().numpy()) * np.log(2))
-    entry = OPS["exp2"].array_formulas[0].fn
-    strides = {k[2] for k in entry.__globals__["_cache"]}
-    assert len(strides) >= 2
+    wide = retrograd.randn(24, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(wide[::2])
+    np.testing.assert_array_equal(x.grad.numpy(), wide.numpy()[::2].reshape(3, 4))
+    entry = _entry(opdef)
+    assert len(entry.__globals__["_cache"]) == 2
+    assert "grad.strides == (8,)" in entry.__retrograd_source__
+
+
+def test_dtypes_get_their_own_code_and_promotion_matches_torch():
+    # a float64 0-d tensor times a float32 vector is float32 in torch; the float32-only code
+    # must not serve it
+    from tests.parity.harness import both
+
+    def prog(lib):
+        out = []
+        for b_dtype in (lib.float32, lib.float64):
+            a = lib.tensor([0.5, 1.5, -2.0], requires_grad=True)
+            b = lib.tensor(3.0, dtype=b_dtype, requires_grad=True)
+            (a * b).sin().backward(lib.ones(3))
+            out += [a.grad, b.grad]
+        return out
+
+    both(prog)
+
+
+def test_a_zero_dim_argument_through_code_made_for_vectors():
+    x = retrograd.tensor([0.3, 0.7], dtype=retrograd.float64, requires_grad=True)
+    x.sin().sum().backward()
+    s = retrograd.tensor(0.3, dtype=retrograd.float64, requires_grad=True)
+    s.sin().backward()
+    assert s.grad.shape == () and s.grad.dtype == retrograd.float64
+    np.testing.assert_allclose(s.grad.numpy(), np.cos(0.3), rtol=1e-15)
+
+
+def test_more_keys_than_inline_specializations(monkeypatch):
+    from retrograd._ops import array_formulas
+
+    opdef = _generated_op(monkeypatch, "_gen_many_test(Tensor self, float k) -> Tensor",
+                          lambda a, k: a * k, {"self": lambda grad, k: grad * k})
+    for k in range(array_formulas.MAX_INLINE + 3):
+        x = retrograd.ones(2, dtype=retrograd.float64, requires_grad=True)
+        np.testing.assert_array_equal(_first_grads(opdef, x, float(k)), np.full(2, float(k)))
+    entry = _entry(opdef)
+    assert entry.__retrograd_source__.count("    if ") == array_formulas.MAX_INLINE
+    assert len(entry.__globals__["_cache"]) == array_formulas.MAX_INLINE + 3
 
 
 def test_a_list_argument_falls_back_to_the_tensor_formula(monkeypatch):
@@ -227,3 +292,39 @@ def test_a_scalar_key_includes_its_type():
     entry = OPS["lerp.Scalar"].array_formulas[1].fn
     weights = {k[-1] for k in entry.__globals__["_cache"]}
     assert (int, 1) in weights and (float, 1.0) in weights
+
+
+def test_a_numpy_scalar_argument_is_pinned_inline():
+    # att * (1 / np.sqrt(d)) multiplies by a NumPy float64: its code is checked inline too,
+    # and the gradient is float32 as torch's
+    from tests.parity.harness import both
+
+    def prog(lib):
+        x = lib.tensor([0.5, 1.5], requires_grad=True)
+        for _ in range(3):
+            (x * np.float64(0.25)).sum().backward()
+        return x.grad
+
+    both(prog)
+    entry = _entry(OPS["mul.Tensor"])
+    assert "np.float64(0.25)" not in entry.__retrograd_source__  # a named constant
+    assert any(k[1] == (np.float64, 0.25) for k in entry.__globals__["_cache"])
+
+
+def test_a_column_gradient_is_retraced_in_another_layout(monkeypatch):
+    # a (12, 1) gradient: its size-1 dim hides no layout; the retrace must still try a
+    # strided one, or reshape's view made for the contiguous case would serve a strided one
+    opdef = _generated_op(monkeypatch, "_gen_column_test(Tensor self) -> Tensor",
+                          lambda a: a.reshape(-1, 1),
+                          {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+    from retrograd._ops.registry import run
+
+    x = retrograd.randn(3, 4, dtype=retrograd.float64, requires_grad=True)
+    g = retrograd.randn(12, 1, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), g.numpy().reshape(3, 4))
+    x.grad = None
+    tall = retrograd.randn(24, 1, dtype=retrograd.float64)
+    run(opdef, (x,)).backward(tall[::2])
+    np.testing.assert_array_equal(x.grad.numpy(), tall.numpy()[::2].reshape(3, 4))
+    assert ".strides ==" in _entry(opdef).__retrograd_source__

@@ -7,10 +7,10 @@
 For each op: its docstring (schema and derivative formulas), the entry points (the namespace
 function and the Tensor method), then per requires-grad mask over its tensor inputs the save
 function and the backward functions; for an op whose array formulas are generated (NOTE
-[Generated array formulas]), the functions that check their key and the code made per key. A
-mask's functions are generated the first time a node with that mask is built; the common masks
-are generated here if they were not yet (and an example backward runs for generated array
-formulas).
+[Generated array formulas]), each formula's function (its guarded specializations, then the
+key lookup) and the code made per key. A mask's functions are generated the first time a node
+with that mask is built; the common masks are generated here if they were not yet (and an
+example backward runs for generated array formulas).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def generated_for(opdef: OpDef, masks: list | None = None) -> list:
         if opdef not in array_formulas.SHOWN:
             _run_example(opdef)
         for f in opdef.array_formulas or ():
-            out.append((_header("array formula (checks the key)", f.fn), f.fn))
+            out.append((_header("array formula (specializations, then the key)", f.fn), f.fn))
         for fn in array_formulas.SHOWN.get(opdef, []):
             out.append((_header("array formula for one key", fn), fn))
     return out

@@ -65,8 +65,7 @@ def _relu_grad(grad, result):
     return threshold_backward(grad, result, 0)
 
 
-relu = op("relu(Tensor self) -> Tensor", _relu, grads={"self": _relu_grad},
-          array_grads={"self": lambda grad, result: _threshold_backward(grad, result, 0)})
+relu = op("relu(Tensor self) -> Tensor", _relu, grads={"self": _relu_grad})
 
 
 relu_ = inplace_of(relu, function=True, direct=_relu_direct)

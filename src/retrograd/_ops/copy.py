@@ -26,7 +26,7 @@ def _clone(a, memory_format=None):
 
 
 clone = op("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone,
-           grads={"self": lambda grad: grad}, array_grads={"self": lambda grad: grad})
+           grads={"self": lambda grad: grad})
 
 
 def _to_copy_forward(a, dtype, memory_format=None):

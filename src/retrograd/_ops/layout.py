@@ -22,9 +22,11 @@ INPLACE_SHAPE = "output with shape {} doesn't match the broadcast shape {}"
 
 # torch computes log(-1) = nan, 1/0 = inf, exp(1000) = inf without a word; NumPy warns. The
 # filter covers only warnings raised by op forwards (called from these modules or from the
-# generated entry points of retrograd._ops.fastpath), and costs nothing when nothing is raised.
+# generated entry points of retrograd._ops.fastpath) and by the generated array formulas
+# (retrograd._ops.array_formulas), and costs nothing when nothing is raised.
 QUIET_MODULES = (r"retrograd\._ops\."
-                 r"(pointwise|activation|comparison|layout|fastpath|kernels\.pointwise)$")
+                 r"(pointwise|activation|comparison|layout|fastpath|kernels\.pointwise|"
+                 r"array_formulas)$")
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=QUIET_MODULES)
 
 

@@ -29,7 +29,6 @@ from retrograd._ops.kernels.pointwise import (
     _check_clamp_cast,
     _check_sub,
     _clamp,
-    _clamp_grad_array,
     _clamp_mask,
     _clamp_scalar,
     _direct_add,
@@ -44,12 +43,10 @@ from retrograd._ops.kernels.pointwise import (
     _lerp_direct,
     _log_scalar,
     _logit,
-    _masked,
     _neg,
     _np_div,
     _np_mul,
     _pow,
-    _pow_scalar_grad_array,
     _pow_tensor_scalar,
     _remainder,
     _round_decimals_forward,
@@ -107,17 +104,12 @@ def _no_derivative(name: str):
 add = op("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add,
          promote="all",
          grads={"self": lambda grad: grad,
-                "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha},
-         array_grads={"self": lambda grad: grad,
-                      "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
+                "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
 
 # sub checks for bools before promotion hides them, so it promotes in its forward
 sub = op("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_forward,
          grads={"self": lambda grad: grad,
-                "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha},
-         array_grads={"self": lambda grad: grad,
-                      "other": lambda grad, alpha: np.negative(grad) if alpha == 1
-                      else grad * -alpha})
+                "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
 
 
 _RSUB_GRADS = {"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
@@ -131,17 +123,11 @@ rsub = overloaded("rsub")  # other - alpha * input (torch.rsub; also Tensor.__rs
 
 mul = op("mul.Tensor(Tensor self, Tensor other) -> Tensor", _np_mul, promote="all",
          grads={"self": lambda grad, other: grad * other,
-                "other": lambda grad, self: grad * self},
-         array_grads={"self": lambda grad, other: np.multiply(grad, other),
-                      "other": lambda grad, self: np.multiply(grad, self)})
+                "other": lambda grad, self: grad * self})
 
 div = op("div.Tensor(Tensor self, Tensor other) -> Tensor", _np_div, promote="float",
          grads={"self": lambda grad, other: grad / other,
-                "other": lambda grad, self, other: -grad * ((self / other) / other)},
-         array_grads={"self": lambda grad, other: np.true_divide(grad, other),
-                      "other": lambda grad, self, other: np.multiply(
-                          np.negative(grad),
-                          np.true_divide(np.true_divide(self, other), other))})
+                "other": lambda grad, self, other: -grad * ((self / other) / other)})
 
 
 def _zeros_for(grad, dtype):
@@ -224,9 +210,7 @@ def _pow_base_grad(grad, self, exponent, result):
 
 
 pow_ts = op("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_tensor_scalar,
-            grads={"self": _pow_scalar_grad},
-            array_grads={"self": lambda grad, self, exponent: _pow_scalar_grad_array(
-                grad, self, exponent)})
+            grads={"self": _pow_scalar_grad})
 pow_tt = op("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
             pointwise(promoting(_pow, (0, 1))),
             grads={"self": _pow_self_grad, "exponent": _pow_exponent_grad})
@@ -245,8 +229,7 @@ register("square", square, method=True)
 # --- unary math ----------------------------------------------------------------------------------
 
 
-neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad},
-         array_grads={"self": lambda grad: np.negative(grad)})
+neg = op("neg(Tensor self) -> Tensor", _neg, grads={"self": lambda grad: -grad})
 register("negative", neg, method=True)
 
 
@@ -260,8 +243,7 @@ register("positive", positive, method=True)
 
 
 abs = op("abs(Tensor self) -> Tensor", _abs,  # noqa: A001 - torch's name
-         grads={"self": lambda grad, self: grad * sign(self)},
-         array_grads={"self": lambda grad, self: np.multiply(grad, _sign(self))})
+         grads={"self": lambda grad, self: grad * sign(self)})
 register("absolute", abs, method=True)
 
 
@@ -269,8 +251,7 @@ sign = op("sign(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zero
 sgn = op("sgn(Tensor self) -> Tensor", _sign, grads={"self": lambda grad: zeros_like(grad)})
 
 exp = op("exp(Tensor self) -> Tensor", np.exp, promote="float",
-         grads={"self": lambda grad, result: grad * result},
-         array_grads={"self": lambda grad, result: np.multiply(grad, result)})
+         grads={"self": lambda grad, result: grad * result})
 
 exp2 = op("exp2(Tensor self) -> Tensor", np.exp2, promote="float",
           grads={"self": lambda grad, result: grad * (result * LN2)})
@@ -279,8 +260,7 @@ expm1 = op("expm1(Tensor self) -> Tensor", np.expm1, promote="float",
            grads={"self": lambda grad, result: grad * (result + 1)})
 
 log = op("log(Tensor self) -> Tensor", np.log, promote="float",
-         grads={"self": lambda grad, self: grad / self},
-         array_grads={"self": lambda grad, self: np.true_divide(grad, self)})
+         grads={"self": lambda grad, self: grad / self})
 
 log2 = op("log2(Tensor self) -> Tensor", np.log2, promote="float",
           grads={"self": lambda grad, self: grad / (self * LN2)})
@@ -292,15 +272,11 @@ log1p = op("log1p(Tensor self) -> Tensor", np.log1p, promote="float",
            grads={"self": lambda grad, self: grad / (self + 1)})
 
 sqrt = op("sqrt(Tensor self) -> Tensor", np.sqrt, promote="float",
-          grads={"self": lambda grad, result: grad / (2 * result)},
-          array_grads={"self": lambda grad, result: np.true_divide(grad,
-                                                                   np.multiply(result, 2))})
+          grads={"self": lambda grad, result: grad / (2 * result)})
 
 
 rsqrt = op("rsqrt(Tensor self) -> Tensor", _rsqrt, promote="float",
-           grads={"self": lambda grad, result: -0.5 * grad * pow_ts(result, 3)},
-           array_grads={"self": lambda grad, result: np.multiply(
-               np.multiply(grad, -0.5), _pow_tensor_scalar(result, 3))})
+           grads={"self": lambda grad, result: -0.5 * grad * pow_ts(result, 3)})
 
 sin = op("sin(Tensor self) -> Tensor", np.sin, promote="float",
          grads={"self": lambda grad, self: grad * cos(self)})
@@ -321,8 +297,7 @@ tanh_backward = op("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
                    function=False, method=False)
 
 tanh = op("tanh(Tensor self) -> Tensor", np.tanh, promote="float",
-          grads={"self": lambda grad, result: tanh_backward(grad, result)},
-          array_grads={"self": lambda grad, result: _tanh_backward(grad, result)})
+          grads={"self": lambda grad, result: tanh_backward(grad, result)})
 
 
 sigmoid_backward = op("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
@@ -333,8 +308,7 @@ sigmoid_backward = op("sigmoid_backward(Tensor grad_output, Tensor output) -> Te
                       function=False, method=False)
 
 sigmoid = op("sigmoid(Tensor self) -> Tensor", _sigmoid, promote="float",
-             grads={"self": lambda grad, result: sigmoid_backward(grad, result)},
-             array_grads={"self": lambda grad, result: _sigmoid_backward(grad, result)})
+             grads={"self": lambda grad, result: sigmoid_backward(grad, result)})
 
 def _logit_grad(grad, self, eps):
     """grad / (x (1 - x)) where x lies in [eps, 1 - eps] (in [0, 1], NaN outside, without
@@ -348,9 +322,7 @@ logit = op("logit(Tensor self, float? eps=None) -> Tensor", _logit, promote="flo
            grads={"self": _logit_grad})
 
 reciprocal = op("reciprocal(Tensor self) -> Tensor", np.reciprocal, promote="float",
-                grads={"self": lambda grad, result: -grad * (result * result)},
-                array_grads={"self": lambda grad, result: np.multiply(
-                    np.negative(grad), np.multiply(result, result))})
+                grads={"self": lambda grad, result: -grad * (result * result)})
 
 
 erf = op("erf(Tensor self) -> Tensor", erf_array, promote="float",
@@ -432,9 +404,7 @@ clamp_t = op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> T
              pointwise(promoting(_clamp, (0, 1, 2))),
              grads={"self": _clamp_grad, "min, max": _clamp_min_max_grad})
 clamp_s = op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", _clamp_scalar,
-             grads={"self": _clamp_grad},
-             array_grads={"self": lambda grad, self, min, max: _clamp_grad_array(
-                 grad, self, min, max)})
+             grads={"self": _clamp_grad})
 clamp = overloaded("clamp")
 register("clip", clamp)
 register_method("clip", overloaded("clamp", method=True))
@@ -459,9 +429,6 @@ _where_op = op("where.self(Tensor condition, Tensor self, Tensor other) -> Tenso
                pointwise(_where),
                grads={"self": lambda grad, condition: where(condition, grad, 0.0),
                       "other": lambda grad, condition: where(condition, 0.0, grad)},
-               array_grads={"self": lambda grad, condition: _masked(grad, condition),
-                            "other": lambda grad, condition: _masked(
-                                grad, np.logical_not(condition))},
                method=False)
 
 

@@ -351,7 +351,9 @@ def _compile_formulas(opdef: OpDef, grads: dict) -> tuple:
 
 def _compile_array_formulas(opdef: OpDef, grads: dict, array_grads: dict | None):
     """NOTE [Array formulas]
-    A hot op may declare its formulas a second time on NumPy arrays. When backward builds no
+    An op's formulas also exist on NumPy arrays: generated from the Tensor formulas for the ops
+    in array_formulas.GENERATED (NOTE [Generated array formulas]), declared by hand (array_grads)
+    for the few hot ops where that is measured faster. When backward builds no
     graph (no create_graph, no dispatch mode), the engine runs those: no Tensor is made for the
     formula's intermediate results and no op entry point runs, which is most of a small op's
     backward cost. The Tensor formulas stay the definition: they run for double backward, under

@@ -178,8 +178,7 @@ register_method("swapdims", transpose)
 register("swapdims", transpose)
 
 
-t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()},
-       array_grads={"self": lambda grad: grad.T})
+t = op("t(Tensor(a) self) -> Tensor(a)", _t_forward, grads={"self": lambda grad: grad.t()})
 
 
 unsqueeze = op("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_forward,

@@ -240,24 +240,6 @@ def _pow_tensor_scalar(a, exponent):
     return np.power(a, exponent)
 
 
-def _pow_scalar_grad_array(grad, self, exponent):
-    """_pow_scalar_grad on arrays (NOTE [Array formulas])."""
-    if exponent == 0:
-        return np.zeros_like(self)
-    return np.multiply(grad, np.multiply(exponent, _pow_tensor_scalar(self, exponent - 1)))
-
-
-def _masked(grad: np.ndarray, mask) -> np.ndarray:
-    """where(mask, grad, 0) on arrays: a product with the mask, which a branch-free loop
-    computes many times faster than np.where; where grad is not finite outside the mask
-    (inf * 0 is nan), np.where gives the exact zeros."""
-    with np.errstate(invalid="ignore"):
-        out = np.asarray(np.multiply(grad, mask, dtype=grad.dtype))
-    if out.dtype.kind == "f" and not np.isfinite(out).all():
-        return np.asarray(np.where(mask, grad, 0))
-    return out
-
-
 def _log_scalar(x) -> float:
     return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 
@@ -505,12 +487,6 @@ def _clamp_mask(self, min, max, ge, le, both):  # noqa: A002 - torch's argument 
     if max is not None:
         return le(self, max)
     return None
-
-
-def _clamp_grad_array(grad, self, min, max):  # noqa: A002 - torch's argument names
-    """_clamp_grad on arrays (NOTE [Array formulas])."""
-    mask = _clamp_mask(self, min, max, np.greater_equal, np.less_equal, np.logical_and)
-    return grad if mask is None else _masked(grad, mask)
 
 
 def _where(condition, a, b):
