@@ -620,6 +620,12 @@ def _ones_like_rule(func: Any, args: tuple, level: int) -> Any:
     return BatchedTensor(ones_like(args[0]._value), level)
 
 
+def _zeros_like_rule(func: Any, args: tuple, level: int) -> Any:
+    from retrograd._ops.creation import zeros_like
+
+    return BatchedTensor(zeros_like(args[0]._value), level)
+
+
 def _item_rule(func: Any, args: tuple, level: int) -> Any:
     from retrograd._functorch.batched import ITEM_IN_VMAP
 
@@ -644,6 +650,6 @@ EXPLICIT: dict = {
     "avg_pool2d": _pool_rule(2), "avg_pool1d": _pool_rule(1),
     "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
     "nll_loss_forward": _nll_rule,
-    "detach": _detach_rule, "ones_like": _ones_like_rule,
+    "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
     "_local_scalar_dense": _item_rule,
 }

@@ -109,8 +109,12 @@ def _outside_needs_graph(flat_inputs: list) -> bool:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
+    """Zeros shaped like t, batched at t's vmap levels when t is batched (the creation op
+    itself sees only the per-example geometry and would give one unbatched zero)."""
     from retrograd._ops.creation import zeros_like
 
+    if type(t) is BatchedTensor:
+        return BatchedTensor(_zeros_like(t._value), t._level)
     return zeros_like(t)
 
 
@@ -310,9 +314,11 @@ def _jvp_forward_mode(func: Callable, flat_p: list, spec: Any, flat_t: list,
             _check_outputs(flat_out)
             prim, tang = [], []
             for o in flat_out:
+                # nothing outside differentiates (else the double-vjp path runs): graphs that
+                # nested transforms kept for this jvp's sake end here
                 p, t = fwAD.unpack_dual(o)
-                prim.append(p)
-                tang.append(_zeros_like(p) if t is None else t)
+                prim.append(p.detach())
+                tang.append(_zeros_like(p) if t is None else t.detach())
             if has_aux:
                 aux = tree_map(lambda a: fwAD.unpack_dual(a).primal
                                if isinstance(a, Tensor) else a, aux)

@@ -204,12 +204,15 @@ class suspended:
                 self.was_hidden = _MODE in shared[len(shared) - local.shared_hidden:]
                 if self.was_hidden:
                     local.shared_hidden -= 1
-            self.pos = dispatch.mode_stack.index(_MODE)
-            dispatch.mode_stack.pop(self.pos)
+            # counted from the top: the wrapper dispatcher may arrive or leave at the bottom
+            # meanwhile (a wrapper made or freed), and must stay below this mode
+            pos = dispatch.mode_stack.index(_MODE)
+            self.above = len(dispatch.mode_stack) - 1 - pos
+            dispatch.mode_stack.pop(pos)
 
     def __exit__(self, *exc):
         if self.had:
-            dispatch.mode_stack.insert(self.pos, _MODE)
+            dispatch.mode_stack.insert(len(dispatch.mode_stack) - self.above, _MODE)
             if self.was_hidden:
                 dispatch._local.shared_hidden += 1
 
@@ -314,8 +317,12 @@ def _run(op, args):
 def _zeros(t: Tensor) -> Tensor:
     import numpy as np
 
-    from retrograd._tensor import _wrap
+    from retrograd._tensor import _is_wrapper, _wrap
 
+    if _is_wrapper(t):  # its array is only geometry: the class makes its zeros (batched ones)
+        from retrograd._ops.subclass import zeros_like_wrapper
+
+        return zeros_like_wrapper(t)
     return _wrap(np.zeros_like(t._data))
 
 
@@ -398,9 +405,7 @@ def _elementwise(op, args, tans, outs):
 
 
 def _transpose(op, args, tans, outs, diff):
-    import numpy as np
 
-    from retrograd._tensor import _wrap
     from retrograd.autograd import grad as autograd_grad
     from retrograd.autograd.grad_mode import enable_grad
 
@@ -410,7 +415,7 @@ def _transpose(op, args, tans, outs, diff):
     us = []
     for o, d in zip(outs, diff):
         if d:
-            u = _wrap(np.zeros_like(o._data))
+            u = _zeros(o)
             u.requires_grad_(True)
             us.append(u)
         else:
