@@ -48,7 +48,8 @@ MASKED_SELECT = (
 DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "dims", "dimension"})
 DIM_TYPES = frozenset({"int", "int?", "int[]", "int[]?"})
 # backward helpers' arguments giving the per-example shape of the input: the batch goes first
-SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes"})
+# (and the dimension arguments count in that shape's rank, not in the gradient's)
+SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes", "sizes"})
 DYNAMIC = frozenset({"nonzero", "masked_select", "unique", "_unique", "_unique2",
                      "unique_consecutive", "unique_dim", "nonzero_static", "argwhere"})
 
@@ -85,7 +86,8 @@ SAME_RANK = frozenset({
     "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
     "scatter.value_reduce", "scatter_reduce.two", "_softmax_backward_data",
     "_log_softmax_backward_data", "take_along_dim", "index_add", "index_copy", "index_fill",
-    "cumsum_backward", "_masked_softmax",
+    "cumsum_backward", "_masked_softmax", "_reduction_select_scatter",
+    "_reduction_select_gather",
 })
 # creation ops that read only their argument's dtype and device: the result is unbatched
 UNBATCHED_RESULT = frozenset({"new_zeros", "new_ones", "new_empty", "new_full",
@@ -325,6 +327,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                     call[i] = a._value
                 elif isinstance(a, Tensor):
                     call[i] = _expand_batch(a, size)
+        if sizes and isinstance(args[sizes[0]], (list, tuple)):
+            rank = len(args[sizes[0]])
         r = rank + rank_plus
         for i in sizes:
             call[i] = [size, *args[i]]
@@ -346,6 +350,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
             for i in op.tensor_idx:
                 if isinstance(call[i], Tensor):
                     call[i] = call[i].unsqueeze(1)
+            for i in sizes:
+                call[i] = [size, 1]
             out = func(*call)
             out = _squeeze_scalar_results(out, op)
         else:

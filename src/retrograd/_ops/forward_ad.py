@@ -412,10 +412,17 @@ def _transpose(op, args, tans, outs, diff):
     need_graph = any(t.requires_grad for t in _flat(tans.values())) or any(
         isinstance(a, Tensor) and a.requires_grad for a in args)
     vals = _values(op, args, outs)
+    # a wrapper tangent (a batch of tangents under vmap) on a plain primal: the cotangent must
+    # carry that batch too, or d/du would sum the batch's products
+    from retrograd._tensor import _is_wrapper
+
+    batched = next((t for t in _flat(tans.values()) if _is_wrapper(t)), None)
     us = []
     for o, d in zip(outs, diff):
         if d:
             u = _zeros(o)
+            if batched is not None and not _is_wrapper(o):
+                u = u + _zeros(batched).sum().to(u.dtype)
             u.requires_grad_(True)
             us.append(u)
         else:
