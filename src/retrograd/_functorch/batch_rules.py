@@ -81,6 +81,9 @@ POINTWISE_EXTRA = frozenset({
     "where.ScalarSelf", "where.Scalar", "log_softmax_backward", "exponential_", "uniform_",
     "normal_", "bernoulli_.float", "bernoulli_.Tensor", "bernoulli", "bernoulli.p",
 })
+# in-place samplers: each member draws its own values, or (randomness="same") all the same
+RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_",
+                            "cauchy_", "log_normal_", "geometric_"})
 # ops whose tensor arguments line up dimension by dimension
 SAME_RANK = frozenset({
     "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
@@ -200,6 +203,8 @@ def _choose(func: Any, name: str) -> Callable:
         return dynamic
     if base in UNBATCHED_RESULT:
         return _unbatched_result
+    if base in RANDOM_INPLACE:
+        return _random_inplace
     if name in POINTWISE_EXTRA or op.jvp_rule == "elementwise" or _inplace_of_pointwise(name):
         return _pointwise
     dims = tuple(i for i, a in enumerate(op.schema.args)
@@ -249,6 +254,22 @@ def _pointwise(func: Any, args: tuple, level: int) -> Any:
     if op.inplace_idx:
         return args[op.inplace_idx[0]]
     return wrap(out, level)
+
+
+def _random_inplace(func: Any, args: tuple, level: int) -> Any:
+    """An in-place sampler on a batched value: the pointwise rule draws per member; under
+    randomness="same" one per-example draw is written into every member."""
+    from retrograd._functorch.levels import vmap_level
+
+    lv = vmap_level(level)
+    if lv is None or lv.randomness != "same" or not _batched(args[0], level):
+        return _pointwise(func, args, level)
+    _check_inplace(func._op, args, level)
+    value = args[0]._value
+    one = value.select(0, 0).clone()
+    func(one, *(a._value.select(0, 0) if _batched(a, level) else a for a in args[1:]))
+    value.copy_(one.unsqueeze(0).expand(value.shape))
+    return args[0]
 
 
 def _leading(func: Any, args: tuple, level: int) -> Any:
