@@ -88,7 +88,7 @@ RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_",
 SAME_RANK = frozenset({
     "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
     "scatter.value_reduce", "scatter_reduce.two", "_softmax_backward_data",
-    "_log_softmax_backward_data", "take_along_dim", "index_add", "index_copy", "index_fill",
+    "_log_softmax_backward_data", "take_along_dim", "index_copy", "index_fill",
     "cumsum_backward", "_masked_softmax", "_reduction_select_scatter",
     "_reduction_select_gather",
 })
@@ -272,6 +272,24 @@ def _random_inplace(func: Any, args: tuple, level: int) -> Any:
     return args[0]
 
 
+def _index_add_rule(func: Any, args: tuple, level: int) -> Any:
+    """index_add(self, dim, index, source): self and source line up (batch first), the index
+    (one vector for every member) stays as it is."""
+    from retrograd._functorch.fallback import fallback
+
+    self, dim, index, source = args[0], args[1], args[2], args[3]
+    op = func._op
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    if _batched(index, level) or self.dim() == 0:
+        return fallback(func, args, level)
+    size = _batch_size(args, level)
+    vs = self._value if _batched(self, level) else _expand_batch(self, size).clone()
+    vsrc = source._value if _batched(source, level) else _expand_batch(source, size)
+    out = func(vs, normalize_dim(int(dim), self.dim()) + 1, index, vsrc, *args[4:])
+    return args[0] if op.inplace_idx else wrap(out, level)
+
+
 def _leading(func: Any, args: tuple, level: int) -> Any:
     """Ops on the last dimensions of their one tensor: the batch is one more leading one."""
     return wrap(func(args[0]._value, *args[1:]), level)
@@ -363,6 +381,10 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                     return fallback(func, args, level)
                 call[i] = list(range(1, max(rank, 1) + 1))  # "all dimensions"
             elif isinstance(d, (list, tuple)):
+                if not d:  # no dims: the op flattens (roll), the batch with it; no rule
+                    from retrograd._functorch.fallback import fallback
+
+                    return fallback(func, args, level)
                 call[i] = [normalize_dim(int(x), r) + 1 for x in d]
             else:
                 call[i] = normalize_dim(int(d), r) + 1
@@ -678,5 +700,6 @@ EXPLICIT: dict = {
     "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
     "nll_loss_forward": _nll_rule,
     "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
-    "_local_scalar_dense": _item_rule,
+    "_local_scalar_dense": _item_rule, "index_add": _index_add_rule,
+    "index_add_": _index_add_rule,
 }

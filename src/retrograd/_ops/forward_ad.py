@@ -547,16 +547,27 @@ def _inplace(op, args: tuple, tans: dict):
         info = self_t._view
         if info is not None and info.replay:
             base = info.base
-            bt = _zeros(base)
+            bt = _zeros_batched_like(base, new)
             set_tangent(base, bt)
             vt = _replay(info.replay, bt)
             vt.copy_(new)
             set_tangent(self_t, vt)
         else:
-            fresh = _zeros(self_t)
+            fresh = _zeros_batched_like(self_t, new)
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+def _zeros_batched_like(t: Tensor, new: Tensor) -> Tensor:
+    """A first tangent for t, about to receive `new`: zeros, batched as `new` is when new is a
+    wrapper (a batch of tangents under vmap) and t is not."""
+    from retrograd._tensor import _is_wrapper
+
+    zeros = _zeros(t)
+    if _is_wrapper(new) and not _is_wrapper(t):
+        zeros = zeros + _zeros(new).sum().to(zeros.dtype)
+    return zeros
 
 
 def check_out(op, args: tuple, out: Tensor) -> None:
