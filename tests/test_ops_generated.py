@@ -59,8 +59,6 @@ BATCHED_GRAD_GAPS = {
     "Tensor.masked_fill-tensor_value": _MASKED,
     "masked_fill_-tensor": _MASKED,
 }
-_DIAG = ("diag/diagflat/diag_embed change rank between input and output: the dims rule "
-         "normalizes their dims against the input's rank")
 FORWARD_AD_GAPS = {
     "scatter_reduce-prod_two_zeros": "forward mode transposes the backward, whose double "
                                      "backward refuses two zeros scattered to one place",
@@ -72,9 +70,6 @@ BATCHED_FORWARD_GAPS = {
     "Tensor.masked_select-broadcast_self": _MASKED,
     "masked_select-broadcast_mask": _MASKED,
     "cat-legacy_empty": "legacy cat of a 1-D empty tensor: the same-rank rule expands it",
-    "diag": _DIAG, "diag-offset": _DIAG, "diag-neg_offset": _DIAG, "diagflat": _DIAG,
-    "diagflat-offset": _DIAG, "Tensor.diagflat-zero_dim": _DIAG, "diag_embed": _DIAG,
-    "diag_embed-dims": _DIAG, "Tensor.diag_embed-offset": _DIAG,
 }
 # samples that draw random numbers (random ones, those that reseed on every call, and
 # samplers whose result does not depend on the draw): the vmap of gradcheck's batched checks

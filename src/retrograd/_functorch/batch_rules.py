@@ -317,7 +317,7 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
     sizes = tuple(i for i, a in enumerate(op.schema.args)
                   if a.name in SIZE_ARGS and a.type.endswith("[]"))
     first = op.tensor_idx[0]
-    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack") else 0
+    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack", "diag_embed") else 0
     list_first = first in op.list_idx
 
     def rule(func: Any, args: tuple, level: int) -> Any:
