@@ -82,8 +82,7 @@ def _draw_per_member(draw_one: Callable) -> Any:
         return draw_one()
     if lv.randomness == "error":
         raise RuntimeError(RANDOM_IN_ERROR_MODE)
-    different = [t for t in levels._stack.transforms
-                 if isinstance(t, levels.VmapLevel) and t.randomness == "different"]
+    different = [t for t in levels.vmap_levels() if t.randomness == "different"]
     if not different:
         return draw_one()
     sizes = tuple(t.batch_size for t in different)

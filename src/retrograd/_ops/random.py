@@ -660,9 +660,10 @@ def _normal_sampler(*args, **kwargs):
     if any(isinstance(a, Tensor) and type(a) is not Tensor
            for a in (*args[:2], kwargs.get("mean"), kwargs.get("std"))):
         return normal(*args, **kwargs)  # a batched (wrapper) argument: its rule batches it
-    return _sampler(normal)(*args, **kwargs)
+    return _normal_drawn(*args, **kwargs)
 
 
+_normal_drawn = _sampler(normal)
 functools.update_wrapper(_normal_sampler, normal)
 
 
