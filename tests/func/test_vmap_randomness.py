@@ -21,7 +21,7 @@ PROGRAMS = {
     "rand_like_batched": lambda lib, y: lib.rand_like(y),
     "normal_float": lambda lib, y: lib.normal(2.0, 3.0, (5,)) + y,
     "normal_unbatched_mean": lambda lib, y: lib.normal(lib.zeros(5), 1.0) + y,
-    "bernoulli_unbatched": lambda lib, y: lib.bernoulli(lib.full((5,), 0.5)) + y,
+    "bernoulli_unbatched": lambda lib, y: lib.bernoulli(lib.full((64,), 0.5)) + y.sum(),
     "dropout_unbatched": lambda lib, y: lib.nn.functional.dropout(lib.ones(64), 0.5) + y.sum(),
     "dropout_batched": lambda lib, y: lib.nn.functional.dropout(y.repeat(8) + 1, 0.5),
     "uniform_inplace": lambda lib, y: y.clone().uniform_(),
@@ -30,6 +30,7 @@ PROGRAMS = {
 
 
 def _run(lib, name, randomness, batch=8):
+    lib.manual_seed(0)
     y = lib.zeros(batch, 5)
     return lib.func.vmap(lambda r: PROGRAMS[name](lib, r), randomness=randomness)(y)
 
