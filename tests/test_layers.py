@@ -71,6 +71,8 @@ ALLOWED = {
         "dispatch modes live in utils._python_dispatch, where torch has them"),
     ("retrograd.autograd", "retrograd"): ("import",
         "gradcheck is written as user code, on the public namespace"),
+    ("retrograd.autograd", "retrograd.func"): ("called",
+        "gradcheck's batched checks run vmap over backward and forward-mode passes, as torch's"),
     ("retrograd.autograd", "retrograd.nn"): ("called",
         "the profiler swaps ranged versions into nn.functional while it runs"),
     ("retrograd.nn", "retrograd"): ("import",

@@ -24,7 +24,7 @@ from retrograd._autograd.node import CppNode, Node
 from retrograd._autograd.saved import SavedVariable, saved_tensor
 from retrograd._autograd.state import state
 from retrograd._autograd.tensor_hooks import move_retains_grad
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
 
 class ViewRecovery:
@@ -212,10 +212,18 @@ class CopySlices(CppNode):
         grad = grad_outputs[0]
         if grad is None:
             return (None,) * len(self.next_functions)
-        if not state.grad_enabled and not anomaly.enabled:
+        wrapper = grad.__class__ is not Tensor and _is_wrapper(grad)
+        if not state.grad_enabled and not anomaly.enabled and not wrapper:
             return self._apply_arrays(grad)
-        result = op_seam.strided_like(grad, self.base_shape, self.base_strides)
-        grad_slice = self._view_of(result)
+        if wrapper:
+            # its array holds no values (a batched gradient under vmap): the buffer is a copy
+            # its class makes, and the view is reached by replaying the view ops
+            result = grad.clone()
+            grad_slice = self._replay_view(result) if self.view_replay else \
+                self._view_of(result)
+        else:
+            result = op_seam.strided_like(grad, self.base_shape, self.base_strides)
+            grad_slice = self._view_of(result)
         needed, fn_needed = self._needed()
         res = self._run_wrapped([grad_slice.clone()], fn_needed)
         if needed[0]:
@@ -317,11 +325,13 @@ class CopySlices(CppNode):
 
     def _view_of(self, t: Tensor) -> Tensor:
         if self._replays():
-            out = t
-            for op, rest in self.view_replay:
-                out = op_seam.run(op, (out,) + rest)
-            return out
+            return self._replay_view(t)
         return t.as_strided(self.view_size, self.view_stride, self.view_offset)
+
+    def _replay_view(self, t: Tensor) -> Tensor:
+        for op, rest in self.view_replay:
+            t = op_seam.run(op, (t,) + rest)
+        return t
 
     def release_variables(self) -> None:
         self.fn.release_variables()

@@ -42,10 +42,10 @@ class RemoveBatchDim(Function):
 
     @staticmethod
     def backward(ctx: Any, grad: Any) -> Any:
-        from retrograd._functorch.batched import BatchedTensor
+        from retrograd._functorch.levels import add_batch_dim
 
-        value = grad if ctx.out_dim == 0 else grad.movedim(ctx.out_dim, 0)
-        return BatchedTensor(value, ctx.level), None
+        # differentiable itself (double backward, forward over reverse)
+        return add_batch_dim(grad, ctx.out_dim, ctx.level), None
 
     @staticmethod
     def jvp(ctx: Any, tangent: Any, *_: Any) -> Any:
@@ -68,9 +68,10 @@ class Broadcast(Function):
     @staticmethod
     def backward(ctx: Any, grad: Any) -> Any:
         from retrograd._functorch.batched import is_batched
+        from retrograd._functorch.levels import remove_batch_dim
 
         if is_batched(grad, ctx.level):
-            return grad._value.sum(0), None, None
+            return remove_batch_dim(grad, ctx.level, ctx.size, 0).sum(0), None, None
         return grad * ctx.size, None, None
 
     @staticmethod

@@ -48,7 +48,8 @@ MASKED_SELECT = (
 DIM_ARGS = frozenset({"dim", "dim0", "dim1", "dim2", "dims", "dimension"})
 DIM_TYPES = frozenset({"int", "int?", "int[]", "int[]?"})
 # backward helpers' arguments giving the per-example shape of the input: the batch goes first
-SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes"})
+# (and the dimension arguments count in that shape's rank, not in the gradient's)
+SIZE_ARGS = frozenset({"input_sizes", "input_size", "self_size", "self_sizes", "sizes"})
 DYNAMIC = frozenset({"nonzero", "masked_select", "unique", "_unique", "_unique2",
                      "unique_consecutive", "unique_dim", "nonzero_static", "argwhere"})
 
@@ -80,12 +81,16 @@ POINTWISE_EXTRA = frozenset({
     "where.ScalarSelf", "where.Scalar", "log_softmax_backward", "exponential_", "uniform_",
     "normal_", "bernoulli_.float", "bernoulli_.Tensor", "bernoulli", "bernoulli.p",
 })
+# in-place samplers: each member draws its own values, or (randomness="same") all the same
+RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_",
+                            "cauchy_", "log_normal_", "geometric_"})
 # ops whose tensor arguments line up dimension by dimension
 SAME_RANK = frozenset({
     "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
     "scatter.value_reduce", "scatter_reduce.two", "_softmax_backward_data",
-    "_log_softmax_backward_data", "take_along_dim", "index_add", "index_copy", "index_fill",
-    "cumsum_backward", "_masked_softmax",
+    "_log_softmax_backward_data", "take_along_dim", "index_copy", "index_fill",
+    "cumsum_backward", "_masked_softmax", "_reduction_select_scatter",
+    "_reduction_select_gather",
 })
 # creation ops that read only their argument's dtype and device: the result is unbatched
 UNBATCHED_RESULT = frozenset({"new_zeros", "new_ones", "new_empty", "new_full",
@@ -198,6 +203,8 @@ def _choose(func: Any, name: str) -> Callable:
         return dynamic
     if base in UNBATCHED_RESULT:
         return _unbatched_result
+    if base in RANDOM_INPLACE:
+        return _random_inplace
     if name in POINTWISE_EXTRA or op.jvp_rule == "elementwise" or _inplace_of_pointwise(name):
         return _pointwise
     dims = tuple(i for i, a in enumerate(op.schema.args)
@@ -249,6 +256,40 @@ def _pointwise(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _random_inplace(func: Any, args: tuple, level: int) -> Any:
+    """An in-place sampler on a batched value: the pointwise rule draws per member; under
+    randomness="same" one per-example draw is written into every member."""
+    from retrograd._functorch.levels import vmap_level
+
+    lv = vmap_level(level)
+    if lv is None or lv.randomness != "same" or not _batched(args[0], level):
+        return _pointwise(func, args, level)
+    _check_inplace(func._op, args, level)
+    value = args[0]._value
+    one = value.select(0, 0).clone()
+    func(one, *(a._value.select(0, 0) if _batched(a, level) else a for a in args[1:]))
+    value.copy_(one.unsqueeze(0).expand(value.shape))
+    return args[0]
+
+
+def _index_add_rule(func: Any, args: tuple, level: int) -> Any:
+    """index_add(self, dim, index, source): self and source line up (batch first), the index
+    (one vector for every member) stays as it is."""
+    from retrograd._functorch.fallback import fallback
+
+    self, dim, index, source = args[0], args[1], args[2], args[3]
+    op = func._op
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    if _batched(index, level) or self.dim() == 0:
+        return fallback(func, args, level)
+    size = _batch_size(args, level)
+    vs = self._value if _batched(self, level) else _expand_batch(self, size).clone()
+    vsrc = source._value if _batched(source, level) else _expand_batch(source, size)
+    out = func(vs, normalize_dim(int(dim), self.dim()) + 1, index, vsrc, *args[4:])
+    return args[0] if op.inplace_idx else wrap(out, level)
+
+
 def _leading(func: Any, args: tuple, level: int) -> Any:
     """Ops on the last dimensions of their one tensor: the batch is one more leading one."""
     return wrap(func(args[0]._value, *args[1:]), level)
@@ -276,7 +317,7 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
     sizes = tuple(i for i, a in enumerate(op.schema.args)
                   if a.name in SIZE_ARGS and a.type.endswith("[]"))
     first = op.tensor_idx[0]
-    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack") else 0
+    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack", "diag_embed") else 0
     list_first = first in op.list_idx
 
     def rule(func: Any, args: tuple, level: int) -> Any:
@@ -325,6 +366,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                     call[i] = a._value
                 elif isinstance(a, Tensor):
                     call[i] = _expand_batch(a, size)
+        if sizes and isinstance(args[sizes[0]], (list, tuple)):
+            rank = len(args[sizes[0]])
         r = rank + rank_plus
         for i in sizes:
             call[i] = [size, *args[i]]
@@ -338,6 +381,10 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
                     return fallback(func, args, level)
                 call[i] = list(range(1, max(rank, 1) + 1))  # "all dimensions"
             elif isinstance(d, (list, tuple)):
+                if not d:  # no dims: the op flattens (roll), the batch with it; no rule
+                    from retrograd._functorch.fallback import fallback
+
+                    return fallback(func, args, level)
                 call[i] = [normalize_dim(int(x), r) + 1 for x in d]
             else:
                 call[i] = normalize_dim(int(d), r) + 1
@@ -346,6 +393,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
             for i in op.tensor_idx:
                 if isinstance(call[i], Tensor):
                     call[i] = call[i].unsqueeze(1)
+            for i in sizes:
+                call[i] = [size, 1]
             out = func(*call)
             out = _squeeze_scalar_results(out, op)
         else:
@@ -620,6 +669,12 @@ def _ones_like_rule(func: Any, args: tuple, level: int) -> Any:
     return BatchedTensor(ones_like(args[0]._value), level)
 
 
+def _zeros_like_rule(func: Any, args: tuple, level: int) -> Any:
+    from retrograd._ops.creation import zeros_like
+
+    return BatchedTensor(zeros_like(args[0]._value), level)
+
+
 def _item_rule(func: Any, args: tuple, level: int) -> Any:
     from retrograd._functorch.batched import ITEM_IN_VMAP
 
@@ -644,6 +699,7 @@ EXPLICIT: dict = {
     "avg_pool2d": _pool_rule(2), "avg_pool1d": _pool_rule(1),
     "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
     "nll_loss_forward": _nll_rule,
-    "detach": _detach_rule, "ones_like": _ones_like_rule,
-    "_local_scalar_dense": _item_rule,
+    "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
+    "_local_scalar_dense": _item_rule, "index_add": _index_add_rule,
+    "index_add_": _index_add_rule,
 }

@@ -97,6 +97,28 @@ class BatchedTensor(Tensor):
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r}\n)"
 
+    # the new_* factories of a batched value make batched values, as torch's do: a backward
+    # that writes a batched gradient into gO.new_zeros(...) must be able to hold it
+    def new_zeros(self, *size: Any, **kwargs: Any) -> Tensor:  # type: ignore[override]
+        return self._new_batched("new_zeros", size, kwargs)
+
+    def new_ones(self, *size: Any, **kwargs: Any) -> Tensor:  # type: ignore[override]
+        return self._new_batched("new_ones", size, kwargs)
+
+    def new_empty(self, *size: Any, **kwargs: Any) -> Tensor:  # type: ignore[override]
+        return self._new_batched("new_empty", size, kwargs)
+
+    def new_full(self, size: Any, fill_value: Any, **kwargs: Any  # type: ignore[override]
+                 ) -> Tensor:
+        return self._new_batched("new_full", (size,), kwargs, fill_value)
+
+    def _new_batched(self, name: str, size: tuple, kwargs: dict, *extra: Any) -> Tensor:
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        value = self._value
+        made = getattr(value, name)((value.shape[0], *size), *extra, **kwargs)
+        return BatchedTensor(made, self._level)
+
     # data-dependent reads have no single answer for a batch
     def item(self) -> Any:
         raise RuntimeError(ITEM_IN_VMAP)

@@ -109,8 +109,12 @@ def _outside_needs_graph(flat_inputs: list) -> bool:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
+    """Zeros shaped like t, batched at t's vmap levels when t is batched (the creation op
+    itself sees only the per-example geometry and would give one unbatched zero)."""
     from retrograd._ops.creation import zeros_like
 
+    if type(t) is BatchedTensor:
+        return BatchedTensor(_zeros_like(t._value), t._level)
     return zeros_like(t)
 
 
@@ -132,6 +136,35 @@ def _detach_tree(tree: Any) -> Any:
     return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
 
 
+# --- the preamble grad and vjp share ----------------------------------------------------------
+
+
+def _trace(func: Callable, diff: Any, call: Callable, has_aux: bool, aux_error: str) -> tuple:
+    """Run func once for reverse-mode differentiation of the tensors in the tree `diff`: check
+    them, replace them by fresh tensors (NOTE [Transforms on one tape]) and call
+    `call(fresh_tree)` under enable_grad with a transform level pushed, so transforms nested in
+    func keep their graphs. Returns (fresh, spec, out, aux, keep_graph); keep_graph says
+    whether something outside differentiates the results."""
+    from retrograd.autograd.grad_mode import enable_grad
+
+    flat, spec = tree_flatten(diff)
+    _check_tensors(flat)
+    keep_graph = _outside_needs_graph(flat)
+    aux = None
+    levels.push("grad")
+    try:
+        with enable_grad():
+            fresh = [_fresh(t) for t in flat]
+            out = call(tree_unflatten(fresh, spec))
+    finally:
+        levels.pop()
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(aux_error)
+        out, aux = out
+    return fresh, spec, out, aux, keep_graph
+
+
 # --- grad ------------------------------------------------------------------------------------
 
 
@@ -143,30 +176,20 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
         from retrograd.autograd.grad_mode import enable_grad
 
         nums = check_argnums(argnums, len(args))
-        diff = _select(args, argnums, nums)
-        flat, spec = tree_flatten(diff)
-        _check_tensors(flat)
-        keep_graph = _outside_needs_graph(flat)
-        levels.push("grad")
-        try:
-            with enable_grad():
-                fresh = [_fresh(t) for t in flat]
-                out = func(*_replace(args, argnums, nums, tree_unflatten(fresh, spec)), **kwargs)
-                if has_aux:
-                    if not (isinstance(out, tuple) and len(out) == 2):
-                        raise RuntimeError("grad_and_value(f)(*args): output of function f "
-                                           "should be a tuple: (output, aux) if has_aux is True")
-                    out, aux = out
-                if not isinstance(out, Tensor):
-                    raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
-                                       f"Tensor, got {type(out)}")
-                if out.dim() != 0:
-                    raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
-                                       f"scalar Tensor, got tensor with {out.dim()} dims. Maybe "
-                                       "you wanted to use the vjp or jacrev APIs instead?")
-                gs = _grads([out], fresh, None, keep_graph)
-        finally:
-            levels.pop()
+        fresh, spec, out, aux, keep_graph = _trace(
+            func, _select(args, argnums, nums),
+            lambda new: func(*_replace(args, argnums, nums, new), **kwargs), has_aux,
+            "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) "
+            "if has_aux is True")
+        if not isinstance(out, Tensor):
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"Tensor, got {type(out)}")
+        if out.dim() != 0:
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"scalar Tensor, got tensor with {out.dim()} dims. Maybe "
+                               "you wanted to use the vjp or jacrev APIs instead?")
+        with enable_grad():
+            gs = _grads([out], fresh, None, keep_graph)
         g = tree_unflatten(gs, spec)
         if not keep_graph:
             out = out.detach()
@@ -197,21 +220,10 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     per primal."""
     from retrograd.autograd.grad_mode import enable_grad
 
-    flat, spec = tree_flatten(primals)
-    _check_tensors(flat)
-    keep_graph = _outside_needs_graph(flat)
-    levels.push("grad")
-    try:
-        with enable_grad():
-            fresh = [_fresh(t) for t in flat]
-            out = func(*tree_unflatten(fresh, spec))
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
-                                       "(output, aux) if has_aux is True")
-                out, aux = out
-    finally:
-        levels.pop()
+    fresh, spec, out, aux, keep_graph = _trace(
+        func, primals, lambda new: func(*new), has_aux,
+        "vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux "
+        "is True")
     flat_out, out_spec = tree_flatten(out)
     for o in flat_out:
         if not isinstance(o, Tensor):
@@ -316,9 +328,11 @@ def _jvp_forward_mode(func: Callable, flat_p: list, spec: Any, flat_t: list,
             _check_outputs(flat_out)
             prim, tang = [], []
             for o in flat_out:
+                # nothing outside differentiates (else the double-vjp path runs): graphs that
+                # nested transforms kept for this jvp's sake end here
                 p, t = fwAD.unpack_dual(o)
-                prim.append(p)
-                tang.append(_zeros_like(p) if t is None else t)
+                prim.append(p.detach())
+                tang.append(_zeros_like(p) if t is None else t.detach())
             if has_aux:
                 aux = tree_map(lambda a: fwAD.unpack_dual(a).primal
                                if isinstance(a, Tensor) else a, aux)
@@ -358,19 +372,61 @@ def _jvp_by_double_vjp(func: Callable, flat_p: list, spec: Any, flat_t: list,
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:
-    """torch.func.linearize: (func(*primals), jvp_fn) with jvp_fn(*tangents) = J @ tangents."""
-    out = func(*primals)
-    flat_p, _ = tree_flatten(primals)
+    """torch.func.linearize: (func(*primals), jvp_fn) with jvp_fn(*tangents) = J @ tangents.
+
+    func runs once, here: its graph and the graph of u -> J^T u (a vector-Jacobian product
+    with a zero cotangent u that requires grad, linear in u) stay recorded, and each call of
+    jvp_fn differentiates that product back to u with the tangents as its gradient:
+    J v = d/du <J^T u, v> (NOTE [Transforms on one tape]). So jvp_fn evaluates only the linear
+    part, never func again, as torch's traced-once graph does."""
+    from retrograd.autograd.grad_mode import enable_grad
+
+    flat_p, p_spec = tree_flatten(primals)
     _check_tensors(flat_p)
+    levels.push("jvp")
+    try:
+        with enable_grad():
+            fresh = [_fresh(p) for p in flat_p]
+            out = func(*tree_unflatten(fresh, p_spec))
+            flat_out, out_spec = tree_flatten(out)
+            _check_outputs(flat_out)
+            us = [_zeros_like(o).requires_grad_(True) for o in flat_out]
+            vjps = _grads(flat_out, fresh, us, create_graph=True)
+    finally:
+        levels.pop()
+    linear = [(k, g) for k, g in enumerate(vjps) if g.requires_grad]
+    shapes = [p.shape for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
 
     def jvp_fn(*tangents: Any) -> Any:
         flat_t, t_spec = tree_flatten(tangents)
-        if repr(t_spec) != repr(tree_flatten(primals)[1]):
-            raise RuntimeError("linearize: expected tangents to have the same structure as "
-                               "primals")
-        return jvp(func, primals, tangents)[1]
+        if repr(t_spec) != repr(p_spec):
+            raise RuntimeError(f"Expected the tangents {spec_repr(t_spec)} to have the same "
+                               f"argspec as the primals {spec_repr(p_spec)}")
+        for idx, t in enumerate(flat_t):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"Expected the tangents {spec_repr(t_spec)} to have the "
+                                   f"same argspec as the primals {spec_repr(p_spec)}")
+            for what, got, want in (("shape", t.shape, shapes[idx]),
+                                    ("dtype", t.dtype, dtypes[idx])):
+                if got != want:
+                    raise RuntimeError(f"tangent:{idx} with {what} {got} in flattened pytree "
+                                       f"doesn't match the {what} {want} of the corresponding "
+                                       "primal.")
+        keep = levels.inside_autodiff() or any(t.requires_grad for t in flat_t)
+        pairs = [(g, flat_t[k]) for k, g in linear]
+        if not pairs:
+            tang = [_zeros_like(o) for o in flat_out]
+        else:
+            with enable_grad():
+                tang = _grads([g for g, _ in pairs], us, [t for _, t in pairs], keep,
+                              retain_graph=True)
+        if not keep:
+            tang = [t.detach() for t in tang]
+        return tree_unflatten(tang, out_spec)
 
-    return _detach_tree(out), jvp_fn
+    value = out if _outside_needs_graph(flat_p) else _detach_tree(out)
+    return value, jvp_fn
 
 
 # --- jacobians -------------------------------------------------------------------------------

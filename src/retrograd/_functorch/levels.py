@@ -62,6 +62,11 @@ def innermost_vmap() -> VmapLevel | None:
     return None
 
 
+def vmap_levels() -> list:
+    """The active vmap levels, outermost first."""
+    return [t for t in _stack.transforms if isinstance(t, VmapLevel)]
+
+
 def vmap_level(level: int) -> VmapLevel | None:
     for t in _stack.transforms:
         if isinstance(t, VmapLevel) and t.level == level:

@@ -73,11 +73,48 @@ def _check_randomness() -> None:
         raise RuntimeError(RANDOM_IN_ERROR_MODE)
 
 
+def _draw_per_member(draw_one: Callable) -> Any:
+    """A sampler's draw under the enclosing vmaps (NOTE [Random draws under vmap]): with
+    randomness="different" one draw per batch member of every such level, batched at those
+    levels; "same" draws once; "error" raises torch's error."""
+    lv = levels.innermost_vmap()
+    if lv is None:
+        return draw_one()
+    if lv.randomness == "error":
+        raise RuntimeError(RANDOM_IN_ERROR_MODE)
+    different = [t for t in levels.vmap_levels() if t.randomness == "different"]
+    if not different:
+        return draw_one()
+    sizes = tuple(t.batch_size for t in different)
+    count = 1
+    for n in sizes:
+        count *= n
+    draws = [draw_one() for _ in range(count)]
+    if isinstance(draws[0], tuple):
+        return tuple(_batched_draw([d[k] for d in draws], sizes, different)
+                     for k in range(len(draws[0])))
+    return _batched_draw(draws, sizes, different)
+
+
+def _batched_draw(draws: list, sizes: tuple, at: list) -> Any:
+    """The draws (one per member, outer levels first) as one value batched at levels `at`
+    (outermost wrapped first: the innermost level's wrapper is the outermost object)."""
+    from retrograd._functorch.batched import BatchedTensor
+    from retrograd._ops.shape import stack
+
+    value: Any = stack(draws, 0).reshape(sizes + tuple(draws[0].shape))
+    for lv in at:
+        value = BatchedTensor(value, lv.level)
+    return value
+
+
 def _install_random_check() -> None:
     from retrograd._ops import random
 
     if _check_randomness not in random.draw_hooks:
         random.draw_hooks.append(_check_randomness)
+    if _draw_per_member not in random.member_draw_hooks:
+        random.member_draw_hooks.append(_draw_per_member)
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,

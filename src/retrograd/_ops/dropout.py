@@ -49,7 +49,7 @@ def _dropout_noise(shape: tuple, dt: np.dtype, p: float, feature: bool, batched:
 def _dropout_impl(input: Tensor, p: float, train: bool, *, feature: bool = False,
                   alpha: bool = False, inplace: bool = False, batched: bool = True) -> Tensor:
     """torch's _dropout_impl: input * noise (alpha: input * noise + shift), input if no-op."""
-    from retrograd._ops.random import draw
+    from retrograd._ops.random import draw, per_member
 
     if p == 0 or not train or input.numel() == 0:
         return input
@@ -57,11 +57,15 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, feature: bool = False
     if p == 1:
         zero = _wrap(np.zeros((), a.dtype))
         return input.mul_(zero) if inplace else input * zero
-    drawn = draw(_dropout_noise, a.shape, a.dtype, float(p), feature, batched, alpha)
+
+    def draw_noise():  # one per vmap batch member (NOTE [Random draws under vmap])
+        drawn = draw(_dropout_noise, a.shape, a.dtype, float(p), feature, batched, alpha)
+        return (_wrap(drawn[0]), _wrap(drawn[1])) if alpha else _wrap(drawn)
+
     if not alpha:
-        noise = _wrap(drawn)
+        noise = per_member(draw_noise)
         return input.mul_(noise) if inplace else input * noise
-    noise, shift = _wrap(drawn[0]), _wrap(drawn[1])
+    noise, shift = per_member(draw_noise)
     if inplace:
         return input.mul_(noise).add_(shift)
     return input * noise + shift

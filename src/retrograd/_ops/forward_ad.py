@@ -216,12 +216,15 @@ class suspended:
                 self.was_hidden = _MODE in shared[len(shared) - local.shared_hidden:]
                 if self.was_hidden:
                     local.shared_hidden -= 1
-            self.pos = dispatch.mode_stack.index(_MODE)
-            dispatch.mode_stack.pop(self.pos)
+            # counted from the top: the wrapper dispatcher may arrive or leave at the bottom
+            # meanwhile (a wrapper made or freed), and must stay below this mode
+            pos = dispatch.mode_stack.index(_MODE)
+            self.above = len(dispatch.mode_stack) - 1 - pos
+            dispatch.mode_stack.pop(pos)
 
     def __exit__(self, *exc):
         if self.had:
-            dispatch.mode_stack.insert(self.pos, _MODE)
+            dispatch.mode_stack.insert(len(dispatch.mode_stack) - self.above, _MODE)
             if self.was_hidden:
                 dispatch._local.shared_hidden += 1
 
@@ -326,8 +329,12 @@ def _run(op, args):
 def _zeros(t: Tensor) -> Tensor:
     import numpy as np
 
-    from retrograd._tensor import _wrap
+    from retrograd._tensor import _is_wrapper, _wrap
 
+    if _is_wrapper(t):  # its array is only geometry: the class makes its zeros (batched ones)
+        from retrograd._ops.subclass import zeros_like_wrapper
+
+        return zeros_like_wrapper(t)
     return _wrap(np.zeros_like(t._data))
 
 
@@ -410,19 +417,24 @@ def _elementwise(op, args, tans, outs):
 
 
 def _transpose(op, args, tans, outs, diff):
-    import numpy as np
 
-    from retrograd._tensor import _wrap
     from retrograd.autograd import grad as autograd_grad
     from retrograd.autograd.grad_mode import enable_grad
 
     need_graph = any(t.requires_grad for t in _flat(tans.values())) or any(
         isinstance(a, Tensor) and a.requires_grad for a in args)
     vals = _values(op, args, outs)
+    # a wrapper tangent (a batch of tangents under vmap) on a plain primal: the cotangent must
+    # carry that batch too, or d/du would sum the batch's products
+    from retrograd._tensor import _is_wrapper
+
+    batched = next((t for t in _flat(tans.values()) if _is_wrapper(t)), None)
     us = []
     for o, d in zip(outs, diff):
         if d:
-            u = _wrap(np.zeros_like(o._data))
+            u = _zeros(o)
+            if batched is not None and not _is_wrapper(o):
+                u = u + _zeros(batched).sum().to(u.dtype)
             u.requires_grad_(True)
             us.append(u)
         else:
@@ -547,16 +559,27 @@ def _inplace(op, args: tuple, tans: dict):
         info = self_t._view
         if info is not None and info.replay:
             base = info.base
-            bt = _zeros(base)
+            bt = _zeros_batched_like(base, new)
             set_tangent(base, bt)
             vt = _replay(info.replay, bt)
             vt.copy_(new)
             set_tangent(self_t, vt)
         else:
-            fresh = _zeros(self_t)
+            fresh = _zeros_batched_like(self_t, new)
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+def _zeros_batched_like(t: Tensor, new: Tensor) -> Tensor:
+    """A first tangent for t, about to receive `new`: zeros, batched as `new` is when new is a
+    wrapper (a batch of tangents under vmap) and t is not."""
+    from retrograd._tensor import _is_wrapper
+
+    zeros = _zeros(t)
+    if _is_wrapper(new) and not _is_wrapper(t):
+        zeros = zeros + _zeros(new).sum().to(zeros.dtype)
+    return zeros
 
 
 def check_out(op, args: tuple, out: Tensor) -> None:

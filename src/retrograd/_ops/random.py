@@ -14,6 +14,7 @@ The NumPy kernels the declarations run are in kernels/random.py.
 from __future__ import annotations
 
 import contextlib
+import functools
 import operator
 import secrets
 import weakref
@@ -146,6 +147,37 @@ default_generator = Generator()
 
 # called before every draw while not empty: vmap's randomness='error' refuses there
 draw_hooks: list = []
+# vmap's hook for a sampler called inside it (NOTE [Random draws under vmap])
+member_draw_hooks: list = []
+
+
+# NOTE [Random draws under vmap]
+# A sampler whose arguments are not batched (rand(3), randn_like of an unbatched tensor,
+# dropout's noise) sees only per-example shapes inside vmap, so it would draw one sample for
+# the whole batch. While a vmap has run, such samplers hand vmap a function drawing one
+# unbatched result (`member_draw_hooks`); vmap calls it once per batch member and gives a
+# batched result (randomness="different"), once (randomness="same"), or raises torch's error
+# (randomness="error"). Samplers on batched arguments (in-place ones, bernoulli(p)) go
+# through the batching rules instead.
+
+
+def per_member(draw_one):
+    """draw_one() under vmap's randomness (NOTE [Random draws under vmap]): one tensor, or a
+    tuple of them, drawn for every batch member that vmap's randomness asks for."""
+    if member_draw_hooks:
+        return member_draw_hooks[-1](draw_one)
+    return draw_one()
+
+
+def _sampler(fn):
+    """fn drawn per vmap batch member (NOTE [Random draws under vmap]); out= writes as is."""
+    @functools.wraps(fn)
+    def sampler(*args, **kwargs):
+        if member_draw_hooks and kwargs.get("out") is None:
+            return member_draw_hooks[-1](lambda: fn(*args, **kwargs))
+        return fn(*args, **kwargs)
+
+    return sampler
 
 
 def gen(generator: Generator | None) -> np.random.Generator:
@@ -679,7 +711,36 @@ _declare_dispatchers()
 # the public functions, for module code that calls them (the data samplers' randint)
 randint = overloaded("randint")
 normal = overloaded("normal")
-bernoulli = overloaded("bernoulli")
+_bernoulli_dispatch = overloaded("bernoulli")
+
+
+def _normal_sampler(*args, **kwargs):
+    """normal: its float-and-size form is drawn per vmap member; its tensor forms are ops,
+    batched by their rules (NOTE [Random draws under vmap])."""
+    if any(isinstance(a, Tensor) and type(a) is not Tensor
+           for a in (*args[:2], kwargs.get("mean"), kwargs.get("std"))):
+        return normal(*args, **kwargs)  # a batched (wrapper) argument: its rule batches it
+    return _normal_drawn(*args, **kwargs)
+
+
+_normal_drawn = _sampler(normal)
+functools.update_wrapper(_normal_sampler, normal)
+
+
+def _drawn_per_member(dispatcher):
+    """bernoulli's dispatcher (function or method) drawing per vmap member when its
+    probabilities are unbatched (NOTE [Random draws under vmap])."""
+    @functools.wraps(dispatcher)
+    def sampler(*args, **kwargs):
+        probs = args[0] if args else kwargs.get("input", kwargs.get("self"))
+        if member_draw_hooks and kwargs.get("out") is None and type(probs) is Tensor:
+            return member_draw_hooks[-1](lambda: dispatcher(*args, **kwargs))
+        return dispatcher(*args, **kwargs)  # (its errors name what the call got wrong)
+
+    return sampler
+
+
+bernoulli = _drawn_per_member(_bernoulli_dispatch)
 
 
 def random_(self, *args, generator: Generator | None = None, **kwargs):
@@ -755,9 +816,13 @@ def _multinomial_kernel(generator, probs: np.ndarray, num_samples: int,
 def _register() -> None:
     from retrograd._ops.registry import register, register_method
 
-    for fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state, rand, randn,
-               randperm, rand_like, randn_like, randint_like, multinomial):
+    for fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state, multinomial):
         register(fn.__name__, fn)
+    for fn in (rand, randn, randint, randperm, rand_like, randn_like, randint_like):
+        register(fn.__name__, _sampler(fn))
+    register("normal", _normal_sampler)
+    register("bernoulli", bernoulli)
+    register_method("bernoulli", _drawn_per_member(overloaded("bernoulli", True)))
     register("Generator", Generator)
     register("default_generator", default_generator)
     register_method("random_", random_)

@@ -281,16 +281,26 @@ def _ones_like(t: Tensor) -> Tensor:
     return ones_like(t)
 
 
+def _zeros_like(t: Tensor) -> Tensor:
+    from retrograd._ops.creation import zeros_like
+
+    return zeros_like(t)
+
+
 detach_overload = MethodOverload("detach(Tensor(a) self) -> Tensor(a)", Tensor.detach)
 ones_like_overload = MethodOverload(
     "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
     "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", _ones_like)
+zeros_like_overload = MethodOverload(
+    "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+    "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", _zeros_like)
 local_scalar_dense_overload = MethodOverload("_local_scalar_dense(Tensor self) -> Scalar",
                                              Tensor.item)
 METHOD_OVERLOADS = {
     "detach": {"default": detach_overload},
     "_local_scalar_dense": {"default": local_scalar_dense_overload},
     "ones_like": {"default": ones_like_overload},
+    "zeros_like": {"default": zeros_like_overload},
     "sym_size": {"default": MethodOverload("sym_size(Tensor self) -> SymInt[]",
                                            lambda t: list(t.shape)),
                  "int": MethodOverload("sym_size.int(Tensor self, int dim) -> SymInt",
@@ -326,6 +336,11 @@ def item_wrapper(t: Tensor) -> Any:
 def ones_like_wrapper(t: Tensor) -> Tensor:
     """backward()'s implicit gradient for a wrapper output: ones, made by its class."""
     return _below_autograd(type(t), ones_like_overload, (t,), {})
+
+
+def zeros_like_wrapper(t: Tensor) -> Tensor:
+    """Zeros like a wrapper, made by its class (a batched value's zeros are batched too)."""
+    return _below_autograd(type(t), zeros_like_overload, (t,), {})
 
 
 def shallow_copy(t: Tensor) -> Tensor:

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from retrograd._ops import dispatch as _dispatch
 from retrograd._ops import forward_ad as _fw
+from retrograd._ops.subclass import is_wrapper
 from retrograd._tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
@@ -64,8 +65,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     with _fw.suspended():
         dual = tensor.view(tuple(tensor.shape))
-        if tangent.stride() != tensor.stride() and tensor.numel() > 1:
-            # the tangent is laid out as its primal, as torch does
+        if (tangent.stride() != tensor.stride() and tensor.numel() > 1
+                and not is_wrapper(tangent)):
+            # the tangent is laid out as its primal, as torch does (a wrapper's layout, a
+            # batched tangent's under vmap, is its class's own)
             laid = Tensor.new_empty_strided(tensor, tuple(tensor.shape), tensor.stride(),
                                             dtype=tangent.dtype)
             laid.copy_(tangent)
