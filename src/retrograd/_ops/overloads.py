@@ -331,57 +331,40 @@ def _kind(arg) -> str:
     return arg.type
 
 
+# per base type (without "?"): the strict test that a value `{v}` fits it, and a test by exact
+# class that implies the strict one (a Tensor, a Python number) or None where there is none
+_TESTS = {
+    "Tensor": ("{v}.__class__ is _T or isinstance({v}, _T)", "{v}.__class__ is _T"),
+    "Scalar": ("{v}.__class__ in _NUM or {v}.__class__ is not _T and _is_number({v})",
+               "{v}.__class__ in _NUM"),
+    "int": ("{v}.__class__ is int or _is_int({v})", "{v}.__class__ is int"),
+    "bool": ("{v}.__class__ is bool or {v}.__class__ is _np_bool", "{v}.__class__ is bool"),
+    "int[]": ("_is_int_list({v})", None),
+    "ints": ("_is_int_seq({v})", None),
+    "float": ("{v}.__class__ is float or {v}.__class__ is int or _is_real({v})",
+              "({v}.__class__ is float or {v}.__class__ is int)"),
+    "str": ("isinstance({v}, str)", "{v}.__class__ is str"),
+    "Generator": ("isinstance({v}, _Gen)", "{v}.__class__ is _Gen"),
+    "ScalarType": ("isinstance({v}, _DT)", "{v}.__class__ is _DT"),
+}
+
+
 def _check(kind: str, v: str) -> str | None:
     """Strict test that value `v` fits a schema type (None: not checked)."""
-    if kind in ("Tensor", "Tensor?"):
-        test = f"{v}.__class__ is _T or isinstance({v}, _T)"
-    elif kind in ("Scalar", "Scalar?"):
-        test = f"{v}.__class__ in _NUM or {v}.__class__ is not _T and _is_number({v})"
-    elif kind in ("int", "int?"):
-        test = f"{v}.__class__ is int or _is_int({v})"
-    elif kind in ("bool", "bool?"):
-        test = f"{v}.__class__ is bool or {v}.__class__ is _np_bool"
-    elif kind in ("int[]", "int[]?"):
-        test = f"_is_int_list({v})"
-    elif kind in ("ints", "ints?"):
-        test = f"_is_int_seq({v})"
-    elif kind in ("float", "float?"):
-        test = f"{v}.__class__ is float or {v}.__class__ is int or _is_real({v})"
-    elif kind in ("str", "str?"):
-        test = f"isinstance({v}, str)"
-    elif kind in ("Generator", "Generator?"):
-        test = f"isinstance({v}, _Gen)"
-    elif kind in ("ScalarType", "ScalarType?"):
-        test = f"isinstance({v}, _DT)"
-    else:
+    tests = _TESTS.get(kind.rstrip("?"))
+    if tests is None:
         return None
-    if kind.endswith("?"):
-        test = f"{v} is None or {test}"
-    return f"({test})"
+    test = tests[0].format(v=v)
+    return f"({v} is None or {test})" if kind.endswith("?") else f"({test})"
 
 
 def _fast(kind: str, v: str) -> str | None:
     """A test by exact class that implies _check (a Tensor, a Python number), for the fast
     branches at the top of a dispatcher; None when the type has no such test."""
-    base = kind.rstrip("?")
-    if base == "Tensor":
-        test = f"{v}.__class__ is _T"
-    elif base == "Scalar":
-        test = f"{v}.__class__ in _NUM"
-    elif base == "int":
-        test = f"{v}.__class__ is int"
-    elif base == "bool":
-        test = f"{v}.__class__ is bool"
-    elif base == "float":
-        test = f"({v}.__class__ is float or {v}.__class__ is int)"
-    elif base == "str":
-        test = f"{v}.__class__ is str"
-    elif base == "Generator":
-        test = f"{v}.__class__ is _Gen"
-    elif base == "ScalarType":
-        test = f"{v}.__class__ is _DT"
-    else:
+    tests = _TESTS.get(kind.rstrip("?"))
+    if tests is None or tests[1] is None:
         return None
+    test = tests[1].format(v=v)
     return f"({v} is None or {test})" if kind.endswith("?") else test
 
 
@@ -643,7 +626,7 @@ def make_binding_dispatcher(group: Group) -> Callable:
                     continue
                 else:
                     return None
-            if not (v is None and (a.type.endswith("?") or a.has_default and a.default is None)):
+            if not (v is None and _takes_none(a)):
                 test = tests[i][loose]
                 if test is not None and not test(v):
                     return None
@@ -882,9 +865,14 @@ def _value_type(v) -> str:
     return "Tensor" if isinstance(v, Tensor) else type_name(v)
 
 
+def _takes_none(arg) -> bool:
+    """None is a value of an optional type, or of an argument whose default is None."""
+    return arg.type.endswith("?") or arg.has_default and arg.default is None
+
+
 def _fits(arg, v) -> bool:
     if v is None:
-        return arg.type.endswith("?") or arg.has_default and arg.default is None
+        return _takes_none(arg)
     test = _check(_kind(arg), "v")
     if test is None:
         return True
