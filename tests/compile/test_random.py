@@ -95,6 +95,29 @@ def test_dropout_generator_state_and_mask_reuse():
     assert counters["compiles"] == 1
 
 
+def _compiled_draws_match_eager(f, x) -> tuple:
+    """Compile f, then for two seeds: the compiled call draws the numbers eager draws, moves the
+    generator as far, and gives the same gradient. Returns the compiled function and its
+    outputs."""
+    cf = retrograd.compile(f, fullgraph=True)
+    retrograd.manual_seed(3)
+    cf(x)
+    outs = []
+    for seed in (4, 5):
+        retrograd.manual_seed(seed)
+        e = f(x)
+        state_e = retrograd.get_rng_state().numpy()
+        retrograd.manual_seed(seed)
+        c = cf(x)
+        np.testing.assert_array_equal(retrograd.get_rng_state().numpy(), state_e)
+        np.testing.assert_array_equal(c.detach().numpy(), e.detach().numpy())
+        ge, = retrograd.autograd.grad(e.sum(), x)
+        gc, = retrograd.autograd.grad(c.sum(), x)
+        np.testing.assert_array_equal(gc.numpy(), ge.numpy())
+        outs.append(c.detach().numpy())
+    return cf, outs
+
+
 @pytest.mark.parametrize("kind", ["rand", "randn", "randint", "randperm", "alpha_dropout",
                                   "feature_dropout", "unused"])
 def test_random_factories_compiled_match_eager(kind):
@@ -114,19 +137,7 @@ def test_random_factories_compiled_match_eager(kind):
         retrograd.rand(4)  # drawn and dropped: the next draw must still match
         return x * retrograd.rand(x.shape)
 
-    x = retrograd.randn(6, 2, requires_grad=True)
-    cf = retrograd.compile(f, fullgraph=True)
-    retrograd.manual_seed(3)
-    cf(x)
-    for seed in (4, 5):
-        retrograd.manual_seed(seed)
-        e = f(x)
-        retrograd.manual_seed(seed)
-        c = cf(x)
-        np.testing.assert_array_equal(c.detach().numpy(), e.detach().numpy())
-        ge, = retrograd.autograd.grad(e.sum(), x)
-        gc, = retrograd.autograd.grad(c.sum(), x)
-        np.testing.assert_array_equal(gc.numpy(), ge.numpy())
+    _compiled_draws_match_eager(f, retrograd.randn(6, 2, requires_grad=True))
     assert counters["compiles"] == 1
 
 
@@ -172,22 +183,7 @@ def test_random_like_draws_compiled_match_eager(kind):
         p = x.detach().abs() + 0.1
         return x[retrograd.multinomial(p[:, 0], 4, replacement=kind.endswith("replacement"))]
 
-    x = retrograd.randn(6, 2, requires_grad=True)
-    cf = retrograd.compile(f, fullgraph=True)
-    retrograd.manual_seed(3)
-    cf(x)
-    for seed in (4, 5):
-        retrograd.manual_seed(seed)
-        e = f(x)
-        state_e = retrograd.get_rng_state().numpy()
-        retrograd.manual_seed(seed)
-        c = cf(x)
-        # the same numbers, and the generator moved as far as eager moved it
-        np.testing.assert_array_equal(retrograd.get_rng_state().numpy(), state_e)
-        np.testing.assert_array_equal(c.detach().numpy(), e.detach().numpy())
-        ge, = retrograd.autograd.grad(e.sum(), x)
-        gc, = retrograd.autograd.grad(c.sum(), x)
-        np.testing.assert_array_equal(gc.numpy(), ge.numpy())
+    cf, _ = _compiled_draws_match_eager(f, retrograd.randn(6, 2, requires_grad=True))
     assert all(getattr(v, "eager_reason", None) is None for v in cf.variants.values())
     assert counters["compiles"] == 1
 
@@ -231,23 +227,7 @@ def test_in_place_samplers_on_fresh_factories_compiled_match_eager(kind):
             noise = retrograd.full_like(x, 2.5).add_(retrograd.rand_like(x))
         return x * noise
 
-    x = retrograd.randn(6, 2, requires_grad=True)
-    cf = retrograd.compile(f, fullgraph=True)
-    retrograd.manual_seed(3)
-    cf(x)
-    outs = []
-    for seed in (4, 5):
-        retrograd.manual_seed(seed)
-        e = f(x)
-        state_e = retrograd.get_rng_state().numpy()
-        retrograd.manual_seed(seed)
-        c = cf(x)
-        np.testing.assert_array_equal(retrograd.get_rng_state().numpy(), state_e)
-        np.testing.assert_array_equal(c.detach().numpy(), e.detach().numpy())
-        ge, = retrograd.autograd.grad(e.sum(), x)
-        gc, = retrograd.autograd.grad(c.sum(), x)
-        np.testing.assert_array_equal(gc.numpy(), ge.numpy())
-        outs.append(c.detach().numpy())
+    cf, outs = _compiled_draws_match_eager(f, retrograd.randn(6, 2, requires_grad=True))
     assert not np.array_equal(outs[0], outs[1])
     assert all(getattr(v, "eager_reason", None) is None for v in cf.variants.values())
     assert counters["compiles"] == 1
