@@ -257,8 +257,8 @@ class MethodOverload(dispatch.OpOverload):
     def name(self) -> str:
         return "aten::" + self._text.split("(")[0]
 
-    def __call__(self, *args: Any) -> Any:
-        return self._fn(*args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
 
     def __str__(self) -> str:
         base, _, overload = self._text.split("(")[0].partition(".")

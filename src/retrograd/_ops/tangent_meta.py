@@ -8,8 +8,6 @@ step over those copies, feature strides are `other`'s own.
 
 from __future__ import annotations
 
-from typing import Any
-
 from retrograd._ops import dispatch
 from retrograd._ops.subclass import MethodOverload
 from retrograd._tensor import Tensor
@@ -34,15 +32,6 @@ def new_zeros_with_same_feature_meta(self: Tensor, other: Tensor, *,
                             batch_strides + list(other.stride()), other.storage_offset())
 
 
-class _KeywordOverload(MethodOverload):
-    """A MethodOverload whose function takes keyword-only arguments."""
-
-    __slots__ = ()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._fn(*args, **kwargs)
-
-
-dispatch.method_overloads["_new_zeros_with_same_feature_meta"] = {"default": _KeywordOverload(
+dispatch.method_overloads["_new_zeros_with_same_feature_meta"] = {"default": MethodOverload(
     "_new_zeros_with_same_feature_meta(Tensor self, Tensor other, *, int self_num_batch_dims=0) "
     "-> Tensor", new_zeros_with_same_feature_meta)}
