@@ -169,13 +169,16 @@ def per_member(draw_one):
     return draw_one()
 
 
-def _sampler(fn):
-    """fn drawn per vmap batch member (NOTE [Random draws under vmap]); out= writes as is."""
+def _sampler(fn, unbatched=None):
+    """fn drawn per vmap batch member (NOTE [Random draws under vmap]); out= writes as is.
+    `unbatched(args, kwargs)`, if given, says whether the call's arguments are unbatched (a
+    batched argument goes through its batching rule instead)."""
     @functools.wraps(fn)
     def sampler(*args, **kwargs):
-        if member_draw_hooks and kwargs.get("out") is None:
+        if member_draw_hooks and kwargs.get("out") is None and (
+                unbatched is None or unbatched(args, kwargs)):
             return member_draw_hooks[-1](lambda: fn(*args, **kwargs))
-        return fn(*args, **kwargs)
+        return fn(*args, **kwargs)  # (its errors name what the call got wrong)
 
     return sampler
 
@@ -714,33 +717,20 @@ normal = overloaded("normal")
 _bernoulli_dispatch = overloaded("bernoulli")
 
 
-def _normal_sampler(*args, **kwargs):
-    """normal: its float-and-size form is drawn per vmap member; its tensor forms are ops,
-    batched by their rules (NOTE [Random draws under vmap])."""
-    if any(isinstance(a, Tensor) and type(a) is not Tensor
-           for a in (*args[:2], kwargs.get("mean"), kwargs.get("std"))):
-        return normal(*args, **kwargs)  # a batched (wrapper) argument: its rule batches it
-    return _normal_drawn(*args, **kwargs)
+def _plain_mean_std(args: tuple, kwargs: dict) -> bool:
+    """normal's float-and-size form and its forms on plain tensors are drawn per vmap member;
+    a batched (wrapper) mean or std is batched by the op's rule."""
+    return not any(isinstance(a, Tensor) and type(a) is not Tensor
+                   for a in (*args[:2], kwargs.get("mean"), kwargs.get("std")))
 
 
-_normal_drawn = _sampler(normal)
-functools.update_wrapper(_normal_sampler, normal)
+def _plain_probabilities(args: tuple, kwargs: dict) -> bool:
+    """bernoulli on unbatched probabilities is drawn per vmap member."""
+    probs = args[0] if args else kwargs.get("input", kwargs.get("self"))
+    return type(probs) is Tensor
 
 
-def _drawn_per_member(dispatcher):
-    """bernoulli's dispatcher (function or method) drawing per vmap member when its
-    probabilities are unbatched (NOTE [Random draws under vmap])."""
-    @functools.wraps(dispatcher)
-    def sampler(*args, **kwargs):
-        probs = args[0] if args else kwargs.get("input", kwargs.get("self"))
-        if member_draw_hooks and kwargs.get("out") is None and type(probs) is Tensor:
-            return member_draw_hooks[-1](lambda: dispatcher(*args, **kwargs))
-        return dispatcher(*args, **kwargs)  # (its errors name what the call got wrong)
-
-    return sampler
-
-
-bernoulli = _drawn_per_member(_bernoulli_dispatch)
+bernoulli = _sampler(_bernoulli_dispatch, _plain_probabilities)
 
 
 def random_(self, *args, generator: Generator | None = None, **kwargs):
@@ -820,9 +810,9 @@ def _register() -> None:
         register(fn.__name__, fn)
     for fn in (rand, randn, randint, randperm, rand_like, randn_like, randint_like):
         register(fn.__name__, _sampler(fn))
-    register("normal", _normal_sampler)
+    register("normal", _sampler(normal, _plain_mean_std))
     register("bernoulli", bernoulli)
-    register_method("bernoulli", _drawn_per_member(overloaded("bernoulli", True)))
+    register_method("bernoulli", _sampler(overloaded("bernoulli", True), _plain_probabilities))
     register("Generator", Generator)
     register("default_generator", default_generator)
     register_method("random_", random_)
