@@ -414,34 +414,19 @@ def _owned(node: Node, i: int, g: Tensor, outputs: tuple, grads: list, owned: in
     if g is not mine:
         return 0 if mine._data is root else 1  # (an engine-made sum or cast of mine)
     if len(outputs) > 1:
-        j = -1
-        for other in outputs:
-            j += 1
+        for j, other in enumerate(outputs):
             if j != i and other is not None:
                 if other.__class__ is not Tensor:
                     return 0
                 oa = other._data
                 if oa is root or oa.base is root:
                     return 0
-    if len(grads) == 1:  # (most nodes: one gradient in)
-        t = grads[0]
-        if t is not None:
-            ga = t._data
-            if ga is root or (root is not a and ga.base is root):
-                return owned & 1
-        return 1
-    k = -1
-    if root is a:  # new memory, or one of the given gradients
-        for t in grads:
-            k += 1
-            if t is not None and t._data is a:
-                return owned >> k & 1
-        return 1
-    for t in grads:  # all of some memory: a given gradient's, or new
+    k = -1  # (a counter, not enumerate: this runs for most results the engine passes on)
+    for t in grads:  # a given gradient's memory is owned as it was given
         k += 1
         if t is not None:
             ga = t._data
-            if ga is root or ga.base is root:
+            if ga is root or (root is not a and ga.base is root):
                 return owned >> k & 1
     return 1
 
