@@ -280,9 +280,7 @@ class Tensor:
     @property
     def grad_fn(self):
         if self._view is not None:
-            from retrograd._autograd.views import view_grad_fn
-
-            return view_grad_fn(self)
+            return _view_grad_fn(self)
         return self._grad_fn
 
     @property
@@ -619,7 +617,16 @@ def _is_wrapper(t: Tensor) -> bool:
     """A Tensor whose class dispatches its ops (defines __torch_dispatch__): its own array holds
     no values (reading it directly would give zeros). The one definition; callers on hot paths
     test `t.__class__ is not Tensor` first."""
-    return getattr(type(t), "__torch_dispatch__", None) is not None
+    cls = t.__class__
+    known = _dispatching.get(cls)
+    if known is None:
+        # asked once per class (as torch decides when a tensor is made): a failed class
+        # attribute lookup builds an AttributeError, which costs more than the op it guards
+        known = _dispatching[cls] = getattr(cls, "__torch_dispatch__", None) is not None
+    return known
+
+
+_dispatching: dict[type, bool] = {Tensor: False}  # class -> whether it defines __torch_dispatch__
 
 
 # (generated: a call would cost more than the stores; the op entry points inline the same text)
@@ -628,6 +635,20 @@ _wrap.__doc__ = "A fresh Tensor around an ndarray, no history (TENSOR_FIELDS)."
 _init: Callable[[Tensor, np.ndarray], None] = TENSOR_FIELDS.constructor("_init", "t, data",
                                                                         target="t")
 _init.__doc__ = "Give an allocated Tensor (a subclass's, a legacy constructor's) fresh fields."
+
+
+def _bind_view_grad_fn(t: Tensor) -> Any:
+    """A view's grad_fn (views.view_grad_fn), bound on the first call: the autograd core imports
+    this module, so its function cannot be imported at the top, and an import statement in
+    grad_fn would cost more than the read itself."""
+    global _view_grad_fn
+    from retrograd._autograd.views import view_grad_fn
+
+    _view_grad_fn = view_grad_fn
+    return view_grad_fn(t)
+
+
+_view_grad_fn: Callable[[Tensor], Any] = _bind_view_grad_fn
 
 
 def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:

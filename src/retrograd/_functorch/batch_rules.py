@@ -28,6 +28,7 @@ from typing import Any
 
 from retrograd._functorch.batched import BatchedTensor
 from retrograd._ops import dispatch
+from retrograd._ops import linalg as _linalg
 from retrograd._tensor import Tensor, _wrap
 
 INPLACE_BATCHED_INTO_UNBATCHED = (
@@ -98,18 +99,23 @@ UNBATCHED_RESULT = frozenset({"new_zeros", "new_ones", "new_empty", "new_full",
 METHOD_NAMES = frozenset({"sym_size", "sym_stride", "sym_numel", "sym_storage_offset"})
 
 _rules: dict = {}  # op name -> rule
+_rule_of: dict = {}  # OpDef (or a user op) -> rule: one lookup per call
+_OpOverload = dispatch.OpOverload
 
 
 def apply_rule(func: Any, args: tuple, kwargs: dict) -> Any:
     """Run func on args holding BatchedTensors (NOTE [Batching rules])."""
     if kwargs:
         args = _positional(func, args, kwargs)
-    level = _level_of(args)
-    name = _name(func)
-    rule = _rules.get(name)
+    key = func._op if func.__class__ is _OpOverload else func
+    rule = _rule_of.get(key)
     if rule is None:
-        rule = _rules[name] = _choose(func, name)
-    return rule(func, args, level)
+        name = _name(func)
+        rule = _rules.get(name)
+        if rule is None:
+            rule = _rules[name] = _choose(func, name)
+        _rule_of[key] = rule
+    return rule(func, args, _level_of(args))
 
 
 def _positional(func: Any, args: tuple, kwargs: dict) -> tuple:
@@ -501,7 +507,7 @@ def unexpanded(a: Any, level: int) -> Any:
 
 def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
     """matmul(a, b) where either may be batched at `level`; returns the batched value."""
-    from retrograd._ops.linalg import matmul
+    matmul = _linalg.matmul
     a, b = unexpanded(a, level), unexpanded(b, level)
     ab, bb = _batched(a, level), _batched(b, level)
     ra, rb = a.dim(), b.dim()

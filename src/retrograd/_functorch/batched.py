@@ -65,17 +65,14 @@ class BatchedTensor(Tensor):
 
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
-        from retrograd._functorch.batch_rules import apply_rule
-
-        return apply_rule(func, args, kwargs or {})
+        return _batch_rules.apply_rule(func, args, kwargs or {})
 
     @staticmethod
     def __lift_args__(args: tuple) -> tuple:
         """Plain inputs that require grad, met by batched ones, become batched copies whose
         gradient sums over the batch (NOTE [Batched tensors])."""
-        from retrograd._functorch.batch_rules import _batch_size, _level_of
-
-        level = _level_of(args)
+        _batch_size = _batch_rules._batch_size
+        level = _batch_rules._level_of(args)
         size = -1
         out = list(args)
         for i, a in enumerate(args):
@@ -145,6 +142,9 @@ def is_batched(t: Any, level: int) -> bool:
 
 def broadcast(t: Tensor, level: int, size: int) -> Tensor:
     """t, unbatched at `level`, as a batched value of `size` copies (differentiable)."""
-    from retrograd._functorch.autograd_bridge import Broadcast
+    return _bridge.Broadcast.apply(t, level, size)
 
-    return Broadcast.apply(t, level, size)
+
+# bound last: both modules import this one, and their names are read only when ops run
+from retrograd._functorch import autograd_bridge as _bridge  # noqa: E402
+from retrograd._functorch import batch_rules as _batch_rules  # noqa: E402

@@ -19,10 +19,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import retrograd.autograd.forward_ad as fwAD
 from retrograd._functorch import levels
 from retrograd._functorch.batched import BatchedTensor, broadcast, is_batched
 from retrograd._functorch.vmap import spec_repr
+from retrograd._ops import forward_ad
 from retrograd._tensor import Tensor
+from retrograd.autograd.grad_mode import enable_grad
 from retrograd.utils._pytree import LeafSpec, TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 
@@ -80,8 +83,6 @@ def _check_tensors(flat: list) -> None:
 def _fresh(t: Tensor) -> Tensor:
     """A tensor to differentiate with respect to: its own leaf, or (when t is differentiated by
     something outside) an alias whose gradient still flows to t."""
-    from retrograd._ops import forward_ad
-
     lv = levels.innermost_vmap()
     if lv is not None and not is_batched(t, lv.level):
         # made inside a vmap, the input is one per example: its gradient is per example too
@@ -99,8 +100,6 @@ def _fresh(t: Tensor) -> Tensor:
     if tangent is None:
         return leaf
     # a dual input of an enclosing jvp: the new leaf carries the same tangent
-    import retrograd.autograd.forward_ad as fwAD
-
     return fwAD.make_dual(leaf, tangent)
 
 
@@ -145,8 +144,6 @@ def _trace(func: Callable, diff: Any, call: Callable, has_aux: bool, aux_error: 
     `call(fresh_tree)` under enable_grad with a transform level pushed, so transforms nested in
     func keep their graphs. Returns (fresh, spec, out, aux, keep_graph); keep_graph says
     whether something outside differentiates the results."""
-    from retrograd.autograd.grad_mode import enable_grad
-
     flat, spec = tree_flatten(diff)
     _check_tensors(flat)
     keep_graph = _outside_needs_graph(flat)
@@ -173,8 +170,6 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from retrograd.autograd.grad_mode import enable_grad
-
         nums = check_argnums(argnums, len(args))
         fresh, spec, out, aux, keep_graph = _trace(
             func, _select(args, argnums, nums),
@@ -218,8 +213,6 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """torch.func.vjp: (func(*primals), vjp_fn[, aux]); vjp_fn(cotangents) gives one gradient
     per primal."""
-    from retrograd.autograd.grad_mode import enable_grad
-
     fresh, spec, out, aux, keep_graph = _trace(
         func, primals, lambda new: func(*new), has_aux,
         "vjp(f, *primals): output of function f should be a tuple: (output, aux) if has_aux "
@@ -308,8 +301,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple:
     """torch.func.jvp: (func(*primals), J @ tangents[, aux])."""
     flat_p, spec, flat_t = _check_jvp_args(primals, tangents)
-    from retrograd._ops import forward_ad
-
     if forward_ad.levels or _outside_needs_graph(flat_p + flat_t):
         return _jvp_by_double_vjp(func, flat_p, spec, flat_t, has_aux)
     return _jvp_forward_mode(func, flat_p, spec, flat_t, has_aux)
@@ -317,8 +308,6 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
 
 def _jvp_forward_mode(func: Callable, flat_p: list, spec: Any, flat_t: list,
                       has_aux: bool) -> tuple:
-    import retrograd.autograd.forward_ad as fwAD
-
     levels.push("jvp")
     try:
         with fwAD.dual_level():
@@ -345,8 +334,6 @@ def _jvp_forward_mode(func: Callable, flat_p: list, spec: Any, flat_t: list,
 def _jvp_by_double_vjp(func: Callable, flat_p: list, spec: Any, flat_t: list,
                        has_aux: bool) -> tuple:
     """J v as d/du <J^T u, v> (NOTE [Transforms on one tape])."""
-    from retrograd.autograd.grad_mode import enable_grad
-
     keep_graph = _outside_needs_graph(flat_p + flat_t)
     levels.push("jvp")
     try:
@@ -379,8 +366,6 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     jvp_fn differentiates that product back to u with the tangents as its gradient:
     J v = d/du <J^T u, v> (NOTE [Transforms on one tape]). So jvp_fn evaluates only the linear
     part, never func again, as torch's traced-once graph does."""
-    from retrograd.autograd.grad_mode import enable_grad
-
     flat_p, p_spec = tree_flatten(primals)
     _check_tensors(flat_p)
     levels.push("jvp")
@@ -508,7 +493,6 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *,
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from retrograd._functorch.vmap import vmap
-        from retrograd._ops import forward_ad
 
         if forward_ad.levels:
             # inside another jvp forward mode is taken: the same Jacobian by reverse mode

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from retrograd._ops import forward_ad
 from retrograd._tensor import Tensor
 
 
@@ -79,34 +80,29 @@ def differentiated(t: Tensor) -> bool:
     be recorded)."""
     if t._requires_grad:
         return True
-    from retrograd._ops import forward_ad
-
     return bool(forward_ad.levels) and forward_ad.tangent_of(t) is not None
 
 
 def add_batch_dim(x: Tensor, in_dim: int, level: int) -> Any:
     """x as a BatchedTensor of `level` batched over its dimension in_dim; differentiable, so
     a transform outside the vmap sees through it."""
-    from retrograd._functorch.batched import BatchedTensor
-
     if differentiated(x):
-        from retrograd._functorch.autograd_bridge import AddBatchDim
-
-        return AddBatchDim.apply(x, in_dim, level)
-    return BatchedTensor(x if in_dim == 0 else x.movedim(in_dim, 0), level)
+        return _bridge.AddBatchDim.apply(x, in_dim, level)
+    return _batched.BatchedTensor(x if in_dim == 0 else x.movedim(in_dim, 0), level)
 
 
 def remove_batch_dim(y: Any, level: int, batch_size: int, out_dim: int) -> Tensor:
     """The value of y at `level` as a plain tensor (or a tensor of a lower level) with the batch
     dimension at out_dim; an output that does not depend on the batch is expanded."""
-    from retrograd._functorch.batched import BatchedTensor
-
-    if isinstance(y, BatchedTensor) and y._level == level:
+    if isinstance(y, _batched.BatchedTensor) and y._level == level:
         if differentiated(y):
-            from retrograd._functorch.autograd_bridge import RemoveBatchDim
-
-            return RemoveBatchDim.apply(y, out_dim)
+            return _bridge.RemoveBatchDim.apply(y, out_dim)
         v = y._value
         return v if out_dim == 0 else v.movedim(0, out_dim)
     out = y.unsqueeze(0).expand(batch_size, *y.shape)
     return out if out_dim == 0 else out.movedim(0, out_dim)
+
+
+# bound last: these modules import this one, and their names are read only when called
+from retrograd._functorch import autograd_bridge as _bridge  # noqa: E402
+from retrograd._functorch import batched as _batched  # noqa: E402

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 
 from retrograd._autograd.state import mode_stack  # one list object for the process
+from retrograd._ops import registry as _registry  # (a module object: registry imports this one)
 
 
 class _Local(threading.local):
@@ -148,12 +149,21 @@ autocast = None
 dual_fast: list = [None, None]
 
 
+# (the wrapper-subclass dispatcher, its function for an op while it is the only mode): the same
+# shortcut for it, taken while wrapper tensors (vmap's batched values, ...) are alive
+subclass_alone: list = [None, None]
+
+
 def dispatch(op, args: tuple):
-    # the forward-AD mode alone on the stack: no thread has a mode of its own
-    if len(mode_stack) == 1 and mode_stack[0] is dual_fast[0] and not _local.shared_hidden:
-        out = dual_fast[1][op](args)
-        if out is not NotImplemented:
-            return out
+    if len(mode_stack) == 1 and not _local.shared_hidden:
+        # one mode on the stack, entered by no thread (both are shared ones)
+        alone = mode_stack[0]
+        if alone is dual_fast[0]:
+            out = dual_fast[1][op](args)
+            if out is not NotImplemented:
+                return out
+        elif alone is subclass_alone[0]:
+            return subclass_alone[1](op, args)
     own = _local.own
     if own:
         mode = own.pop()
@@ -163,9 +173,7 @@ def dispatch(op, args: tuple):
             own.append(mode)
     shared = _shared()
     if not shared:  # only other threads have modes
-        from retrograd._ops.registry import run_eager
-
-        return run_eager(op, args)
+        return _registry.run_eager(op, args)
     _local.shared_hidden += 1
     try:
         return shared[-1].__torch_dispatch__(overload_of(op), (), args, {})
@@ -235,8 +243,7 @@ class OpOverload:
         return self._op.name
 
     def __call__(self, *args, **kwargs):
-        from retrograd._ops.registry import run
-
+        run = _registry.run
         schema_args = self._op.schema.args
         if kwargs or len(args) < len(schema_args):
             # arguments after the positional ones by name, else their defaults (graphs record

@@ -396,6 +396,7 @@ register_functional("nll_loss", _f_nll_loss)
 
 
 def _log_softmax(x: Tensor, dim: int) -> Tensor:
+    # through the namespace: the profiler's ranged version is the one found there
     from retrograd import log_softmax
 
     return log_softmax(x, dim)

@@ -136,12 +136,15 @@ class SavePlan:
     them, each formula with the positions of its arguments among [*saved values, grad, grads,
     output_mask], and the generated backward that calls them (NOTE [Fast backward])."""
 
-    __slots__ = ("names", "save", "calls", "mask", "uses_grads", "backward", "backward_array")
+    __slots__ = ("names", "save", "calls", "mask", "uses_grads", "backward", "backward_array",
+                 "outputs_saved")
 
     def __init__(self, op: OpDef, names: tuple, mask: tuple) -> None:
         self.names = names
         self.mask = mask
         how = [op._how_to_save(n) for n in names]
+        # (position among the saved values, output index) of each saved output
+        self.outputs_saved = tuple((j, i) for j, (kind, i) in enumerate(how) if kind == _OUTPUT)
         where = f"{op.name} {{}} mask={tuple(int(m) for m in mask)}"
         self.save = _compile_save(how, (where.format("save"), f"{op.name}.save"))
         index = {n: i for i, n in enumerate(names)}

@@ -27,8 +27,11 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._autograd import saved as _saved
+from retrograd._autograd import views as _views
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
+from retrograd._ops import registry as _registry  # (a module object: registry imports this one)
 from retrograd._tensor import Tensor, VersionCounter, _is_wrapper
 
 WRAPPER_INPLACE_GRAD = (
@@ -88,9 +91,8 @@ class _SubclassDispatch:
         cls = _wrapper_class(args, kwargs)
         if cls is None:
             if not kwargs and func.__class__ is dispatch.OpOverload:
-                from retrograd._ops.registry import run_eager
-
-                return run_eager(func._op, args)  # the bottom mode: nothing else to see it
+                # the bottom mode: nothing else to see it
+                return _registry.run_eager(func._op, args)
             return func(*args, **kwargs)
         if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
             return _below_autograd(cls, func, args, kwargs)
@@ -117,9 +119,6 @@ class _SubclassDispatch:
 def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
     """Give the outputs of func(*args), computed by a subclass (or cached), their autograd
     history: views of their base, and the op's node saving wrappers as themselves."""
-    from retrograd._autograd.views import make_views
-    from retrograd._ops.registry import _build_node
-
     op = func._op
     if build is None:
         build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
@@ -127,9 +126,9 @@ def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
     if not all(isinstance(o, Tensor) for o in outs):
         return out
     if op.is_view:
-        make_views(op, args, outs, build)
+        _views.make_views(op, args, outs, build)
     if build:
-        _build_node(op, args, outs)
+        _registry._build_node(op, args, outs)
         _keep_wrappers_saved(op, outs)
     return out
 
@@ -165,14 +164,39 @@ class _Unhidden:
 
 
 def _wrapper_class(args: tuple, kwargs: dict) -> type | None:
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, (list, tuple)):
+    cls = _first_wrapper_class(args)
+    if cls is None and kwargs:
+        cls = _first_wrapper_class(kwargs.values())
+    return cls
+
+
+def _first_wrapper_class(values: Any) -> type | None:
+    for a in values:
+        c = a.__class__
+        if c is Tensor:  # the common case first: a plain tensor is never a wrapper
+            continue
+        if isinstance(a, Tensor):
+            if _is_wrapper(a):
+                return c
+        elif isinstance(a, (list, tuple)):
             for t in a:
-                if is_wrapper(t):
-                    return type(t)
-        elif is_wrapper(a):
-            return type(a)
+                if t.__class__ is not Tensor and isinstance(t, Tensor) and _is_wrapper(t):
+                    return t.__class__
     return None
+
+
+def _dispatch_alone(op, args: tuple) -> Any:
+    """dispatch() while this dispatcher is the only mode (NOTE [Wrapper subclasses]): an op
+    with no wrapper argument runs as if no mode were there, without the mode-stack walk."""
+    cls = _first_wrapper_class(args)
+    if cls is None:
+        return _registry.run_eager(op, args)
+    local = dispatch._local
+    local.shared_hidden += 1
+    try:
+        return _DISPATCHER.__torch_dispatch__(dispatch.overload_of(op), (), args, {})
+    finally:
+        local.shared_hidden -= 1
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -191,17 +215,14 @@ def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper) -> None:
     array holds no values, so the node keeps the wrapper output itself (and forward-mode AD
     keeps an output that carries a tangent, which a tensor rebuilt from the array would
     lose)."""
-    from retrograd._autograd.saved import SavedVariable
-    from retrograd._ops.registry import _OUTPUT
-
+    SavedVariable = _saved.SavedVariable
     node = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
-    if node is None:
+    if node is None or not node._plan.outputs_saved:
         return
     saved = list(node._saved)
-    for j, name in enumerate(node._plan.names):
-        kind, i = op._how_to_save(name)
+    for j, i in node._plan.outputs_saved:
         sv = saved[j]
-        if (kind == _OUTPUT and sv.__class__ is SavedVariable and not sv._original
+        if (sv.__class__ is SavedVariable and not sv._original
                 and sv._hooks is None and keep(outs[i])):
             keep = SavedVariable(outs[i], False)
             keep._output_nr = outs[i]._output_nr
@@ -210,6 +231,7 @@ def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper) -> None:
 
 
 _DISPATCHER = _SubclassDispatch()
+dispatch.subclass_alone[:] = [_DISPATCHER, _dispatch_alone]
 
 
 _live = [0]  # wrapper instances alive

@@ -6,6 +6,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from retrograd import _errors as E
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.engine import run_backward
@@ -40,9 +42,7 @@ def _as_tuple(x) -> tuple:
 
 
 def _is_edge(x) -> bool:
-    from retrograd.autograd.graph import GradientEdge
-
-    return isinstance(x, GradientEdge)
+    return isinstance(x, _graph.GradientEdge)
 
 
 def _output_edge(t, i: int) -> tuple:
@@ -54,8 +54,6 @@ def _output_edge(t, i: int) -> tuple:
 
 
 def _make_grads(outputs: tuple, grads: tuple) -> list:
-    import numpy as np
-
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if _is_edge(t):
@@ -118,8 +116,7 @@ def _input_edge(t) -> tuple:
 
 def _run_logged(outputs, roots, grads, retain_graph, create_graph, input_edges, accumulate):
     """Run the engine; with the graph logger at DEBUG, log every node it executes."""
-    from retrograd.autograd import graph
-
+    graph = _graph
     if not graph._logging_enabled():
         return run_backward(roots, grads, retain_graph, create_graph, input_edges, accumulate)
     unregister = graph.register_logging_hooks_on_whole_graph(list(outputs))
@@ -279,6 +276,9 @@ def __getattr__(name: str) -> Any:
 
 # the functions shadow their module's name, as in torch
 from retrograd.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+# bound last: graph imports this package; its names are read only when gradients are asked for
+from retrograd.autograd import graph as _graph  # noqa: E402
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "backward", "grad", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "Variable",
