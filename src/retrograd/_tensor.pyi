@@ -1484,9 +1484,16 @@ TENSOR_FIELDS: Any
 def _is_wrapper(t: Tensor) -> _bool:
     ...
 
+_dispatching: dict[type, _bool]
+
 _wrap: Callable[[np.ndarray], Tensor]
 
 _init: Callable[[Tensor, np.ndarray], None]
+
+def _bind_view_grad_fn(t: Tensor) -> Any:
+    ...
+
+_view_grad_fn: Callable[[Tensor], Any]
 
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
     ...

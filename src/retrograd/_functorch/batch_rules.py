@@ -26,9 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from retrograd._functorch.batched import BatchedTensor
 from retrograd._ops import dispatch
 from retrograd._ops import linalg as _linalg
+from retrograd._ops import loss as _loss
+from retrograd._ops.kernels.loss import _nll_grad_matrix
 from retrograd._tensor import Tensor, _wrap
 
 INPLACE_BATCHED_INTO_UNBATCHED = (
@@ -633,6 +637,44 @@ def _pool_rule(spatial: int) -> Callable:
     return rule
 
 
+def _nll_grad_input_batched(grad: Any, self_shape: Any, target: Any, weight: Any,
+                            reduction: int, ignore_index: int, total_weight: Any,
+                            class_axis: int) -> Any:
+    """NllLossBackward0's formula for a batched target (loss.nll_grad_input_for): M, the
+    minus target weights at each target (over each example's total for a mean), made for the
+    whole batch on arrays as nll_loss's own backward makes it for one example, then grad * M
+    as one batched product (differentiable in grad). Nested or odd cases: the op-by-op form."""
+    level = target._level
+    tv = target._value
+    w = weight
+    if tv.__class__ is not Tensor or (w is not None and w.__class__ is not Tensor):
+        return NotImplemented
+    if _batched(total_weight, level):
+        tw = total_weight._value
+    elif total_weight.__class__ is Tensor:
+        tw = total_weight
+    else:
+        return NotImplemented
+    if tw.__class__ is not Tensor or _level_of((grad,)) > level:
+        return NotImplemented
+    size = tv.shape[0]
+    rank = len(self_shape)
+    per_example = int(np.prod(tuple(tv.shape[1:]), dtype=np.int64))  # targets per example
+    if rank > 1:
+        folded = (size * self_shape[0],) + tuple(self_shape[1:])
+        axis = class_axis
+    else:  # one target per example: the batch becomes the rows
+        folded, axis = (size, self_shape[0]), 1
+    totals = None
+    if reduction == 1:
+        totals = np.repeat(np.broadcast_to(tw._data, (size,)), per_example)
+    m = _nll_grad_matrix(grad._data.dtype, folded, tv._data.reshape(-1),
+                         None if w is None else w._data, reduction, ignore_index, totals, axis)
+    m_batched = BatchedTensor(_wrap(m.reshape((size,) + tuple(self_shape))), level)
+    g = grad.unsqueeze(class_axis) if reduction == 0 and rank > 1 else grad
+    return g * m_batched
+
+
 def _nll_rule(func: Any, args: tuple, level: int) -> Any:
     """nll_loss_forward: per-example losses of the folded batch, reduced per example."""
     x, target, weight, reduction, ignore_index = args
@@ -709,3 +751,6 @@ EXPLICIT: dict = {
     "_local_scalar_dense": _item_rule, "index_add": _index_add_rule,
     "index_add_": _index_add_rule,
 }
+
+
+_loss.nll_grad_input_for[BatchedTensor] = _nll_grad_input_batched

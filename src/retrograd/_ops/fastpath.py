@@ -54,6 +54,16 @@ def _view_eligible(opdef) -> bool:
             and opdef.n_outputs == 1 and opdef.tensor_idx == (0,))
 
 
+def _moded(tensor_names: list) -> str:
+    """The test that sends a call to the dispatcher: a mode is active, unless the only one is
+    the wrapper-subclass dispatcher (on the stack while any wrapper tensor lives, NOTE [Wrapper
+    subclasses]) and no tensor argument is a Tensor subclass, so none can be a wrapper: the
+    dispatcher would run the call as if no mode were there."""
+    plain = "".join(f" and ({n}.__class__ is _T or not isinstance({n}, _T))"
+                    for n in tensor_names)
+    return f"_modes and not (len(_modes) == 1 and _modes[0] is _alone[0]{plain})"
+
+
 def _inplace_eligible(opdef) -> bool:
     """In-place ops writing their first argument (add_, mul_, zero_, ...)."""
     return (opdef.inplace_idx == (0,) and not opdef.multi and not opdef.list_idx
@@ -66,7 +76,9 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
     and returns self; everything else (history rebasing, CopySlices, the checks that refuse a
     write) goes to the generic runner."""
     src = names[0]
-    lines = [f"    if _modes or {src}.__class__ is not _T or {src}._version_counter is None:",
+    # (other tensor arguments that are subclasses go to _run below)
+    lines = [f"    if {src}.__class__ is not _T or {src}._version_counter is None or "
+             f"{_moded([])}:",
              f"        return _run(_op, {tup})",
              f"    d0 = {src}._data",
              f"    rg = {src}._requires_grad"]
@@ -99,7 +111,8 @@ def _view_body(opdef, names: list, tup: str) -> list:
     rest = ", ".join(names[1:])
     step = "(" + "".join(f"{n}, " for n in names[1:]) + ")"
     call = f"_fwd({src}._data{', ' + rest if rest else ''})"
-    lines = ["    if _modes or not (" + f"{src}.__class__ is _T or isinstance({src}, _T)):",
+    lines = [f"    if not ({src}.__class__ is _T or isinstance({src}, _T)) or "
+             f"{_moded([src])}:",
              f"        return _run(_op, {tup})",
              f"    out = {call}",
              "    if out.__class__ is not _nd:",
@@ -176,6 +189,7 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_run": run, "_op": opdef, "_nd": np.ndarray, "_asarray": np.asarray,
           "_state": state,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
+          "_alone": dispatch.subclass_alone,
           "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
           "_bump": bump_version, "_name": opdef.schema.name,
@@ -194,7 +208,8 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
 
 def _fast_body(opdef, names: list, tup: str) -> list:
     tensor_pos = opdef.tensor_idx
-    lines = ["    if _modes:", f"        return _dispatch(_op, {tup})"]
+    lines = [f"    if {_moded([names[i] for i in tensor_pos])}:",
+             f"        return _dispatch(_op, {tup})"]
     data = list(names)
     flags = []
     method = names[0] == "self"

@@ -296,10 +296,21 @@ register_functional("binary_cross_entropy_with_logits", _f_bce_with_logits)
 # --- nll_loss --------------------------------------------------------------------------------
 
 
+# wrapper class -> the formula below for a target of that class, or NotImplemented (vmap's
+# batched values have one: M made for the whole batch on arrays, then one product)
+nll_grad_input_for: dict = {}
+
+
 def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, total_weight,
                     class_axis: int):
     """grad * M (see _nll_grad_matrix)."""
     if any(a.__class__ is not Tensor and _is_wrapper(a) for a in (grad, target, total_weight)):
+        special = nll_grad_input_for.get(target.__class__)
+        if special is not None:
+            out = special(grad, self_shape, target, weight, reduction, ignore_index,
+                          total_weight, class_axis)
+            if out is not NotImplemented:
+                return out
         return _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
                                    total_weight, class_axis)
     m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,

@@ -181,8 +181,9 @@ def _nll_core(x, t, weight, reduction, ignore_index):
 
 
 def _over_total(x, total):
-    """x / total; a zero total (every target ignored) gives nan silently, as torch."""
-    if total != 0:
+    """x / total; a zero total (every target ignored) gives nan silently, as torch. (total may
+    be an array: one total per target, for a batch of examples under vmap.)"""
+    if np.ndim(total) == 0 and total != 0:
         return x / total
     with np.errstate(invalid="ignore", divide="ignore"):
         return x / total
