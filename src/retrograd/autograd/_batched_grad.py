@@ -1,9 +1,10 @@
 """autograd.grad(..., is_grads_batched=True): dim 0 of every grad_output is a batch dimension,
 and each gradient comes back with the same leading dimension.
 
-There is no vmap to run the backward pass once over the whole batch, so each member of the
-batch is its own backward pass over the same graph (kept alive until the last one), and the
-results are stacked. Values, shapes and errors are those of a single batched pass.
+As torch does, the backward pass runs once, under vmap over the grad_outputs: every formula
+computes with batched gradients (NOTE [Batching rules]), so a batch of 64 costs about one pass,
+not 64. An unused input's gradient is the same None for every member, so it passes through the
+vmap as a marker and comes back as None (or one unbatched zero with materialize_grads).
 """
 
 from __future__ import annotations
@@ -47,18 +48,24 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     if retain_graph is None:
         retain_graph = create_graph
-    rows = []
-    for k in range(n):
-        member = tuple(g[k] if isinstance(g, Tensor) else g for g in gouts)
-        rows.append(grad(outputs, inputs, member, retain_graph=retain_graph or k < n - 1,
-                         create_graph=create_graph, allow_unused=True))
-    names = list(rows[0]) if isinstance(rows[0], dict) else None
-    cols = [[row[key] for row in rows] for key in names] if names is not None \
-        else [list(c) for c in zip(*rows)]
+    from retrograd.func import vmap
+
     ins = tuple(inputs.values()) if isinstance(inputs, dict) else _as_tuple(inputs)
+    unused: list[bool] = []
+
+    def one_member(*member):
+        got = grad(outputs, inputs, member, retain_graph=retain_graph,
+                   create_graph=create_graph, allow_unused=True)
+        row = list(got.values()) if isinstance(got, dict) else list(got)
+        unused[:] = [g is None for g in row]
+        # None cannot leave a vmap: an unbatched zero stands in, and is dropped below
+        return tuple(retrograd.zeros(()) if g is None else g for g in row)
+
+    in_dims = tuple(0 if isinstance(g, Tensor) and g.dim() > 0 else None for g in gouts)
+    cols = vmap(one_member, in_dims=in_dims)(*gouts)
     final: list[Tensor | None] = []
     for i, (col, t) in enumerate(zip(cols, ins)):
-        if all(g is None for g in col):
+        if unused[i]:
             if materialize_grads:
                 # one unbatched zero, as a single batched pass gives
                 final.append(retrograd.zeros_like(t, requires_grad=create_graph))
@@ -67,9 +74,7 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
                 raise RuntimeError(E.UNUSED_INPUT.format(i))
             final.append(None)
             continue
-        ref = next(g for g in col if g is not None)
-        final.append(retrograd.stack([retrograd.zeros_like(ref) if g is None else g
-                                      for g in col]))
-    if names is not None:
-        return dict(zip(names, final))
+        final.append(col)
+    if isinstance(inputs, dict):
+        return dict(zip(inputs, final))
     return tuple(final)
