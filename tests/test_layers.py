@@ -38,6 +38,7 @@ LAYERS = [
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd.distributions", "retrograd.library", "retrograd.futures",
         "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
+        "retrograd._vmap_internals",  # torch's legacy name for vmap
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),

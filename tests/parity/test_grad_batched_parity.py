@@ -84,3 +84,16 @@ def test_integer_and_bool_grad_outputs_are_taken_in_the_outputs_dtype():
         return res
 
     both(prog)
+
+
+def test_one_backward_pass_for_the_whole_batch():
+    # the batch runs as one vmapped pass (as torch's does): a hook inside fires once
+    def prog(lib):
+        calls = []
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: calls.append(tuple(g.shape)))
+        (g,) = lib.autograd.grad(y.sin(), x, lib.eye(3), is_grads_batched=True)
+        return g, len(calls)
+
+    both(prog)

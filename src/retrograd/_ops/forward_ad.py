@@ -557,7 +557,14 @@ def _inplace(op, args: tuple, tans: dict):
             old.copy_(new)
             return self_t
         info = self_t._view
-        if info is not None and info.replay:
+        if info is not None and info.replay and _same_layout(self_t, info.base):
+            # a view that is all of its base, element for element: one tangent for both (the
+            # base's, no view of it), as torch shares it
+            bt = _zeros_batched_like(info.base, new)
+            bt.copy_(new)
+            set_tangent(info.base, bt)
+            set_tangent(self_t, bt)
+        elif info is not None and info.replay:
             base = info.base
             bt = _zeros_batched_like(base, new)
             set_tangent(base, bt)
@@ -569,6 +576,12 @@ def _inplace(op, args: tuple, tans: dict):
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+def _same_layout(view: Tensor, base: Tensor) -> bool:
+    a, b = view._data, base._data
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and view.storage_offset() == base.storage_offset())
 
 
 def _zeros_batched_like(t: Tensor, new: Tensor) -> Tensor:

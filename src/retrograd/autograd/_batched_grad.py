@@ -5,13 +5,15 @@ As torch does, the backward pass runs once, under vmap over the grad_outputs: ev
 computes with batched gradients (NOTE [Batching rules]), so a batch of 64 costs about one pass,
 not 64. An unused input's gradient is the same None for every member, so it passes through the
 vmap as a marker and comes back as None (or one unbatched zero with materialize_grads).
+A graph of wrapper subclasses (LoggingTensor-style) still runs one pass per member: batched
+values inside another class's dispatch do not give torch's values yet.
 """
 
 from __future__ import annotations
 
 import retrograd
 from retrograd import _errors as E
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _is_wrapper
 
 BATCH_SHAPE_MISMATCH = (
     "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
@@ -48,21 +50,12 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     if retain_graph is None:
         retain_graph = create_graph
-    from retrograd.func import vmap
-
     ins = tuple(inputs.values()) if isinstance(inputs, dict) else _as_tuple(inputs)
-    unused: list[bool] = []
-
-    def one_member(*member):
-        got = grad(outputs, inputs, member, retain_graph=retain_graph,
-                   create_graph=create_graph, allow_unused=True)
-        row = list(got.values()) if isinstance(got, dict) else list(got)
-        unused[:] = [g is None for g in row]
-        # None cannot leave a vmap: an unbatched zero stands in, and is dropped below
-        return tuple(retrograd.zeros(()) if g is None else g for g in row)
-
-    in_dims = tuple(0 if isinstance(g, Tensor) and g.dim() > 0 else None for g in gouts)
-    cols = vmap(one_member, in_dims=in_dims)(*gouts)
+    if any(_is_wrapper_tensor(t) for t in (*outs, *gouts, *ins)):
+        cols, unused = _member_by_member(grad, outputs, inputs, gouts, n, retain_graph,
+                                         create_graph)
+    else:
+        cols, unused = _under_vmap(grad, outputs, inputs, gouts, retain_graph, create_graph)
     final: list[Tensor | None] = []
     for i, (col, t) in enumerate(zip(cols, ins)):
         if unused[i]:
@@ -78,3 +71,48 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
     if isinstance(inputs, dict):
         return dict(zip(inputs, final))
     return tuple(final)
+
+
+def _is_wrapper_tensor(t) -> bool:
+    return isinstance(t, Tensor) and t.__class__ is not Tensor and _is_wrapper(t)
+
+
+def _under_vmap(grad, outputs, inputs, gouts: tuple, retain_graph: bool,
+                create_graph: bool) -> tuple:
+    """One backward pass over the batch: (gradient per input, which inputs are unused)."""
+    from retrograd.func import vmap
+
+    unused: list[bool] = []
+
+    def one_member(*member):
+        got = grad(outputs, inputs, member, retain_graph=retain_graph,
+                   create_graph=create_graph, allow_unused=True)
+        row = list(got.values()) if isinstance(got, dict) else list(got)
+        unused[:] = [g is None for g in row]
+        # None cannot leave a vmap: an unbatched zero stands in, and is dropped by the caller
+        return tuple(retrograd.zeros(()) if g is None else g for g in row)
+
+    in_dims = tuple(0 if isinstance(g, Tensor) and g.dim() > 0 else None for g in gouts)
+    return vmap(one_member, in_dims=in_dims)(*gouts), unused
+
+
+def _member_by_member(grad, outputs, inputs, gouts: tuple, n: int, retain_graph: bool,
+                      create_graph: bool) -> tuple:
+    """One backward pass per batch member, stacked: for graphs of wrapper subclasses, whose
+    own dispatch vmap's batched values would have to pass through."""
+    rows = []
+    for k in range(n):
+        member = tuple(g[k] if isinstance(g, Tensor) else g for g in gouts)
+        got = grad(outputs, inputs, member, retain_graph=retain_graph or k < n - 1,
+                   create_graph=create_graph, allow_unused=True)
+        rows.append(list(got.values()) if isinstance(got, dict) else list(got))
+    cols, unused = [], []
+    for col in zip(*rows):
+        unused.append(all(g is None for g in col))
+        if unused[-1]:
+            cols.append(None)
+            continue
+        ref = next(g for g in col if g is not None)
+        cols.append(retrograd.stack([retrograd.zeros_like(ref) if g is None else g
+                                     for g in col]))
+    return cols, unused

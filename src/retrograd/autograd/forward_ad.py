@@ -65,14 +65,17 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     with _fw.suspended():
         dual = tensor.view(tuple(tensor.shape))
-        if (tangent.stride() != tensor.stride() and tensor.numel() > 1
-                and not is_wrapper(tangent)):
-            # the tangent is laid out as its primal, as torch does (a wrapper's layout, a
-            # batched tangent's under vmap, is its class's own)
-            laid = Tensor.new_empty_strided(tensor, tuple(tensor.shape), tensor.stride(),
-                                            dtype=tangent.dtype)
-            laid.copy_(tangent)
-            tangent = laid
+        if tangent.stride() != tensor.stride() and tensor.numel() > 1:
+            if is_wrapper(tangent):
+                # a copy as well, laid out as the wrapper's class lays out its values (a
+                # batched tangent under vmap: per example as its primal, torch's test)
+                tangent = tangent.clone()
+            else:
+                # the tangent is laid out as its primal, as torch does
+                laid = Tensor.new_empty_strided(tensor, tuple(tensor.shape), tensor.stride(),
+                                                dtype=tangent.dtype)
+                laid.copy_(tangent)
+                tangent = laid
     _fw.set_tangent(dual, tangent, lv)
     return dual
 
