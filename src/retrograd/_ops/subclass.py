@@ -7,7 +7,9 @@ only, and stands only for the geometry. Every op that receives one is handed to 
 `__torch_dispatch__(func, types, args, kwargs)`, which computes with whatever the instance
 wraps, as in torch:
 - dispatch modes see the op first (the subclass dispatcher is the bottom mode of the stack,
-  installed when the first wrapper is made, so programs without wrappers never pay for it);
+  installed when the first wrapper is made, so programs without wrappers never pay for it;
+  while it is the only mode, an op whose arguments include no Tensor subclass skips it: the
+  generated op entries test for that, and dispatch() hands the dispatcher the op directly);
 - autograd works on the wrappers: the op's node is built on the wrapper inputs and outputs and
   saves the wrappers themselves, while __torch_dispatch__ runs with grad mode off (torch runs
   it below autograd), so the tensors it computes with record no graph;
