@@ -35,6 +35,9 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
     tangents = [n for n in placeholders if n.target == "tangents"]
     n_fw = cap.n_fw_outputs + len(cap.mutated)
     part = partition(graph, primals, tangents, n_fw)
+    if part.backward is None:
+        _mark_written_back(part.forward, [primals[i].name for i in cap.mutated],
+                           cap.n_fw_outputs)
     entry = Entry()
     entry.n_outputs = cap.n_fw_outputs
     entry.mutated = cap.mutated
@@ -76,3 +79,13 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
             logging.getLogger("retrograd.compiler").info("variant of %s not indexed: %r",
                                                          label, e)
     return entry
+
+
+def _mark_written_back(forward, names: list, first: int) -> None:
+    """With no compiled backward to read them, a written input's last reader may write the
+    input's new value into the input itself (NOTE [Compiler pipeline], stage 5): mark each
+    written input's placeholder with the position of its new value among the outputs."""
+    by_name = {n.name: n for n in forward.placeholders()}
+    for j, name in enumerate(names):
+        if name in by_name:
+            by_name[name].meta["written_back"] = first + j

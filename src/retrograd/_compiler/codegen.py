@@ -8,6 +8,9 @@ reads any more are dropped (`a = b = None`); a spelled-out result is written wit
 dead buffer of the same shape, dtype and strides that no live value shares memory with. Only
 buffers the generated code made are reused: never an input (the caller's tensors, the
 backward's saved values) and never an output, which stays alive; each call makes its own.
+The one exception is an input the function writes (an optimizer's update in a compiled training
+step) when no compiled backward reads the inputs: its last reader, the in-place op whose value
+is written back, writes into the input itself (build._mark_written_back, _written_input).
 """
 
 from __future__ import annotations
@@ -255,6 +258,25 @@ def _alias_groups(graph: Graph) -> dict:
     return {n: find(n) for n in graph.nodes}
 
 
+def _written_input(graph: Graph, node: Node, dead_after: dict, dropped: set, groups: dict,
+                   members: dict) -> Node | None:
+    """The input an in-place op's functional form may write into: one marked written back
+    (build._mark_written_back) with this node's value, read by nothing after this node, nor
+    through any view of it."""
+    src = node.args[0] if node.args else None
+    if not isinstance(src, Node) or src.op != "placeholder":
+        return None
+    pos = src.meta.get("written_back")
+    if pos is None or graph.output_node.args[0][pos] is not node:
+        return None
+    if src not in dead_after.get(node, ()):
+        return None
+    if any(m is not src and m is not node and m not in dropped
+           for m in members.get(groups.get(src), ())):
+        return None
+    return src
+
+
 def _key(node: Node) -> tuple:
     """The layout a buffer is reused by: shape, dtype and strides as captured, so every value
     the generated code makes is laid out as eager's (a view of it works as it did)."""
@@ -308,6 +330,7 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
             key = _key(node)
             later[key] = later.get(key, 0) + 1
     keys_after.reverse()
+    dropped: set = set()  # values no later node reads
     buffers: set = set()  # values made by a plan here that nothing else aliases
     pool: dict = {}       # layout -> names of dead buffers kept for reuse
     for idx, node in enumerate(body):
@@ -331,8 +354,15 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
         elif isinstance(node.target, Functional):
             args = w.call_args(node)
             k = w.kernel_name(node.target)
-            lines.append(f"    {node.name} = np.array({args[0]}, copy=True)")
-            lines.append(f"    {k}({', '.join([node.name] + args[1:])})")
+            into = _written_input(graph, node, dead_after, dropped, groups, members)
+            if into is not None:
+                # the input's new value, written where the caller's tensor is (no copy, and
+                # the write-back finds it there)
+                lines.append(f"    {k}({', '.join([into.name] + args[1:])})")
+                lines.append(f"    {node.name} = {into.name}")
+            else:
+                lines.append(f"    {node.name} = np.array({args[0]}, copy=True)")
+                lines.append(f"    {k}({', '.join([node.name] + args[1:])})")
         elif node.target is GETITEM:
             lines.append(f"    {node.name} = _asarray({node.args[0].name}[{node.args[1]}])")
         else:
@@ -341,6 +371,7 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
             multi = isinstance(val, tuple)
             lines.append(f"    {node.name} = {call if multi else f'_asarray({call})'}")
         drop = [] if reused is None else [reused]
+        dropped.update(dead_after.get(node, ()))
         for d in dead_after.get(node, ()):
             if d.name == reused:
                 continue

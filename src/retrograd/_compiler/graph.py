@@ -160,7 +160,9 @@ def key_text(graph: Graph) -> str:
         if node.op == "output":
             lines.append(f"return {format_arg(node.args[0])}")
         elif node.op == "placeholder":
-            lines.append(f"{node.name}:{describe(node.meta.get('val'))}")
+            written = node.meta.get("written_back")
+            lines.append(f"{node.name}:{describe(node.meta.get('val'))}"
+                         + ("" if written is None else f" written back from {written}"))
         else:
             lines.append(f"{node.name}:{describe(node.meta.get('val'))}="
                          f"{target_name(node.target, True)}({format_call(node)})")

@@ -186,7 +186,10 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
         cap.mutated.append(all_primals.index(placeholder))
         mutated_vals.append(tracer.root_value(root))
     for i in cap.mutated:
-        if cap.primal_grad[i]:
+        # an input that requires grad written under no_grad (an optimizer's update in a
+        # compiled training step) is fine while no compiled backward reads the inputs: the
+        # write-back bumps its version as eager's write does
+        if cap.primal_grad[i] and grads:
             raise Unsupported("an in-place write to an input that requires grad")
     cap.n_fw_outputs = len(out_nodes)
     # outputs: function outputs, written inputs' new values, gradients (None where unused)

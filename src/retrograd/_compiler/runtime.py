@@ -40,7 +40,8 @@ class Entry:
 def _write_back(entry: Entry, primals: tuple | list, values: tuple) -> None:
     for i, new in zip(entry.mutated, values):
         t = primals[i]
-        np.copyto(t._data, new)
+        if new is not t._data:  # (the generated code may have written it in place)
+            np.copyto(t._data, new)
         if t._version_counter is not None:
             t._version_counter.version += 1
 

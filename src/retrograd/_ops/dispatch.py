@@ -154,6 +154,11 @@ dual_fast: list = [None, None]
 subclass_alone: list = [None, None]
 
 
+def only_subclass_mode() -> bool:
+    """Whether the one active mode is the wrapper-subclass dispatcher (which records nothing)."""
+    return len(mode_stack) == 1 and mode_stack[0] is subclass_alone[0]
+
+
 def dispatch(op, args: tuple):
     if len(mode_stack) == 1 and not _local.shared_hidden:
         # one mode on the stack, entered by no thread (both are shared ones)

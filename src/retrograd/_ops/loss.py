@@ -313,6 +313,11 @@ def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, t
                 return out
         return _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
                                    total_weight, class_axis)
+    if dispatch.mode_stack and not dispatch.only_subclass_mode():
+        # a mode may be recording (a compiler's tracer): M in ops, made from the target each
+        # time, not an array it would keep as a constant
+        return _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
+                                   total_weight, class_axis)
     m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,
                          None if weight is None else weight._data, reduction, ignore_index,
                          total_weight._data, class_axis)

@@ -12,6 +12,9 @@ from retrograd import _errors as E
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.engine import run_backward
 from retrograd._autograd.node import Identity
+from retrograd._memory_format import preserve_format as _preserve
+from retrograd._ops import creation as _creation
+from retrograd._ops import dispatch as _dispatch
 from retrograd._tensor import Tensor, _is_wrapper, _wrap
 from retrograd.autograd.grad_mode import (
     enable_grad,
@@ -79,6 +82,9 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                     from retrograd._ops.subclass import ones_like_wrapper
 
                     out.append(ones_like_wrapper(t))  # a wrapper subclass makes its own ones
+                elif _dispatch.mode_stack:
+                    # an op, so a mode (a compiler's tracer) sees where the ones came from
+                    out.append(_creation.ones_like(t, memory_format=_preserve))
                 else:
                     out.append(_wrap(np.ones_like(t._data, order="K")))
             else:

@@ -1,0 +1,150 @@
+"""A whole training step compiled: loss, autograd.grad and the SGD update of the parameters
+(inputs that require grad, written under no_grad). It runs compiled, equals eager step for step,
+bumps the parameters' versions as eager's writes do, and writes the new values where the
+parameters are. A function that writes such an input and also needs a compiled backward still
+runs eagerly, with the reason logged. Values the backward makes from the call's data (nll_loss's
+gradient from the targets) are remade at every call; a backward that reads its data in Python
+makes the function run eagerly instead of keeping a stale constant."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+import retrograd
+import retrograd.nn.functional as F
+
+LR = 0.05
+
+
+def _params(seed: int = 0) -> list:
+    rng = np.random.default_rng(seed)
+    shapes = [(16, 6), (16,), (3, 16), (3,)]
+    return [retrograd.tensor(rng.standard_normal(s).astype(np.float32) * 0.3,
+                             requires_grad=True) for s in shapes]
+
+
+def _step(x, y, *params):
+    h = F.relu(F.linear(x, params[0], params[1]))
+    loss = F.cross_entropy(F.linear(h, params[2], params[3]), y)
+    grads = retrograd.autograd.grad(loss, params)
+    with retrograd.no_grad():
+        for p, g in zip(params, grads):
+            p.sub_(g, alpha=LR)
+    return loss.detach()
+
+
+def _data(step: int):
+    rng = np.random.default_rng(100 + step)
+    return (retrograd.tensor(rng.standard_normal((8, 6)).astype(np.float32)),
+            retrograd.tensor(rng.integers(0, 3, 8)))
+
+
+def test_compiled_step_runs_compiled_and_equals_eager(caplog):
+    eager_p, compiled_p = _params(), _params()
+    step = retrograd.compile(_step)
+    arrays = [p._data for p in compiled_p]
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for k in range(20):
+            x, y = _data(k)
+            a = _step(x, y, *eager_p)
+            b = step(x, y, *compiled_p)
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert "eagerly" not in caplog.text
+    assert retrograd.compiler.counters["compiles"] == 1
+    for p, q, arr in zip(eager_p, compiled_p, arrays):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        assert q._version == p._version == 20  # one write per step, as eager
+        assert q._data is arr  # written where it was, no new memory
+        assert q.grad is None and q.requires_grad
+
+
+def test_the_step_code_writes_the_parameters_in_place():
+    step = retrograd.compile(_step)
+    x, y = _data(0)
+    step(x, y, *_params())
+    (source,) = [s for s, _ in retrograd._compiler.cache.MEMORY.values()]
+    assert "aten_sub__Tensor(primals_3," in source and "np.array(primals_3" not in source
+
+
+def test_a_view_still_read_keeps_the_copy():
+    def f(w, x):
+        v = w.t()
+        with retrograd.no_grad():
+            w.mul_(2.0)
+        return x @ v  # reads the view after the write: sees the new values
+
+    w0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = retrograd.ones(4, 3)
+    eager_w, compiled_w = (retrograd.tensor(w0, requires_grad=True) for _ in range(2))
+    with retrograd.no_grad():
+        a = f(eager_w, x)
+        b = retrograd.compile(f)(compiled_w, x)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(eager_w.detach().numpy(), compiled_w.detach().numpy())
+
+
+def test_a_written_input_with_a_compiled_backward_runs_eagerly(caplog):
+    def f(w, x):
+        out = (x * w).sum()
+        with retrograd.no_grad():
+            w.add_(1.0)
+        return out
+
+    w = retrograd.ones(3, requires_grad=True)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        out = retrograd.compile(f)(w, retrograd.full((3,), 2.0))
+    assert "an in-place write to an input that requires grad" in caplog.text
+    np.testing.assert_array_equal(w.detach().numpy(), np.full(3, 2.0))
+    assert out.item() == 6.0
+
+
+def _cross_entropy(x, y, w):
+    return F.cross_entropy(x @ w, y)
+
+
+def _inner_grad(x, y, w):
+    return retrograd.autograd.grad(_cross_entropy(x, y, w), w)[0]
+
+
+def test_new_targets_give_new_gradients():
+    # nll_loss's gradient is made from the targets: compiled, it must be remade every call
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    w_eager, w_comp = (retrograd.tensor(w0, requires_grad=True) for _ in range(2))
+    loss_c, grad_c = retrograd.compile(_cross_entropy), retrograd.compile(_inner_grad)
+    for _ in range(4):
+        x = retrograd.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+        y = retrograd.tensor(rng.integers(0, 3, 5))
+        (a,) = retrograd.autograd.grad(_cross_entropy(x, y, w_eager), w_eager)
+        (b,) = retrograd.autograd.grad(loss_c(x, y, w_comp), w_comp)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(_inner_grad(x, y, w_eager).numpy(),
+                                      grad_c(x, y, w_comp).numpy())
+
+
+class _SignMask(retrograd.autograd.Function):
+    """A backward that makes a tensor from the data itself, out of the tracer's sight."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * retrograd.tensor((x.detach().numpy() > 0).astype(np.float32))
+
+
+def test_a_backward_reading_its_data_in_python_runs_eagerly(caplog):
+    def f(x):
+        return retrograd.autograd.grad(_SignMask.apply(x).sum(), x)[0]
+
+    cf = retrograd.compile(f)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for values in ([1.0, -1.0, 2.0], [-1.0, 1.0, -2.0]):
+            x = retrograd.tensor(values, requires_grad=True)
+            np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+    assert "running f eagerly" in caplog.text and "Tensor.numpy()" in caplog.text
