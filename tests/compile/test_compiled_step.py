@@ -148,3 +148,24 @@ def test_a_backward_reading_its_data_in_python_runs_eagerly(caplog):
             x = retrograd.tensor(values, requires_grad=True)
             np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
     assert "running f eagerly" in caplog.text and "Tensor.numpy()" in caplog.text
+
+
+def test_verify_catches_a_constant_made_from_integer_inputs(monkeypatch, caplog):
+    # nll_loss's gradient made from the target array where the tracer cannot see it (as it was
+    # before it became ops under a recording mode): the check on perturbed inputs, which also
+    # reorders integer inputs, sees the gradient disagree and the function runs eagerly
+    from retrograd._ops import dispatch
+
+    monkeypatch.setattr(dispatch, "only_subclass_mode", lambda: True)
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    w_eager, w_comp = (retrograd.tensor(w0, requires_grad=True) for _ in range(2))
+    loss_c = retrograd.compile(_cross_entropy)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for _ in range(3):
+            x = retrograd.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+            y = retrograd.tensor(rng.integers(0, 3, 5))
+            (a,) = retrograd.autograd.grad(_cross_entropy(x, y, w_eager), w_eager)
+            (b,) = retrograd.autograd.grad(loss_c(x, y, w_comp), w_comp)
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert "depends on values computed outside the captured ops" in caplog.text

@@ -78,6 +78,10 @@ def _perturbed(t: Tensor, rng) -> Tensor:
         wide = wide * (1 + 0.05 * rng.standard_normal(a.shape)) + 0.01 * rng.standard_normal(
             a.shape)
         a = wide.astype(a.dtype)
+    elif a.dtype.kind in "iub" and a.size > 1:
+        # integers and masks (targets, indices) in another order: the same values, so still
+        # valid, but a derivative formula that made a constant from them is caught
+        a = np.ascontiguousarray(rng.permutation(a.reshape(-1)).reshape(a.shape))
     else:
         a = np.array(a, copy=True)
     c = _wrap(a)

@@ -106,7 +106,8 @@ def _member_by_member(grad, outputs, inputs, gouts: tuple, n: int, retain_graph:
         got = grad(outputs, inputs, member, retain_graph=retain_graph or k < n - 1,
                    create_graph=create_graph, allow_unused=True)
         rows.append(list(got.values()) if isinstance(got, dict) else list(got))
-    cols, unused = [], []
+    cols: list[Tensor | None] = []
+    unused: list[bool] = []
     for col in zip(*rows):
         unused.append(all(g is None for g in col))
         if unused[-1]:
