@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from retrograd._ops import dispatch as _dispatch
 from retrograd._ops import forward_ad as _fw
+from retrograd._ops.creation import zeros
 from retrograd._ops.subclass import is_wrapper
 from retrograd._tensor import Tensor
 
@@ -65,19 +66,32 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     with _fw.suspended():
         dual = tensor.view(tuple(tensor.shape))
-        if tangent.stride() != tensor.stride() and tensor.numel() > 1:
-            if is_wrapper(tangent):
+        if is_wrapper(tangent):
+            if tangent.stride() != tensor.stride() and tensor.numel() > 1:
                 # a copy as well, laid out as the wrapper's class lays out its values (a
                 # batched tangent under vmap: per example as its primal, torch's test)
                 tangent = tangent.clone()
-            else:
-                # the tangent is laid out as its primal, as torch does
-                laid = Tensor.new_empty_strided(tensor, tuple(tensor.shape), tensor.stride(),
-                                                dtype=tangent.dtype)
-                laid.copy_(tangent)
-                tangent = laid
+        elif tensor.numel() > 0 and not _same_layout(tangent, tensor):
+            # the tangent is laid out as its primal, over a storage as large as the
+            # primal's, as torch does: views of the dual then view the tangent alike
+            size = tensor.untyped_storage().nbytes() // tensor.element_size()
+            laid = zeros(size, dtype=tangent.dtype).as_strided(
+                tuple(tensor.shape), tensor.stride(), tensor.storage_offset())
+            laid.copy_(tangent)
+            tangent = laid
     _fw.set_tangent(dual, tangent, lv)
     return dual
+
+
+def _same_layout(tangent: Tensor, primal: Tensor) -> bool:
+    """Same strides (where more than one element makes them matter), storage offset and
+    storage size: torch's test before it keeps a tangent as given."""
+    if primal.numel() > 1 and tangent.stride() != primal.stride():
+        return False
+    if tangent.storage_offset() != primal.storage_offset():
+        return False
+    return (tangent.untyped_storage().nbytes() // tangent.element_size()
+            == primal.untyped_storage().nbytes() // primal.element_size())
 
 
 class UnpackedDualTensor(NamedTuple):
