@@ -97,3 +97,53 @@ def test_outside_vmap_samplers_are_unchanged():
     retrograd.func.vmap(lambda r: r * 2)(retrograd.zeros(2, 2))
     b = retrograd.rand(4)
     assert (a == b).all()
+
+
+# samplers whose distribution argument is batched
+BATCHED_INPUT = {
+    "bernoulli_p": lambda lib, p: lib.bernoulli(p),
+    "bernoulli_inplace_p": lambda lib, p: p.clone().bernoulli_(p),
+    "multinomial": lambda lib, p: lib.multinomial(p, 3),
+    "multinomial_rows": lambda lib, p: lib.multinomial(p.reshape(2, 4), 3, replacement=True),
+}
+
+
+def _probs(lib, batch=16):
+    return lib.tensor(np.random.RandomState(1).rand(batch, 8) * 0.9 + 0.05)
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED_INPUT))
+def test_same_randomness_with_a_batched_input_is_refused_as_torch(name):
+    messages = []
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.func.vmap(lambda p, lib=lib: BATCHED_INPUT[name](lib, p),
+                          randomness="same")(_probs(lib))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("Vmap does not currently support same randomness")
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED_INPUT))
+def test_different_randomness_with_a_batched_input_draws_per_member(name):
+    outs = []
+    for lib in (retrograd, torch):
+        lib.manual_seed(0)
+        outs.append(lib.func.vmap(lambda p, lib=lib: BATCHED_INPUT[name](lib, p),
+                                  randomness="different")(_probs(lib)))
+    ours, theirs = outs
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    values = ours.numpy()
+    assert len({row.tobytes() for row in values}) > 1  # members draw their own samples
+    if name == "multinomial":  # without replacement: distinct categories in each row
+        assert all(len(set(row)) == 3 for row in values) and values.max() < 8
+
+
+def test_multinomial_in_error_mode_raises_torch_error():
+    messages = []
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.func.vmap(lambda p, lib=lib: lib.multinomial(p, 2))(_probs(lib))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

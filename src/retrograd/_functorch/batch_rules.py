@@ -32,6 +32,7 @@ from retrograd._functorch.batched import BatchedTensor
 from retrograd._ops import dispatch
 from retrograd._ops import linalg as _linalg
 from retrograd._ops import loss as _loss
+from retrograd._ops import random as _random
 from retrograd._ops.kernels.loss import _nll_grad_matrix
 from retrograd._tensor import Tensor, _wrap
 
@@ -45,6 +46,9 @@ DYNAMIC_SHAPE = (
     "vmap: We do not support batching operators that can output dynamic shape. Attempted to "
     "vmap over aten::{}. Please file an issue at https://github.com/pytorch/pytorch/issues if "
     "you need this feature.")
+SAME_RANDOMNESS_BATCHED_INPUT = (
+    "Vmap does not currently support same randomness with a batched tensor input. Please file "
+    "an issue with functorch")
 MASKED_SELECT = (
     "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
     "this because for each batch this would return a differently shaped Tensor. Please file an "
@@ -266,11 +270,41 @@ def _pointwise(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _refuse_same_with_batched_input(inputs: Any, level: int) -> None:
+    """torch's error for a sampler whose distribution arguments (p, mean, ...) are batched under
+    randomness="same": one draw cannot serve members whose distributions differ."""
+    from retrograd._functorch.levels import vmap_level
+
+    lv = vmap_level(level)
+    if lv is not None and lv.randomness == "same" and any(_batched(a, level) for a in inputs):
+        raise RuntimeError(SAME_RANDOMNESS_BATCHED_INPUT)
+
+
+def _random_pointwise(func: Any, args: tuple, level: int) -> Any:
+    """bernoulli(p) on a batched p: the pointwise rule draws per member."""
+    _refuse_same_with_batched_input(args, level)
+    return _pointwise(func, args, level)
+
+
+def _multinomial_batched(p: Any, num_samples: int, replacement: bool, generator: Any) -> Any:
+    """multinomial of a batched p (random.multinomial_for): the batch folds into p's rows,
+    each row drawn on its own, so every member draws its own samples."""
+    from retrograd._ops.random import multinomial
+
+    level = p._level
+    _refuse_same_with_batched_input((p,), level)
+    v = p._value
+    rows = v.reshape(-1, v.shape[-1])
+    out = multinomial(rows, num_samples, replacement, generator=generator)
+    return BatchedTensor(out.reshape(tuple(v.shape[:-1]) + (out.shape[-1],)), level)
+
+
 def _random_inplace(func: Any, args: tuple, level: int) -> Any:
     """An in-place sampler on a batched value: the pointwise rule draws per member; under
     randomness="same" one per-example draw is written into every member."""
     from retrograd._functorch.levels import vmap_level
 
+    _refuse_same_with_batched_input(args[1:], level)
     lv = vmap_level(level)
     if lv is None or lv.randomness != "same" or not _batched(args[0], level):
         return _pointwise(func, args, level)
@@ -747,6 +781,7 @@ EXPLICIT: dict = {
     "avg_pool2d": _pool_rule(2), "avg_pool1d": _pool_rule(1),
     "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
     "nll_loss_forward": _nll_rule,
+    "bernoulli": _random_pointwise, "bernoulli.p": _random_pointwise,
     "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
     "_local_scalar_dense": _item_rule, "index_add": _index_add_rule,
     "index_add_": _index_add_rule,
@@ -754,3 +789,4 @@ EXPLICIT: dict = {
 
 
 _loss.nll_grad_input_for[BatchedTensor] = _nll_grad_input_batched
+_random.multinomial_for[BatchedTensor] = _multinomial_batched

@@ -753,11 +753,22 @@ def random_(self, *args, generator: Generator | None = None, **kwargs):
     return OPS["random_from"](self, low, to, generator=generator)
 
 
+# wrapper class -> multinomial for its instances (vmap's batched values draw per member)
+multinomial_for: dict = {}
+
+
 def multinomial(input, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None, out=None):
     """Indices drawn from the categorical distributions in the rows of `input` (int64)."""
-    from retrograd._tensor import _wrap
+    from retrograd._tensor import _is_wrapper, _wrap
 
+    if isinstance(input, Tensor) and input.__class__ is not Tensor and _is_wrapper(input):
+        special = multinomial_for.get(input.__class__)
+        if special is None:
+            raise NotImplementedError(
+                f"multinomial of a {input.__class__.__name__} (a wrapper subclass) is not "
+                "supported")
+        return special(input, num_samples, replacement, generator)
     probs = input._data if isinstance(input, Tensor) else np.asarray(input)
     if probs.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
