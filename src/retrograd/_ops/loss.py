@@ -330,12 +330,15 @@ def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_inde
     """_nll_grad_input in ops, for wrapper tensors, whose arrays hold no values
     (NOTE [Wrapper subclasses]): -weight[t] (/ total_weight for mean) * grad scattered to each
     target's class, nothing for ignored targets."""
+    from retrograd import where
     from retrograd._ops.creation import zeros
 
     keep = target != ignore_index
     pos = target * keep  # ignored targets point at class 0, with a zero coefficient
     scale = grad.neg() if reduction != 1 else grad / total_weight.neg()
-    coef = keep * scale
+    # (selected, not multiplied: with every target ignored a mean's total is 0 and the scale
+    # infinite, and 0 * inf would be nan where torch's gradient is 0)
+    coef = where(keep, scale, 0.0)
     if weight is not None:
         coef = coef * weight.index_select(0, pos.reshape(-1)).reshape(pos.shape)
     if len(self_shape) > 1:
