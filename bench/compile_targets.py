@@ -72,17 +72,18 @@ def bench_chain() -> None:
           (f"; compiled / torch = {t['compiled'] / t['torch']:.2f}x" if "torch" in t else ""))
 
 
+def mlp_loss(x, y, *params):
+    """The MLP of bench/overhead.py and its cross-entropy, on (weight, bias) pairs."""
+    h = x
+    for i in range(0, len(params) - 2, 2):
+        h = F.relu(F.linear(h, params[i], params[i + 1]))
+    return F.cross_entropy(F.linear(h, params[-2], params[-1]), y)
+
+
 def mlp_compiled(x0, y0, lr=0.01):
     params = [retrograd.tensor(p, requires_grad=True) for p in O.mlp_params()]
     x, y = retrograd.from_numpy(x0), retrograd.from_numpy(y0)
-
-    def loss_fn(x, y, *params):
-        h = x
-        for i in range(0, len(params) - 2, 2):
-            h = F.relu(F.linear(h, params[i], params[i + 1]))
-        return F.cross_entropy(F.linear(h, params[-2], params[-1]), y)
-
-    cf = retrograd.compile(loss_fn)
+    cf = retrograd.compile(mlp_loss)
 
     def run():
         loss = cf(x, y, *params)
@@ -102,10 +103,7 @@ def mlp_step_compiled(x0, y0, lr=0.01):
     x, y = retrograd.from_numpy(x0), retrograd.from_numpy(y0)
 
     def step(x, y, *params):
-        h = x
-        for i in range(0, len(params) - 2, 2):
-            h = F.relu(F.linear(h, params[i], params[i + 1]))
-        loss = F.cross_entropy(F.linear(h, params[-2], params[-1]), y)
+        loss = mlp_loss(x, y, *params)
         grads = retrograd.autograd.grad(loss, params)
         with retrograd.no_grad():
             for p, g in zip(params, grads):
