@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pytest
 
 import retrograd
 import retrograd.nn.functional as F
@@ -167,3 +168,23 @@ def test_verify_catches_a_constant_made_from_integer_inputs(monkeypatch, caplog)
     with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
         _compare_on_new_targets(3, inner=False)
     assert "depends on values computed outside the captured ops" in caplog.text
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_cross_entropy_with_ignored_targets_equals_eager_bit_for_bit(reduction):
+    rng = np.random.default_rng(1)
+    class_weight = retrograd.tensor(rng.random(3).astype(np.float32) + 0.5)
+
+    def f(x, y, w):
+        return F.cross_entropy(x @ w, y, weight=class_weight, ignore_index=1,
+                               reduction=reduction).sum()
+
+    compiled = retrograd.compile(f)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    w_eager, w_comp = (retrograd.tensor(w0, requires_grad=True) for _ in range(2))
+    for _ in range(3):
+        x = retrograd.tensor(rng.standard_normal((6, 4)).astype(np.float32))
+        y = retrograd.tensor(rng.integers(0, 3, 6))
+        (a,) = retrograd.autograd.grad(f(x, y, w_eager), w_eager)
+        (b,) = retrograd.autograd.grad(compiled(x, y, w_comp), w_comp)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -327,25 +327,31 @@ def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, t
 
 def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
                         total_weight, class_axis: int):
-    """_nll_grad_input in ops, for wrapper tensors, whose arrays hold no values
-    (NOTE [Wrapper subclasses]): -weight[t] (/ total_weight for mean) * grad scattered to each
-    target's class, nothing for ignored targets."""
+    """_nll_grad_input in ops: for wrapper tensors, whose arrays hold no values (NOTE [Wrapper
+    subclasses]), and while a mode may be recording. M is made as _nll_grad_matrix makes it,
+    in the same order (-weight[t], over the total for a mean, 0 for an ignored target), so the
+    result is the array form's bit for bit."""
     from retrograd import where
-    from retrograd._ops.creation import zeros
+    from retrograd._ops.creation import full, zeros
 
     keep = target != ignore_index
-    pos = target * keep  # ignored targets point at class 0, with a zero coefficient
-    scale = grad.neg() if reduction != 1 else grad / total_weight.neg()
-    # (selected, not multiplied: with every target ignored a mean's total is 0 and the scale
-    # infinite, and 0 * inf would be nan where torch's gradient is 0)
-    coef = where(keep, scale, 0.0)
-    if weight is not None:
-        coef = coef * weight.index_select(0, pos.reshape(-1)).reshape(pos.shape)
-    if len(self_shape) > 1:
-        pos, coef = pos.unsqueeze(class_axis), coef.unsqueeze(class_axis)
+    pos = target * keep  # ignored targets point at class 0, where their 0 is written
+    if weight is None:
+        vals = full(list(pos.shape), -1.0, dtype=grad.dtype)
     else:
-        pos, coef = pos.reshape(1), coef.reshape(1)
-    return zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, coef)
+        vals = weight.to(grad.dtype).index_select(0, pos.reshape(-1)).reshape(pos.shape).neg()
+    if reduction == 1:
+        vals = vals / total_weight
+    # (selected, not multiplied by the mask: with every target ignored a mean's total is 0, and
+    # 0 * inf would be nan where torch's gradient is 0)
+    vals = where(keep, vals, 0.0)
+    if len(self_shape) > 1:
+        pos, vals = pos.unsqueeze(class_axis), vals.unsqueeze(class_axis)
+    else:
+        pos, vals = pos.reshape(1), vals.reshape(1)
+    m = zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, vals)
+    g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
+    return g * m
 
 
 nll_loss_forward = op(
