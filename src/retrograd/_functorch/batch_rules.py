@@ -289,13 +289,11 @@ def _random_pointwise(func: Any, args: tuple, level: int) -> Any:
 def _multinomial_batched(p: Any, num_samples: int, replacement: bool, generator: Any) -> Any:
     """multinomial of a batched p (random.multinomial_for): the batch folds into p's rows,
     each row drawn on its own, so every member draws its own samples."""
-    from retrograd._ops.random import multinomial
-
     level = p._level
     _refuse_same_with_batched_input((p,), level)
     v = p._value
     rows = v.reshape(-1, v.shape[-1])
-    out = multinomial(rows, num_samples, replacement, generator=generator)
+    out = _random.multinomial(rows, num_samples, replacement, generator=generator)
     return BatchedTensor(out.reshape(tuple(v.shape[:-1]) + (out.shape[-1],)), level)
 
 
@@ -705,8 +703,7 @@ def _nll_grad_input_batched(grad: Any, self_shape: Any, target: Any, weight: Any
     m = _nll_grad_matrix(grad._data.dtype, folded, tv._data.reshape(-1),
                          None if w is None else w._data, reduction, ignore_index, totals, axis)
     m_batched = BatchedTensor(_wrap(m.reshape((size,) + tuple(self_shape))), level)
-    g = grad.unsqueeze(class_axis) if reduction == 0 and rank > 1 else grad
-    return g * m_batched
+    return _loss.nll_grad_times(grad, m_batched, self_shape, reduction, class_axis)
 
 
 def _nll_rule(func: Any, args: tuple, level: int) -> Any:

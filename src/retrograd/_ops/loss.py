@@ -321,8 +321,14 @@ def _nll_grad_input(grad, self_shape, target, weight, reduction, ignore_index, t
     m = _nll_grad_matrix(grad._data.dtype, self_shape, target._data,
                          None if weight is None else weight._data, reduction, ignore_index,
                          total_weight._data, class_axis)
+    return nll_grad_times(grad, _wrap(m), self_shape, reduction, class_axis)
+
+
+def nll_grad_times(grad, m, self_shape, reduction: int, class_axis: int):
+    """The input's gradient from M: grad * M, grad given one class axis for reduction="none"
+    (its shape is the target's)."""
     g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
-    return g * _wrap(m)
+    return g * m
 
 
 def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_index,
@@ -350,8 +356,7 @@ def _nll_grad_input_ops(grad, self_shape, target, weight, reduction, ignore_inde
     else:
         pos, vals = pos.reshape(1), vals.reshape(1)
     m = zeros(list(self_shape), dtype=grad.dtype).scatter(class_axis, pos, vals)
-    g = grad.unsqueeze(class_axis) if reduction == 0 and len(self_shape) > 1 else grad
-    return g * m
+    return nll_grad_times(grad, m, self_shape, reduction, class_axis)
 
 
 nll_loss_forward = op(
