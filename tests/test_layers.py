@@ -74,6 +74,9 @@ ALLOWED = {
         "gradcheck is written as user code, on the public namespace"),
     ("retrograd.autograd", "retrograd.func"): ("called",
         "gradcheck's batched checks run vmap over backward and forward-mode passes, as torch's"),
+    ("retrograd.autograd", "retrograd._vmap_internals"): ("called",
+        "is_grads_batched runs the backward under the legacy vmap, None passed through, as "
+        "torch's does"),
     ("retrograd.autograd", "retrograd.nn"): ("called",
         "the profiler swaps ranged versions into nn.functional while it runs"),
     ("retrograd.nn", "retrograd"): ("import",

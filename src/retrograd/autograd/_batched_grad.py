@@ -3,8 +3,9 @@ and each gradient comes back with the same leading dimension.
 
 As torch does, the backward pass runs once, under vmap over the grad_outputs: every formula
 computes with batched gradients (NOTE [Batching rules]), so a batch of 64 costs about one pass,
-not 64. An unused input's gradient is the same None for every member, so it passes through the
-vmap as a marker and comes back as None (or one unbatched zero with materialize_grads).
+not 64. An unused input's gradient is the same None for every member: it passes through the
+vmap as torch's does (`_vmap_internals._vmap(allow_none_pass_through=True)`) and comes back as
+None (or one unbatched zero with materialize_grads).
 A graph of wrapper subclasses (LoggingTensor-style) still runs one pass per member: batched
 values inside another class's dispatch do not give torch's values yet.
 """
@@ -52,13 +53,12 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph: bool | None, creat
         retain_graph = create_graph
     ins = tuple(inputs.values()) if isinstance(inputs, dict) else _as_tuple(inputs)
     if any(_is_wrapper_tensor(t) for t in (*outs, *gouts, *ins)):
-        cols, unused = _member_by_member(grad, outputs, inputs, gouts, n, retain_graph,
-                                         create_graph)
+        cols = _member_by_member(grad, outputs, inputs, gouts, n, retain_graph, create_graph)
     else:
-        cols, unused = _under_vmap(grad, outputs, inputs, gouts, retain_graph, create_graph)
+        cols = _under_vmap(grad, outputs, inputs, gouts, retain_graph, create_graph)
     final: list[Tensor | None] = []
     for i, (col, t) in enumerate(zip(cols, ins)):
-        if unused[i]:
+        if col is None:  # unused by every member
             if materialize_grads:
                 # one unbatched zero, as a single batched pass gives
                 final.append(retrograd.zeros_like(t, requires_grad=create_graph))
@@ -78,28 +78,23 @@ def _is_wrapper_tensor(t) -> bool:
 
 
 def _under_vmap(grad, outputs, inputs, gouts: tuple, retain_graph: bool,
-                create_graph: bool) -> tuple:
-    """One backward pass over the batch: (gradient per input, which inputs are unused)."""
-    from retrograd.func import vmap
-
-    unused: list[bool] = []
+                create_graph: bool) -> list:
+    """One backward pass over the batch: the gradient per input, None where unused."""
+    from retrograd._vmap_internals import _vmap
 
     def one_member(*member):
         got = grad(outputs, inputs, member, retain_graph=retain_graph,
                    create_graph=create_graph, allow_unused=True)
-        row = list(got.values()) if isinstance(got, dict) else list(got)
-        unused[:] = [g is None for g in row]
-        # None cannot leave a vmap: an unbatched zero stands in, and is dropped by the caller
-        return tuple(retrograd.zeros(()) if g is None else g for g in row)
+        return tuple(got.values()) if isinstance(got, dict) else tuple(got)
 
     in_dims = tuple(0 if isinstance(g, Tensor) and g.dim() > 0 else None for g in gouts)
-    return vmap(one_member, in_dims=in_dims)(*gouts), unused
+    return list(_vmap(one_member, in_dims, 0, allow_none_pass_through=True)(*gouts))
 
 
 def _member_by_member(grad, outputs, inputs, gouts: tuple, n: int, retain_graph: bool,
-                      create_graph: bool) -> tuple:
-    """One backward pass per batch member, stacked: for graphs of wrapper subclasses, whose
-    own dispatch vmap's batched values would have to pass through."""
+                      create_graph: bool) -> list:
+    """One backward pass per batch member, stacked (None where unused): for graphs of wrapper
+    subclasses, whose own dispatch vmap's batched values would have to pass through."""
     rows = []
     for k in range(n):
         member = tuple(g[k] if isinstance(g, Tensor) else g for g in gouts)
@@ -107,13 +102,11 @@ def _member_by_member(grad, outputs, inputs, gouts: tuple, n: int, retain_graph:
                    create_graph=create_graph, allow_unused=True)
         rows.append(list(got.values()) if isinstance(got, dict) else list(got))
     cols: list[Tensor | None] = []
-    unused: list[bool] = []
     for col in zip(*rows):
-        unused.append(all(g is None for g in col))
-        if unused[-1]:
+        if all(g is None for g in col):
             cols.append(None)
             continue
         ref = next(g for g in col if g is not None)
         cols.append(retrograd.stack([retrograd.zeros_like(ref) if g is None else g
                                      for g in col]))
-    return cols, unused
+    return cols
