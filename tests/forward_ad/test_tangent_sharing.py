@@ -72,3 +72,16 @@ def test_legacy_vmap_passes_none_through():
         doubled, nothing = f(lib.ones(3, 2))
         assert nothing is None
         np.testing.assert_array_equal(doubled.numpy(), np.full((3, 2), 2.0))
+
+
+def test_a_tangent_laid_out_unlike_its_primal_is_copied_in_the_primal_layout_and_dtype():
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+        tangent = lib.ones(2, dtype=lib.float64)
+        with fwAD.dual_level():
+            t = fwAD.unpack_dual(fwAD.make_dual(lib.zeros(6)[1:3], tangent)).tangent
+            return (str(t.dtype).split(".")[-1], t.storage_offset(), t.stride(), t.tolist(),
+                    t is tangent)
+
+    ours, theirs = (run(lib) for lib in LIBS)
+    assert ours == theirs == ("float32", 1, (1,), [1.0, 1.0], False)

@@ -13,6 +13,11 @@ from retrograd._ops.subclass import MethodOverload
 from retrograd._tensor import Tensor
 
 
+def storage_numel(t: Tensor) -> int:
+    """How many elements t's storage holds (a view's storage is its base's)."""
+    return t.untyped_storage().nbytes() // t.element_size()
+
+
 def new_zeros_with_same_feature_meta(self: Tensor, other: Tensor, *,
                                      self_num_batch_dims: int = 0) -> Tensor:
     """Zeros with the leading `self_num_batch_dims` sizes of `self` and the sizes, strides and
@@ -20,10 +25,9 @@ def new_zeros_with_same_feature_meta(self: Tensor, other: Tensor, *,
     batch size elements, in `other`'s dtype."""
     import retrograd
 
-    storage_numel = other.untyped_storage().nbytes() // other.element_size()
     batch_sizes = list(self.shape[:self_num_batch_dims])
     batch_strides = [0] * self_num_batch_dims
-    total = storage_numel
+    total = storage_numel(other)
     for i in range(self_num_batch_dims - 1, -1, -1):
         batch_strides[i] = total
         total *= batch_sizes[i]

@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 from retrograd._ops import dispatch as _dispatch
 from retrograd._ops import forward_ad as _fw
-from retrograd._ops.creation import zeros
 from retrograd._ops.subclass import is_wrapper
+from retrograd._ops.tangent_meta import new_zeros_with_same_feature_meta, storage_numel
 from retrograd._tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
@@ -73,10 +73,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                 tangent = tangent.clone()
         elif tensor.numel() > 0 and not _same_layout(tangent, tensor):
             # the tangent is laid out as its primal, over a storage as large as the
-            # primal's, as torch does: views of the dual then view the tangent alike
-            size = tensor.untyped_storage().nbytes() // tensor.element_size()
-            laid = zeros(size, dtype=tangent.dtype).as_strided(
-                tuple(tensor.shape), tensor.stride(), tensor.storage_offset())
+            # primal's, in the primal's dtype, as torch does: views of the dual then view the
+            # tangent alike
+            laid = new_zeros_with_same_feature_meta(tangent, tensor)
             laid.copy_(tangent)
             tangent = laid
     _fw.set_tangent(dual, tangent, lv)
@@ -90,8 +89,7 @@ def _same_layout(tangent: Tensor, primal: Tensor) -> bool:
         return False
     if tangent.storage_offset() != primal.storage_offset():
         return False
-    return (tangent.untyped_storage().nbytes() // tangent.element_size()
-            == primal.untyped_storage().nbytes() // primal.element_size())
+    return storage_numel(tangent) == storage_numel(primal)
 
 
 class UnpackedDualTensor(NamedTuple):
