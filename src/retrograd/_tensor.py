@@ -401,6 +401,12 @@ class Tensor:
             return op_seam.detach_wrapper(self)  # NOTE [Wrapper subclasses]
         out = _wrap(self._data)
         out._version_counter = self._version_counter
+        if self._view is not None or self._meta is not None and self._meta.storage is not None:
+            # the detached tensor is no view for autograd, but its storage is still the whole
+            # of its base's (its size, a storage offset, as_strided's reach), as in torch
+            from retrograd.storage import storage_of
+
+            out._get_meta().storage = storage_of(self)
         return out
 
     def detach_(self) -> Tensor:

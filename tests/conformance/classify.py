@@ -1,4 +1,4 @@
-"""Why a counted test does not pass on retrograd: out of scope, deliberate, later, or to do.
+"""Why a counted test does not pass on retrograd: out of scope, deliberate, or to do.
 
 Rules are tried in order; the first whose pattern matches the test id (or, for REASON_RULES,
 the failure) decides. Anything unmatched is "todo" with its failure as the reason.
@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import re
 
-LATER = ("forward-mode AD details not built yet: tangent metadata checks, gradcheck's batched "
-         "checks through vmap")
-
 # (test-id pattern, status, reason)
 ID_RULES = [
     # autograd.functional's tests run each case on a LoggingTensor too (a __torch_dispatch__
     # wrapper subclass); their names must not fall under the forward-mode `jvp_` rule below
     (r"^TestAutogradFunctional\..*_logging_tensor$", "todo",
      "LoggingTensor needs __torch_dispatch__ wrapper subclasses (Tensor._make_wrapper_subclass)"),
-    (r"ForwardMode|fw_grad|fwad|forward_ad|forward_mode|_jvp|jvp_|vmap"
-     r"|batched_grad|is_grads_batched|dual", "later", LATER),
     (r"sparse|to_dense|coalesce", "scope", "sparse tensors: retrograd is dense only"),
     (r"complex|Complex|conj|_cdouble|_cfloat|view_as_real|_complex128|_complex64", "scope",
      "complex dtypes: retrograd has real dtypes only"),
@@ -32,8 +27,6 @@ ID_RULES = [
 
 # (failure pattern, status, reason)
 REASON_RULES = [
-    (r"missing: torch\.autograd\.(functional|forward_ad)|missing: torch\._vmap_internals"
-     r"|missing: torch\.func", "later", LATER),
     (r"missing: torch\.jit", "scope", "TorchScript has no meaning in a Python library"),
     (r"missing: torch\._C\.|missing: torch\._C$|module 'retrograd\._C(\.\w+)?' has no attribute",
      "scope",
@@ -49,7 +42,6 @@ BY_TEST: dict = {
         "deliberate", "`del t._grad_fn` is not refused: intercepting deletion would need a "
         "Tensor.__delattr__, which makes every attribute write on every tensor ~6x slower in "
         "CPython (NOTE [No __delattr__ on Tensor]); the other refusals hold"),
-    "TestAutograd.test_gradcheck_check_forward_or_backward_only": ("later", LATER),
     "TestAutograd.test_no_grad_copy": (
         "deliberate", "a gradient a custom Function's backward returns is never stolen as .grad: "
         "the Function may have kept it (ctx, a global), and retrograd decides by ownership, not "

@@ -11,7 +11,6 @@ one that does not pass --
   todo        applicable and failing: the reason is the failure
   scope       out of scope for a CPU NumPy library (sparse, complex, CUDA, TorchScript, ...)
   deliberate  retrograd differs on purpose (the reason says how, and why it is better)
-  later       forward-mode AD and vmap, not built yet
   uncounted   fails (or skips) on torch 2.13 under the same stand-in: not a measure of retrograd
 The categories other than pass/todo/uncounted come from classify.py's rules.
 """
@@ -85,7 +84,7 @@ def write_status(entries: dict, path: Path = STATUS_FILE) -> None:
         "# PyTorch v2.6.0 autograd tests on retrograd, against torch 2.13 under the same runner.",
         "# Written by `python -m tests.conformance --update`; see NOTE [Conformance runner].",
         f"# counted {counts['counted']}: pass {counts['pass']}, todo {counts['todo']}, "
-        f"scope {counts['scope']}, deliberate {counts['deliberate']}, later {counts['later']}; "
+        f"scope {counts['scope']}, deliberate {counts['deliberate']}; "
         f"uncounted {counts['uncounted']}",
         "# status\ttest\treason",
     ]
@@ -96,7 +95,7 @@ def write_status(entries: dict, path: Path = STATUS_FILE) -> None:
 
 
 def score(entries: dict) -> dict:
-    counts = dict.fromkeys(("pass", "todo", "scope", "deliberate", "later", "uncounted"), 0)
+    counts = dict.fromkeys(("pass", "todo", "scope", "deliberate", "uncounted"), 0)
     for status, _ in entries.values():
         counts[status] += 1
     counts["counted"] = sum(v for k, v in counts.items() if k != "uncounted")

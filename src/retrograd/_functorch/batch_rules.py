@@ -33,6 +33,7 @@ from retrograd._ops import dispatch
 from retrograd._ops import linalg as _linalg
 from retrograd._ops import loss as _loss
 from retrograd._ops import random as _random
+from retrograd._ops import shape as _shape
 from retrograd._ops.kernels.loss import _nll_grad_matrix
 from retrograd._tensor import Tensor, _wrap
 
@@ -49,6 +50,11 @@ DYNAMIC_SHAPE = (
 SAME_RANDOMNESS_BATCHED_INPUT = (
     "Vmap does not currently support same randomness with a batched tensor input. Please file "
     "an issue with functorch")
+AS_STRIDED_OUTSIDE = (
+    "result = tensor.as_strided({}, {}, {}) can access memory outside of `tensor`. `result` can "
+    "access some memory in range [{}, {}], but `tensor` can only access some memory in range "
+    "[{}, {}]. This is not supported inside of vmap, please try to rewrite the `as_strided` call "
+    "as a sequence of PyTorch view operations")
 MASKED_SELECT = (
     "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
     "this because for each batch this would return a differently shaped Tensor. Please file an "
@@ -509,6 +515,30 @@ def _t_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(self._value.transpose(1, 2), level)
 
 
+def _as_strided_rule(func: Any, args: tuple, level: int) -> Any:
+    """_as_strided_rel (as_strided placed relative to its input's first element): each member's
+    view is placed from that member's first element, so it is one view of the whole batch with
+    the batch stride in front. Refused, as torch does, when a member's view would reach memory
+    outside that member (another member's, or beyond)."""
+    v = args[0]._value
+    size, stride, delta = list(args[1]), list(args[2]), int(args[3])
+    base = v.storage_offset()
+    if 0 not in size:
+        reach = base + delta + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        member = base + sum((n - 1) * s for n, s in zip(v.shape[1:], v.stride()[1:])) + 1
+        if delta < 0 or reach > member:
+            raise RuntimeError(AS_STRIDED_OUTSIDE.format(
+                size, stride, base + delta, base + delta, reach, base, member))
+    return wrap(func(v, [v.shape[0], *size], [v.stride(0), *stride], delta, *args[4:]), level)
+
+
+def _as_strided_batched(input: Any, size: Any, stride: Any, storage_offset: Any) -> Any:
+    """as_strided of a BatchedTensor: storage_offset counts in the members' storage, where the
+    first member starts at its value's offset; the rule checks each member's reach."""
+    v = input._value
+    delta = 0 if storage_offset is None else storage_offset - v.storage_offset()
+    return _shape._as_strided_rel(input, list(size), list(stride), delta, storage_offset)
+
 def _squeeze_rule(func: Any, args: tuple, level: int) -> Any:
     v = args[0]._value
     dims = [i + 1 for i, n in enumerate(v.shape[1:]) if n == 1]
@@ -764,7 +794,7 @@ EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
     "repeat": _repeat_rule,
-    "t": _t_rule, "squeeze": _squeeze_rule,
+    "t": _t_rule, "squeeze": _squeeze_rule, "_as_strided_rel": _as_strided_rule,
     "sum": _full_reduction("sum.dim_IntList"), "mean": _full_reduction("mean.dim"),
     "prod": _full_reduction("prod.dim_int"), "max": _full_reduction("amax"),
     "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
@@ -787,3 +817,4 @@ EXPLICIT: dict = {
 
 _loss.nll_grad_input_for[BatchedTensor] = _nll_grad_input_batched
 _random.multinomial_for[BatchedTensor] = _multinomial_batched
+_shape.as_strided_for[BatchedTensor] = _as_strided_batched

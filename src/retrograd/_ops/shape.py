@@ -210,7 +210,14 @@ _as_strided_rel = op(
     function=False, method=False)
 
 
+# Tensor subclass -> its as_strided, for classes whose storage is not their own array's
+# (BatchedTensor: each member's view is placed in that member, by its batching rule)
+as_strided_for: dict = {}
+
+
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    if input.__class__ is not Tensor and input.__class__ in as_strided_for:
+        return as_strided_for[input.__class__](input, size, stride, storage_offset)
     from retrograd._autograd.views import root_storage
     from retrograd._autograd.views import storage_offset as offset_of
     from retrograd.storage import root_shift

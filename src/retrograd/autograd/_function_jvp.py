@@ -40,8 +40,8 @@ VIEW_OF_OTHER_BASE = ("A custom Function is returning a view but the jvp is not 
 
 
 def input_tangents(args: tuple) -> list | None:
-    """The tangents jvp receives: an input's tangent, zeros for a floating tensor without one,
-    None for anything else; None as a whole when no input has a tangent."""
+    """The inputs' tangents (None where an input has none); None as a whole when no input has
+    a tangent. run_jvp puts zeros in for floating inputs unless forward turned that off."""
     if not fw._enabled[0]:
         return None
     found = False
@@ -50,9 +50,7 @@ def input_tangents(args: tuple) -> list | None:
         t = fw.tangent_of(a) if isinstance(a, Tensor) else None
         found = found or t is not None
         out.append(t)
-    if not found:
-        return None
-    return [fw._zeros(a) if t is None and fw._float(a) else t for a, t in zip(args, out)]
+    return out if found else None
 
 
 def _root(t: Tensor) -> Tensor:
@@ -63,8 +61,11 @@ def _root(t: Tensor) -> Tensor:
 def run_jvp(cls: Any, ctx: Any, args: tuple, tangents: list, output: Any) -> None:
     """Run cls.jvp with ctx.saved_tensors being what save_for_forward kept, check its results
     and give them to the outputs as their tangents."""
-    versions = [t._version if isinstance(t, Tensor) else None for t in tangents]
     d = ctx.__dict__
+    if d.get("_materialize", True):  # ctx.set_materialize_grads(False) passes None through
+        tangents = [fw._zeros(a) if t is None and isinstance(a, Tensor) and fw._float(a) else t
+                    for a, t in zip(args, tangents)]
+    versions = [t._version if isinstance(t, Tensor) else None for t in tangents]
     before = (d.get("_saved_vars"), d.get("_to_save"))
     d["_saved_vars"] = None
     d["_to_save"] = d.get("_saved_for_forward") or ()

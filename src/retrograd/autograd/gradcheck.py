@@ -401,6 +401,33 @@ def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
                 raise GradcheckError(_batched_mismatch(k, k, res, exp, forward=True))
 
 
+def _check_undefined_tangent(func: Callable, inputs: tuple, diff_idx: list) -> None:
+    """For each differentiable input, a zero tangent given explicitly and no tangent at all (a
+    plain tensor; the other inputs keep random tangents) must give the same output tangents
+    wherever both are defined: a forward formula must treat an undefined tangent as zero."""
+    from retrograd.autograd import forward_ad as fwAD
+
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(a.detach(), retrograd.rand_like(a)) if i in diff_idx else a
+                 for i, a in enumerate(inputs)]
+        for i in diff_idx:
+            plain = inputs[i].detach()
+            runs = []
+            for given in (fwAD.make_dual(plain, retrograd.zeros_like(plain)), plain):
+                args = duals[:i] + [given] + duals[i + 1:]
+                runs.append([o for o in _as_tuple(func(*args))
+                             if isinstance(o, Tensor) and (o.is_floating_point() or
+                                                           o.is_complex())])
+            for o_idx, (zero, none) in enumerate(zip(*runs)):
+                got, expected = fwAD.unpack_dual(zero).tangent, fwAD.unpack_dual(none).tangent
+                if got is not None and expected is not None and \
+                        not retrograd.allclose(got, expected):
+                    raise GradcheckError(
+                        f"Mismatch in tangent values for output with index: {o_idx} when "
+                        f"input: {inputs[i]} has an undefined tangent value.  Got: {got} but "
+                        f"expected: {expected}")
+
+
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
                check_forward_ad, check_backward_ad, fast_mode, masked) -> bool:
@@ -417,6 +444,8 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                              check_grad_dtypes, fast_mode, numerical)
     if check_forward_ad:
         _check_forward_ad(func, inputs, outputs, diff_idx, atol, rtol, numerical)
+        if check_undefined_grad:
+            _check_undefined_tangent(func, inputs, diff_idx)
     if check_batched_forward_grad:
         _check_batched_forward_grad(func, inputs)
     if check_backward_ad:
