@@ -30,7 +30,7 @@ LAYERS = [
     ("autograd core", ["retrograd._autograd"]),
     ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF", "retrograd.ops"]),
     ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
-                      "retrograd._logging"]),
+                      "retrograd._logging", "retrograd.overrides"]),
     ("libraries", [
         "retrograd.nn", "retrograd.optim", "retrograd.utils", "retrograd.amp", "retrograd.testing",
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",

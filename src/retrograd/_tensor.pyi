@@ -487,6 +487,7 @@ class Tensor:
 
     def __xor__(self, other: Any) -> Tensor:
         ...
+    _make_subclass: Any
     _make_wrapper_subclass: Any
 
     def _view_func(self, new_base: Tensor, symint_visitor_fn: Any=..., tensor_visitor_fn: Any=...) -> Any:

@@ -161,6 +161,30 @@ convolution = op(
                  "bias": lambda grad: _bias_grad_array(grad)})
 
 
+
+def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes,
+                          stride, padding, dilation, transposed: bool, output_padding, groups: int,
+                          output_mask) -> tuple:
+    """convolution's three gradients as one call (aten.convolution_backward): made of the ops
+    convolution's own formulas use, so they differentiate and carry tangents; None where
+    output_mask leaves a gradient out."""
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = _public_input_grad(grad_output, weight, tuple(input.shape), stride, padding,
+                                        dilation, transposed, groups, bias_sizes)
+    if output_mask[1]:
+        grad_weight = _public_weight_grad(grad_output, input, tuple(weight.shape), stride,
+                                          padding, dilation, transposed, groups, bias_sizes)
+    if output_mask[2]:
+        grad_bias = _bias_grad(grad_output)
+    return grad_input, grad_weight, grad_bias
+
+
+composite("convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+          "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+          "bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> "
+          "(Tensor, Tensor, Tensor)", _convolution_backward, function=False, method=False)
+
 # --- checks, as torch's convolution words them --------------------------------------------------
 
 

@@ -135,15 +135,22 @@ def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
     return out
 
 
+# grad mode outside each running __torch_dispatch__ (innermost last): what
+# overrides.enable_reentrant_dispatch restores for ops that should record a graph again
+outer_grad_mode: list = []
+
+
 def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     prev = state.grad_enabled
     state.grad_enabled = False
+    outer_grad_mode.append(prev)
     try:
         if getattr(cls, "_wraps_wrappers", False):
             with _Unhidden():
                 return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
         return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
     finally:
+        outer_grad_mode.pop()
         state.grad_enabled = prev
 
 
@@ -390,3 +397,34 @@ def _make_wrapper_subclass(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 
 Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)  # type: ignore[attr-defined]
+
+
+def make_subclass(cls: type, data: Tensor, require_grad: bool = False,
+                  dispatch_sizes_strides_policy: Any = None, dispatch_device: bool = False,
+                  dispatch_layout: bool = False, _extra_dispatch_keys: Any = None,
+                  storage_size: Any = None) -> Any:
+    """Tensor._make_subclass: an instance of `cls` over `data`'s memory and version counter,
+    with no history (as data.detach()). Unlike a wrapper it holds real values; if its class
+    defines __torch_dispatch__, its ops still go there."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+                        f"{type(data).__name__}")
+    plain = data.detach()
+    t: Any = object.__new__(cls)
+    t._data = plain._data
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._version_counter = plain._version_counter
+    t._view = None
+    t._grad_acc = None
+    t._meta = plain._meta  # the storage of a detached view (Tensor.detach)
+    if _is_wrapper(t):
+        _track(t)
+    if require_grad:
+        t.requires_grad_(True)
+    return t
+
+
+Tensor._make_subclass = staticmethod(make_subclass)  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from retrograd._ops import dispatch as _dispatch
 from retrograd._ops import forward_ad as _fw
+from retrograd._ops.shape import alias as _alias
 from retrograd._ops.subclass import is_wrapper
 from retrograd._ops.tangent_meta import new_zeros_with_same_feature_meta, storage_numel
 from retrograd._tensor import Tensor
@@ -65,7 +66,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} "
             f"while the given forward gradient is of size {list(tangent.shape)}.")
     with _fw.suspended():
-        dual = tensor.view(tuple(tensor.shape))
+        # an alias, as torch's make_dual takes: a __torch_dispatch__ class sees aten.alias
+        dual = _alias(tensor) if is_wrapper(tensor) else tensor.view(tuple(tensor.shape))
         if is_wrapper(tangent):
             if tangent.stride() != tensor.stride() and tensor.numel() > 1:
                 # a copy as well, laid out as the wrapper's class lays out its values (a
