@@ -22,6 +22,9 @@ class _State(threading.local):
     current_node = None
     # nested backward calls on this thread (NOTE [Deep reentrant backward] in engine.py)
     backward_depth = 0
+    # the compiler is capturing a backward that nothing differentiates again (its compiled
+    # form is once_differentiable): formulas may record their fused, non-differentiable ops
+    first_order_capture = False
 
 
 state = _State()

@@ -166,9 +166,15 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
                         tan._requires_grad = True
                         tracer.add_input(tan, "tangents")
                         tangents.append(tan)
-                    result = autograd.grad([out_nodes[i][1] for i in diff_out],
-                                           [primals[i] for i in diff_in], tangents,
-                                           allow_unused=True, create_graph=True)
+                    # the compiled backward is once_differentiable: its formulas may record
+                    # the fused ops eager's backward runs (normalization, attention)
+                    state.first_order_capture = True
+                    try:
+                        result = autograd.grad([out_nodes[i][1] for i in diff_out],
+                                               [primals[i] for i in diff_in], tangents,
+                                               allow_unused=True, create_graph=True)
+                    finally:
+                        state.first_order_capture = False
                     grads = [None if g is None else tracer.node_of(g) for g in result]
     finally:
         state.saved_hooks = hooks

@@ -73,10 +73,12 @@ def _composite_grads(g: Tensor, x: Tensor, w, stat_axes: tuple, param_axes: tupl
 
 
 def _fused_wanted() -> bool:
-    """Use the fused NumPy backward unless the gradient must itself be differentiable."""
+    """Use the fused NumPy backward unless the gradient must itself be differentiable: when no
+    graph of it is built and no mode needs its ops, or while the compiler captures a backward
+    that is never differentiated (the graph then records the fused op, as eager runs it)."""
     from retrograd._ops import dispatch
 
-    return not state.grad_enabled and not dispatch.mode_stack
+    return (not state.grad_enabled and not dispatch.mode_stack) or state.first_order_capture
 
 
 # --- layer_norm ------------------------------------------------------------------------------
