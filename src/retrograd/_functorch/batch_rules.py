@@ -95,6 +95,7 @@ POINTWISE_EXTRA = frozenset({
     "div.Scalar_mode", "true_divide.Tensor", "clamp.Tensor", "where.ScalarOther",
     "where.ScalarSelf", "where.Scalar", "log_softmax_backward", "exponential_", "uniform_",
     "normal_", "bernoulli_.float", "bernoulli_.Tensor", "bernoulli", "bernoulli.p",
+    "igamma", "igammac", "igamma_", "igammac_",
 })
 # in-place samplers: each member draws its own values, or (randomness="same") all the same
 RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_",

@@ -24,6 +24,10 @@ declaration, and OpDef.jvp_rule records, at declaration, which derivation applie
   "none"         no formulas: outputs that are not differentiable (comparisons, integer ops)
                  get no tangent; a float output raises torch's NotImplementedError ("Trying to
                  use forward AD with aten::bernoulli that does not support it.").
+  "unimplemented" ops torch has backward formulas for but no forward derivative (NO_FORWARD):
+                 any tangent reaching them raises torch's NotImplementedError ("... because it
+                 has not been implemented yet."), though a rule could be derived; the dual
+                 fast path takes no such op.
 In-place ops compute their tangent from their out-of-place twin's rule (or their own formulas)
 with the value `self` had before the write, then write it into self's tangent in place, so views
 of self see it; an in-place op on a view without a tangent gives its base a zero tangent first
@@ -72,6 +76,11 @@ ELEMENTWISE = frozenset({
 })
 
 
+# ops torch refuses tangents for: it derives no forward formula where one input (igamma's
+# `input`) has no derivative, so a tangent on either input is an error there
+NO_FORWARD = frozenset({"igamma", "igammac", "igamma_", "igammac_"})
+
+
 # views whose geometry is read from where their inputs sit in memory (slice_inverse lays src's
 # geometry over self's storage): a tangent is a separate array, so the op applied to tangents
 # would read the wrong geometry; their tangent comes from the formulas (transpose rule)
@@ -80,6 +89,8 @@ GEOMETRY_VIEWS = frozenset({"slice_inverse"})
 
 def rule_for(name: str, is_view: bool, has_formulas: bool, jvp) -> str:
     """The derivation an op's tangent uses (NOTE [Forward-mode derivatives])."""
+    if name in NO_FORWARD:
+        return "unimplemented"
     if jvp is not None:
         return "explicit"
     if name in GEOMETRY_VIEWS:
@@ -295,6 +306,11 @@ def not_supported(op) -> NotImplementedError:
         f"Trying to use forward AD with aten::{op.schema.name} that does not support it.")
 
 
+def not_implemented_yet(op) -> NotImplementedError:
+    return NotImplementedError(f"Trying to use forward AD with {op.schema.name} that does not "
+                               "support it because it has not been implemented yet.")
+
+
 def output_tangents(op, args: tuple, tans: dict, outs: tuple) -> list:
     """The tangent of each output (None for one that gets none), by op.jvp_rule."""
     rule = op.jvp_rule
@@ -304,6 +320,8 @@ def output_tangents(op, args: tuple, tans: dict, outs: tuple) -> list:
         return [None] * len(outs)
     if rule == "none":  # float results and no formula: refuse rather than drop the tangent
         raise not_supported(op)
+    if rule == "unimplemented":
+        raise not_implemented_yet(op)
     if rule == "explicit":
         res = _explicit(op, args, tans, outs)
     elif rule == "linear":
@@ -532,6 +550,8 @@ def _inplace(op, args: tuple, tans: dict):
     self_t = args[idx]
     snap = _wrap(np.array(self_t._data, copy=True))
     run(op, args)
+    if op.jvp_rule == "unimplemented":  # self is written first, as in torch
+        raise not_implemented_yet(op)
     if not _float(self_t):
         return self_t
     call = args[:idx] + (snap,) + args[idx + 1:]
