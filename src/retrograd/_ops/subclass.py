@@ -374,18 +374,24 @@ def zeros_like_wrapper(t: Tensor) -> Tensor:
     return _below_autograd(type(t), zeros_like_overload, (t,), {})
 
 
-def shallow_copy(t: Tensor) -> Tensor:
-    """A new instance of t's class over the same array and attributes, with no history."""
-    out = object.__new__(type(t))
-    out._data = t._data
+def _instance_over(cls: type, data: np.ndarray, version_counter: Any, meta: Any) -> Any:
+    """A new instance of `cls` (a Tensor subclass) over `data`, with no history."""
+    out: Any = object.__new__(cls)
+    out._data = data
     out._requires_grad = False
     out._grad_fn = None
     out._output_nr = 0
     out._grad = None
-    out._version_counter = t._version_counter
+    out._version_counter = version_counter
     out._view = None
     out._grad_acc = None
-    out._meta = None
+    out._meta = meta
+    return out
+
+
+def shallow_copy(t: Tensor) -> Tensor:
+    """A new instance of t's class over the same array and attributes, with no history."""
+    out = _instance_over(type(t), t._data, t._version_counter, None)
     if hasattr(t, "__dict__"):
         out.__dict__.update(t.__dict__)
     _track(out)
@@ -410,16 +416,8 @@ def make_subclass(cls: type, data: Tensor, require_grad: bool = False,
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
                         f"{type(data).__name__}")
     plain = data.detach()
-    t: Any = object.__new__(cls)
-    t._data = plain._data
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._grad = None
-    t._version_counter = plain._version_counter
-    t._view = None
-    t._grad_acc = None
-    t._meta = plain._meta  # the storage of a detached view (Tensor.detach)
+    # plain._meta: the storage of a detached view (Tensor.detach)
+    t = _instance_over(cls, plain._data, plain._version_counter, plain._meta)
     if _is_wrapper(t):
         _track(t)
     if require_grad:
