@@ -57,7 +57,7 @@ class TensorMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
 
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage",
-                 "grad_lock")
+                 "storage_from", "grad_lock")
 
     def __init__(self) -> None:
         self.hooks = None  # id -> leaf tensor pre-hook (_backward_hooks), read by AccumulateGrad
@@ -66,6 +66,9 @@ class TensorMeta:
         self.name = None
         self.retain_handle = None
         self.storage = None  # an UntypedStorage given by set_ / resize_ (retrograd.storage)
+        # a detached view: the tensor whose storage this one's is (made into `storage` when
+        # first asked for: detach itself stays cheap)
+        self.storage_from = None
         self.grad_lock = None  # a leaf's lock for writing .grad (_autograd.accumulate_grad)
 
 
@@ -401,12 +404,11 @@ class Tensor:
             return op_seam.detach_wrapper(self)  # NOTE [Wrapper subclasses]
         out = _wrap(self._data)
         out._version_counter = self._version_counter
-        if self._view is not None or self._meta is not None and self._meta.storage is not None:
+        if self._view is not None or self._meta is not None and (
+                self._meta.storage is not None or self._meta.storage_from is not None):
             # the detached tensor is no view for autograd, but its storage is still the whole
             # of its base's (its size, a storage offset, as_strided's reach), as in torch
-            from retrograd.storage import storage_of
-
-            out._get_meta().storage = storage_of(self)
+            out._get_meta().storage_from = self
         return out
 
     def detach_(self) -> Tensor:
@@ -438,7 +440,8 @@ class Tensor:
             check_data(self, value)
         self._data = value._data
         if self._meta is not None:
-            self._meta.storage = None  # a storage set_ / resize_ gave the old array
+            # a storage set_ / resize_ (or a detached base) gave the old array
+            self._meta.storage = self._meta.storage_from = None
 
     # --- conversion ----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

@@ -6,7 +6,6 @@ import contextlib
 from collections.abc import Iterator
 
 from retrograd._autograd.state import state
-from retrograd._ops.subclass import outer_grad_mode
 
 __all__ = ["enable_reentrant_dispatch"]
 
@@ -16,8 +15,8 @@ def enable_reentrant_dispatch() -> Iterator[None]:
     """Inside a __torch_dispatch__, ops record a graph again as they would outside it (the
     handler runs below autograd, where they record none)."""
     prev = state.grad_enabled
-    if outer_grad_mode:
-        state.grad_enabled = outer_grad_mode[-1]
+    if state.dispatch_outer_grad is not None:
+        state.grad_enabled = state.dispatch_outer_grad
     try:
         yield
     finally:

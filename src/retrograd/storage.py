@@ -180,9 +180,15 @@ def _root(t: Tensor) -> Tensor:
 
 
 def explicit_storage(t: Tensor) -> UntypedStorage | None:
-    """The storage set_ / resize_ gave t's root, if any."""
+    """The storage set_ / resize_ gave t's root, or the one it shares as a detached view, if
+    any."""
     meta = _root(t)._meta
-    return None if meta is None else meta.storage
+    if meta is None:
+        return None
+    if meta.storage is None and meta.storage_from is not None:
+        meta.storage = storage_of(meta.storage_from)
+        meta.storage_from = None
+    return meta.storage
 
 
 def span_bytes(a: np.ndarray) -> np.ndarray:

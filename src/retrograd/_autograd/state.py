@@ -25,6 +25,9 @@ class _State(threading.local):
     # the compiler is capturing a backward that nothing differentiates again (its compiled
     # form is once_differentiable): formulas may record their fused, non-differentiable ops
     first_order_capture = False
+    # grad mode outside the innermost running __torch_dispatch__ of a tensor subclass (None
+    # outside any): what overrides.enable_reentrant_dispatch restores
+    dispatch_outer_grad: bool | None = None
 
 
 state = _State()

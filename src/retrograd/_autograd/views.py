@@ -194,7 +194,8 @@ def root_storage(t: Tensor) -> np.ndarray:
     """A 1-d array over the storage of t's root base (for as_strided)."""
     root = t._view.base._data if t._view is not None else t._data
     meta = (t._view.base if t._view is not None else t)._meta
-    if meta is not None and meta.storage is not None:  # set_ / resize_ gave it more memory
+    if meta is not None and (meta.storage is not None or meta.storage_from is not None):
+        # set_ / resize_ gave it more memory, or it is a detached view of a larger base
         from retrograd.storage import root_span
 
         return root_span(t)

@@ -135,22 +135,18 @@ def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
     return out
 
 
-# grad mode outside each running __torch_dispatch__ (innermost last): what
-# overrides.enable_reentrant_dispatch restores for ops that should record a graph again
-outer_grad_mode: list = []
-
-
 def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     prev = state.grad_enabled
     state.grad_enabled = False
-    outer_grad_mode.append(prev)
+    # what overrides.enable_reentrant_dispatch restores inside the handler
+    outer, state.dispatch_outer_grad = state.dispatch_outer_grad, prev
     try:
         if getattr(cls, "_wraps_wrappers", False):
             with _Unhidden():
                 return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
         return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
     finally:
-        outer_grad_mode.pop()
+        state.dispatch_outer_grad = outer
         state.grad_enabled = prev
 
 
