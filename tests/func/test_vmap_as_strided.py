@@ -84,3 +84,27 @@ def test_batched_tangent_of_a_detached_slice(lib):
 
     lib._vmap_internals._vmap(jvp, 0, 0)(tangent)  # torch.func.vmap refuses forward AD
     assert seen == [True]
+
+
+# nested vmap: (outer in_dims, inner in_dims, as_strided arguments)
+NESTED = [
+    (0, 0, ((2,), (2,), None)),
+    (1, 0, ((2,), (1,), 2)),
+    (2, 1, ((2,), (1,), 0)),
+    (1, 0, ((3,), (1,), 3)),  # reaches past its member: torch's error
+]
+
+
+@pytest.mark.parametrize("outer,inner,spec", NESTED)
+def test_nested_vmap_places_each_member_as_torch(outer, inner, spec):
+    size, stride, offset = spec
+
+    def run(lib):
+        f = lib.func.vmap(lib.func.vmap(lambda v: v.as_strided(size, stride, offset),
+                                        in_dims=inner), in_dims=outer)
+        try:
+            return f(lib.arange(60.).reshape(3, 4, 5)).numpy().tolist()
+        except RuntimeError as e:
+            return str(e)
+
+    assert run(retrograd) == run(torch)

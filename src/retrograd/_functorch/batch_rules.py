@@ -516,6 +516,16 @@ def _t_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(self._value.transpose(1, 2), level)
 
 
+def _geometry(t: Any) -> tuple:
+    """t's strides and storage offset in its physical storage: a batched value's own strides
+    are those of its logical shape, so nested levels are unwrapped (each value keeps its batch
+    dimension first)."""
+    if isinstance(t, BatchedTensor):
+        strides, offset = _geometry(t._value)
+        return strides[1:], offset
+    return tuple(t.stride()), t.storage_offset()
+
+
 def _as_strided_rule(func: Any, args: tuple, level: int) -> Any:
     """_as_strided_rel (as_strided placed relative to its input's first element): each member's
     view is placed from that member's first element, so it is one view of the whole batch with
@@ -523,21 +533,20 @@ def _as_strided_rule(func: Any, args: tuple, level: int) -> Any:
     outside that member (another member's, or beyond)."""
     v = args[0]._value
     size, stride, delta = list(args[1]), list(args[2]), int(args[3])
-    base = v.storage_offset()
+    strides, base = _geometry(v)
     if 0 not in size:
         reach = base + delta + sum((n - 1) * s for n, s in zip(size, stride)) + 1
-        member = base + sum((n - 1) * s for n, s in zip(v.shape[1:], v.stride()[1:])) + 1
+        member = base + sum((n - 1) * s for n, s in zip(v.shape[1:], strides[1:])) + 1
         if delta < 0 or reach > member:
             raise RuntimeError(AS_STRIDED_OUTSIDE.format(
                 size, stride, base + delta, base + delta, reach, base, member))
-    return wrap(func(v, [v.shape[0], *size], [v.stride(0), *stride], delta, *args[4:]), level)
+    return wrap(func(v, [v.shape[0], *size], [strides[0], *stride], delta, *args[4:]), level)
 
 
 def _as_strided_batched(input: Any, size: Any, stride: Any, storage_offset: Any) -> Any:
     """as_strided of a BatchedTensor: storage_offset counts in the members' storage, where the
     first member starts at its value's offset; the rule checks each member's reach."""
-    v = input._value
-    delta = 0 if storage_offset is None else storage_offset - v.storage_offset()
+    delta = 0 if storage_offset is None else storage_offset - _geometry(input._value)[1]
     return _shape._as_strided_rel(input, list(size), list(stride), delta, storage_offset)
 
 def _squeeze_rule(func: Any, args: tuple, level: int) -> Any:
