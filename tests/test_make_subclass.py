@@ -78,3 +78,26 @@ def test_plain_subclass_with_require_grad(lib):
     assert type(p) is Plain and p.requires_grad and p.is_leaf
     (p * p).sum().backward()
     assert p.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("lib", [retrograd, torch], ids=["retrograd", "torch"])
+def test_no_dispatch_hides_modes_too(lib):
+    if lib is torch:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    else:
+        from retrograd.utils._python_dispatch import TorchDispatchMode
+    no_dispatch = _mode_utils(lib)
+    seen: list = []
+
+    class Logging(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func.overloadpacket))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.ones(3)
+    with Logging():
+        x.exp()
+        with no_dispatch():
+            x.sin()
+        x.cos()
+    assert seen == ["aten.exp", "aten.cos"]
