@@ -39,6 +39,7 @@ class TensorMeta:
     name: Any
     retain_handle: Any
     storage: Any
+    storage_from: Any
     grad_lock: Any
 
     def __init__(self) -> None:
