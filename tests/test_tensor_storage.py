@@ -324,3 +324,21 @@ def test_as_strided_offsets_count_from_the_storage_after_set():
 
     t, r = _both(run)
     assert r == t
+
+
+@pytest.mark.parametrize("make", [
+    lambda: retrograd.arange(12.),
+    lambda: retrograd.arange(12.).reshape(3, 4).t(),
+    lambda: retrograd.arange(12.)[2:7],
+    lambda: retrograd.arange(12.).reshape(3, 4)[:, 1:3].detach(),
+    lambda: retrograd.arange(12.)[:0],
+    lambda: retrograd.empty(0).set_(retrograd.arange(10.).untyped_storage(), 2, (3,), (2,)),
+    lambda: retrograd.arange(6.).expand(4, 6),
+], ids=["plain", "transposed", "slice", "detached view", "empty", "set_", "expanded"])
+def test_storage_size_without_building_the_storage(make):
+    from retrograd._ops.tangent_meta import storage_numel
+    from retrograd.storage import storage_nbytes
+
+    t = make()
+    assert storage_nbytes(t) == t.untyped_storage().nbytes()
+    assert storage_numel(t) == t.untyped_storage().nbytes() // t.element_size()

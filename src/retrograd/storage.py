@@ -200,6 +200,18 @@ def span_bytes(a: np.ndarray) -> np.ndarray:
     return flat.view(np.uint8)
 
 
+def storage_nbytes(t: Tensor) -> int:
+    """The size of t's storage in bytes: storage_of(t).nbytes(), without building it."""
+    s = explicit_storage(t)
+    if s is not None:
+        return s.nbytes()
+    a = _root(t)._data
+    if a.size == 0:
+        return 0
+    return (1 + sum((n - 1) * (st // a.itemsize) for n, st in zip(a.shape, a.strides))) * \
+        a.itemsize
+
+
 def storage_of(t: Tensor) -> UntypedStorage:
     s = explicit_storage(t)
     if s is not None:

@@ -11,11 +11,14 @@ from __future__ import annotations
 from retrograd._ops import dispatch
 from retrograd._ops.subclass import MethodOverload
 from retrograd._tensor import Tensor
+from retrograd.storage import storage_nbytes
 
 
 def storage_numel(t: Tensor) -> int:
     """How many elements t's storage holds (a view's storage is its base's)."""
-    return t.untyped_storage().nbytes() // t.element_size()
+    if type(t).untyped_storage is not Tensor.untyped_storage:  # a subclass answers itself
+        return t.untyped_storage().nbytes() // t.element_size()
+    return storage_nbytes(t) // t._data.itemsize
 
 
 def new_zeros_with_same_feature_meta(self: Tensor, other: Tensor, *,
