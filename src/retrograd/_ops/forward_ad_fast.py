@@ -13,7 +13,8 @@ formulas]), every tensor argument is a plain Tensor of one floating dtype (no pr
 Python int/float scalars aside), every tangent is a plain Tensor of that dtype, and nothing
 requires grad while grad mode is on (no graph, so forward-over-reverse stays general). Then:
   linear       the op's kernel (OpDef.forward) on the tangent arrays, zeros for an input
-               without one and 0 for a scalar in a tensor position;
+               without one and 0 for a scalar in a tensor position (add and sub with alpha 1
+               on row-major arrays or Python numbers: their ufunc itself, `alpha_ufunc`);
   bilinear     the sum over inputs with a tangent of the kernel with that input replaced;
   elementwise  the sum over inputs with a tangent of the input's array formula with the tangent
                as `grad` (the formula is linear in `grad`; the Jacobian is diagonal).
@@ -152,9 +153,10 @@ def _make(op):
         if kind == _LINEAR:
             call = list(data)
             for i in idx:
-                call[i] = (f"(t{i}._data if t{i} is not None else _zeros(d{i})) "
-                           f"if a{i}.__class__ is _T else 0")
-            lines.append(f"    tv = _fwd({', '.join(call)})")
+                call[i] = f"u{i}"
+                lines.append(f"    u{i} = (t{i}._data if t{i} is not None else _zeros(d{i})) "
+                             f"if a{i}.__class__ is _T else 0")
+            lines += _kernel_call(op, call, "tv")
         elif kind == _BILINEAR:
             lines.append("    tv = None")
             for i in idx:
@@ -171,7 +173,8 @@ def _make(op):
                   "        _set(r, rt, lv)",
                   "        return r",
                   f"    return _finish(_op, args, ({''.join(t + ', ' for t in tans)}), r, tv, lv)"]
-    ns = {**TENSOR_FIELDS.names, "_uf": getattr(op.forward, "ufunc", None), "_nd": _nd,
+    ns = {**TENSOR_FIELDS.names, "_uf": getattr(op.forward, "ufunc", None),
+          "_auf": getattr(op.forward, "alpha_ufunc", None), "_nd": _nd,
           "_asarray": np.asarray, "_NI": NotImplemented, "_levels": levels, "_state": state,
           "_force": force_general, "_enabled": _enabled,
           "_tangent_of": tangent_of, "_fwd": op.forward,
@@ -188,13 +191,20 @@ def _kernel_call(op, args: list, target: str, indent: str = "    ") -> list:
     Python number, the ufunc itself, which is what that forward calls for them (NOTE [Direct
     ufunc])."""
     plain = [indent + f"{target} = _fwd({', '.join(args)})"]
-    if getattr(op.forward, "ufunc", None) is None or len(args) != 2 or len(op.tensor_idx) != 2:
+    if len(op.tensor_idx) != 2:
         return plain
-    ok = " and ".join(f"({a}.__class__ is _nd and {a}.flags.c_contiguous or {a}.__class__ is "
-                      f"float or {a}.__class__ is int)" for a in args)
+    if getattr(op.forward, "ufunc", None) is not None and len(args) == 2:
+        uf, ok = "_uf", ""
+    elif getattr(op.forward, "alpha_ufunc", None) is not None and len(args) == 3:
+        # add / sub: with alpha 1 the forward computes the ufunc of the two operands
+        uf, ok = "_auf", f"{args[2]} == 1 and {args[2]} is not True and "
+    else:
+        return plain
+    ok += " and ".join(f"({a}.__class__ is _nd and {a}.flags.c_contiguous or {a}.__class__ is "
+                       f"float or {a}.__class__ is int)" for a in args[:2])
     return [indent + f"if {ok}:",
             indent + "    try:",
-            indent + f"        {target} = _uf({', '.join(args)})",
+            indent + f"        {target} = {uf}({', '.join(args[:2])})",
             indent + "    except ValueError:",
             indent + f"        {target} = _fwd({', '.join(args)})",
             indent + "else:",

@@ -109,6 +109,10 @@ def _add(a, b, alpha):
     return _np_add(a, _scaled(b, alpha, a))
 
 
+# the ufunc each computes when alpha is 1 (the dual fast path calls it directly)
+_add.alpha_ufunc = np.add  # type: ignore[attr-defined]
+
+
 def _check_sub(a, b) -> None:
     if _is_bool(a) or _is_bool(b):
         raise RuntimeError(SUB_BOOLS if _is_bool(a) and _is_bool(b) else SUB_BOOL)
@@ -127,6 +131,9 @@ def _sub_forward(a, b, alpha):
             return _np_sub(a, b)  # the common cases: nothing to check or promote
     _check_sub(a, b)
     return _sub(*promote_args((a, b), (0, 1)), alpha)
+
+
+_sub_forward.alpha_ufunc = np.subtract  # type: ignore[attr-defined]
 
 
 def _rsub(a, b, alpha):
