@@ -68,3 +68,20 @@ def test_double_backward_inside_compiled_function_uses_the_composite():
     for a, e in zip(gc, ge):
         np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
     assert any(float(np.abs(a.numpy()).max()) > 0 for a in gc)
+
+
+def test_attention_backward_is_the_fused_op_and_equals_eager():
+    rng = np.random.default_rng(3)
+    q, k, v = (retrograd.tensor(rng.standard_normal((2, 2, 4, 8)), requires_grad=True)
+               for _ in range(3))
+
+    def g(q, k, v):
+        return (F.scaled_dot_product_attention(q, k, v, is_causal=True) ** 2).sum()
+
+    cg = retrograd.compile(g, fullgraph=True)
+    gc = retrograd.autograd.grad(cg(q, k, v), (q, k, v))
+    ge = retrograd.autograd.grad(g(q, k, v), (q, k, v))
+    for a, e in zip(gc, ge):
+        np.testing.assert_array_equal(a.numpy(), e.numpy())
+    entry = next(iter(cg.variants.values()))
+    assert "attention_for_cpu_backward" in entry.backward.source
