@@ -1,6 +1,7 @@
 """igamma / igammac (regularized lower / upper incomplete gamma functions) against torch:
 values on dense grids and at the edges, dtypes and errors, node names, the derivative for
-`other`, the refused derivative for `input`, and forward-mode AD's refusal."""
+`other` (and its derivative in `input`), the refused derivative for `input`, and forward-mode
+AD's refusal."""
 
 import math
 import re
@@ -205,6 +206,29 @@ def test_first_and_second_derivatives_for_other_are_torchs(name):
         return g, gg, x2.grad
 
     both(prog, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_derivative_for_other_differentiates_again_in_input(name):
+    """The x-derivative's lgamma(a) has a derivative (digamma), so the mixed second derivative
+    exists, as in torch."""
+    def prog(lib):
+        a = lib.tensor([[0.5], [1.0], [2.0], [6.0]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([0.3, 1.0, 4.0, 9.0], dtype=lib.float64, requires_grad=True)
+        y = getattr(lib, name)(a, x)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (ga,) = lib.autograd.grad(g.sum(), a)
+        return g, ga
+
+    both(prog, rtol=1e-13, atol=0)
+    fn = getattr(retrograd, name)
+    x = retrograd.tensor([0.4, 1.5, 3.0], dtype=retrograd.float64, requires_grad=True)
+
+    def dx(a):
+        return retrograd.autograd.grad(fn(a, x).sum(), x, create_graph=True)[0]
+
+    a = retrograd.tensor([[0.7], [2.5]], dtype=retrograd.float64, requires_grad=True)
+    assert retrograd.autograd.gradcheck(dx, (a,))
 
 
 @pytest.mark.parametrize("name", OPS)

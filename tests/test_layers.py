@@ -28,7 +28,8 @@ LAYERS = [
         "retrograd._autograd.op_seam",
     ]),
     ("autograd core", ["retrograd._autograd"]),
-    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF", "retrograd.ops"]),
+    ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF", "retrograd.ops",
+             "retrograd.special"]),
     ("autograd API", ["retrograd.autograd", "retrograd.profiler", "retrograd._C",
                       "retrograd._logging", "retrograd.overrides"]),
     ("libraries", [

@@ -73,6 +73,7 @@ ELEMENTWISE = frozenset({
     "elu", "leaky_relu", "softplus", "hardtanh", "hardsigmoid", "hardswish", "mish",
     "rsub.Tensor", "rsub.Scalar", "digamma", "lgamma", "log_sigmoid", "logaddexp", "logaddexp2",
     "fmod.Tensor", "fmod.Scalar", "remainder.Tensor", "remainder.Scalar", "copysign.Tensor",
+    "polygamma", "mvlgamma",
 })
 
 
@@ -535,7 +536,7 @@ def _out_of_place(op):
     if not name.endswith("_"):
         return None
     twin = OPS.get(name[:-1] + ("." + overload if overload else ""))
-    if twin is None or len(twin.arg_names) != len(op.arg_names):
+    if twin is None or twin.arg_names != op.arg_names:  # polygamma_(self, n) vs polygamma(n, self)
         return None
     return twin
 

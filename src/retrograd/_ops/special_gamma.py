@@ -4,9 +4,9 @@ Q(a, x) = 1 - P(a, x), with input = a and other = x (kernels in kernels/special_
 As in torch, both arguments must be tensors (no Python numbers), they broadcast and promote,
 and only floating results have a kernel. Only `other` has a derivative, d/dx P(a, x) =
 x^(a-1) e^(-x) / Gamma(a), in torch's form exp((a - 1) log x - x - lgamma(a)), written in ops
-so that it differentiates again in x; the derivative for `input` raises torch's
-NotImplementedError when backward reaches it, and forward-mode AD refuses both ops
-(forward_ad.NO_FORWARD).
+so that it differentiates again, in x and (through lgamma's digamma) in a; the derivative for
+`input` raises torch's NotImplementedError when backward reaches it, and forward-mode AD
+refuses both ops (forward_ad.NO_FORWARD).
 """
 
 from __future__ import annotations
@@ -20,21 +20,16 @@ from retrograd._ops.kernels import special_gamma as K
 from retrograd._ops.layout import binary, inplace_of, promote_args
 from retrograd._ops.pointwise import exp, log
 from retrograd._ops.registry import op, register_method
+from retrograd._ops.special_digamma import lgamma
 from retrograd._ops.unique import _no_derivative
 from retrograd._tensor import Tensor
 
 NOT_TENSOR = "{}(): argument '{}' (position {}) must be Tensor, not {}"
 
 
-# lgamma for the derivative's formula only. Its own derivative (digamma) is not implemented:
-# it would only be reached differentiating igamma's x-derivative with respect to a.
-_lgamma = op("_igamma_lgamma(Tensor self) -> Tensor", K.lgamma_array,
-             grads={"self": _no_derivative("lgamma")}, function=False, method=False)
-
-
 def _density(a: Tensor, x: Tensor) -> Tensor:
     """d/dx P(a, x), as torch writes it."""
-    return exp((a - 1) * log(x) - x - _lgamma(a))
+    return exp((a - 1) * log(x) - x - lgamma(a))
 
 
 def _tensors_only(name: str, kernel: Callable) -> Callable:

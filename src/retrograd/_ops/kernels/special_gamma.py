@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from retrograd._ops.layout import not_implemented, type_name
+from retrograd._ops.layout import not_implemented, relayout, type_name
 
 MACHEP = 1.11022302462515654042e-16  # half of float64's epsilon: the stopping tolerance
 MAXITER = 2000
@@ -97,14 +97,17 @@ def lanczos_sum_expg_scaled(x: np.ndarray) -> np.ndarray:
 def lgamma(x: np.ndarray) -> np.ndarray:
     """log|Gamma(x)| of a float64 array: Taylor series about 1 and 2 (where it vanishes, so
     small values keep their relative precision), the recurrence down to them below 8,
-    Stirling's series above, and the reflection formula below 0 (+inf at 0 and the negative
-    integers). Within a few ulps of the C library's lgamma."""
+    Stirling's series above, and the reflection formula below -1/2 (+inf at 0 and the negative
+    integers). Within a few ulps of the C library's lgamma (within ~1e-14 absolute below -1/2,
+    where the reflection's terms cancel)."""
     x = np.asarray(x, dtype=np.float64)
     out = np.full(x.shape, np.inf)
     with np.errstate(all="ignore"):
         out[np.isnan(x)] = np.nan
-        tiny = (x > 0) & (x < 0.5)
-        out[tiny] = _lgamma1p_taylor(x[tiny]) - np.log(x[tiny])
+        # lgamma(x) = lgamma(1 + x) - log|x| near 0, on both sides (no reflection for tiny
+        # negative x, where sin(pi x) would be rounded among the subnormals)
+        tiny = (np.abs(x) < 0.5) & (x != 0)
+        out[tiny] = _lgamma1p_taylor(x[tiny]) - np.log(np.abs(x[tiny]))
         near1 = (x >= 0.5) & (x < 1.5)
         out[near1] = _lgamma1p_taylor(x[near1] - 1.0)
         # below 8, Gamma(x) = (x - 1) ... (x - n) Gamma(x - n) with x - n in [1.5, 2.5)
@@ -126,7 +129,7 @@ def lgamma(x: np.ndarray) -> np.ndarray:
         for c in _STIRLING:
             tail = tail * w2 + c
         out[big] = (z - 0.5) * (np.log(z) - 1.0) + (_HALF_LOG_2PI_MINUS_HALF + w * tail)
-        neg = (x < 0) & np.isfinite(x) & (x != np.round(x))
+        neg = (x <= -0.5) & np.isfinite(x) & (x != np.round(x))
         if neg.any():
             z = x[neg]
             sin_pi = np.abs(np.sin(math.pi * (z - np.round(z))))
@@ -461,6 +464,298 @@ def igammac(a, x, out: np.ndarray | None = None) -> np.ndarray:
     return _gamma_kernel(a, x, out, True)
 
 
+# --- digamma, trigamma and the Hurwitz zeta function -----------------------------------------
+#
+# torch's own algorithms (Cephes' digamma and zeta, and a trigamma of its own), vectorized: the
+# same operations in the same order and in the dtype torch computes them in, so the values agree
+# to rounding. torch's trigamma stops its asymptotic series at x^-7, which bounds its accuracy to
+# about 1e-9; the point here is torch's values, so the same series is used.
+
+def _rounded(fn, x: np.ndarray) -> np.ndarray:
+    """fn in x's dtype, correctly rounded as the C library's float functions (logf, sinf) are;
+    NumPy's own float32 versions can be an ulp off."""
+    if x.dtype == np.float32:
+        return fn(x.astype(np.float64)).astype(np.float32)
+    return fn(x)
+
+
+_PSI_10 = 2.25175258906672110764  # digamma(10)
+# digamma(x) - log(x) + 1/(2x) = -sum_k B_2k / (2k x^2k): the polynomial in 1/x^2, highest first
+_PSI_SERIES = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+               -4.16666666666666666667E-3, 3.96825396825396825397E-3,
+               -8.33333333333333333333E-3, 8.33333333333333333333E-2)
+
+
+def _digamma_positive(x: np.ndarray) -> np.ndarray:
+    """digamma for x > 0: the recurrence up to 10, then the asymptotic series."""
+    t = x.dtype.type
+    x = x.copy()
+    acc = np.zeros_like(x)
+    low = x < 10
+    while low.any():
+        acc[low] -= t(1) / x[low]
+        x[low] += t(1)
+        low = x < 10
+    z = t(1) / (x * x)
+    poly = np.zeros_like(x)
+    for c in _PSI_SERIES:
+        poly = poly * z + t(c)
+    tail = np.where(x < t(1e17), z * poly, t(0))
+    return np.where(x == 10, acc + t(_PSI_10), acc + _rounded(np.log, x) - t(0.5) / x - tail)
+
+
+def digamma(x: np.ndarray) -> np.ndarray:
+    """digamma of a 1-D float32 or float64 array, in its dtype: -inf at +0 (+inf at -0), NaN at
+    the negative integers and -inf, the reflection formula elsewhere below 0."""
+    out = np.full_like(x, np.nan)
+    zero = x == 0
+    out[zero] = np.copysign(np.inf, -x[zero])
+    pos = x > 0
+    out[pos] = _digamma_positive(x[pos])
+    neg = (x < 0) & (x != np.trunc(x))
+    if neg.any():
+        z = x[neg]
+        # pi cot(pi x) from x's fractional part, in float64 for both dtypes as torch does
+        frac = np.modf(z.astype(np.float64))[0]
+        cot = (math.pi / np.tan(math.pi * frac)).astype(x.dtype)
+        out[neg] = _digamma_positive(x.dtype.type(1) - z) - cot
+    return out
+
+
+def trigamma(x: np.ndarray) -> np.ndarray:
+    """polygamma(1, x) of a 1-D float32 or float64 array, as torch computes it: reflection below
+    1/2, six steps of the recurrence, then the asymptotic series."""
+    t = x.dtype.type
+    pi = t(math.pi)
+    low = x < 0.5
+    acc = np.zeros_like(x)
+    s = _rounded(np.sin, pi * x[low])
+    acc[low] = t(0) - (pi * pi) / (s * s)
+    x = np.where(low, t(1) - x, x)
+    for _ in range(6):
+        acc += t(1) / (x * x)
+        x = x + t(1)
+    ixx = t(1) / (x * x)
+    series = t(1) / t(6) - ixx * (t(1) / t(30) - ixx * (t(1) / t(42)))
+    acc += (t(1) + t(1) / (t(2) * x) + ixx * series) / x
+    return np.where(low, -acc, acc)
+
+
+# Euler-Maclaurin denominators (2k)! / B_2k of Cephes' zeta
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def hurwitz_zeta(s: int, q: np.ndarray, acc) -> np.ndarray:
+    """zeta(s, q) = sum_k (q + k)^-s for an integer s > 1 and a 1-D array q, by Cephes' method as
+    torch has it: terms summed one by one (at least nine, and until q + k > 9, or until a term
+    no longer counts), then the Euler-Maclaurin tail. The first power is taken in q's dtype,
+    the rest accumulates in `acc` (torch: float64 for float32 and float64, float32 for 16-bit).
+    +inf at q = 0, -1, -2, ... and -inf."""
+    acc = np.dtype(acc)
+    t = acc.type
+    x, eps = t(s), t(MACHEP)
+    out = np.full(q.shape, np.inf, dtype=acc)
+    run = np.flatnonzero(~((q <= 0) & (q == np.floor(q))))
+    with np.errstate(all="ignore"):
+        total = np.power(q[run], q.dtype.type(-s)).astype(acc)
+        a, b = q[run].astype(acc), np.zeros(run.size, acc)
+        tail = _direct_sum(x, eps, run, a, b, total, out)
+        if tail is not None:
+            idx, w, last, partial = tail
+            _euler_maclaurin(x, eps, idx, w, last, partial, out)
+    return out
+
+
+def _direct_sum(x, eps, live: np.ndarray, a: np.ndarray, b: np.ndarray, total: np.ndarray,
+                out: np.ndarray) -> tuple | None:
+    """The loop of one-by-one terms, run in blocks: a running cumsum adds in the loop's order
+    (a += 1; total += a^-x), so each element stops exactly where the loop would. Elements the
+    loop returns from are written to `out`; the others are handed on (index, a, b, total)."""
+    t = a.dtype.type
+    done_terms = 0
+    width = 16
+    handed: list = []
+    while live.size:
+        m = live.size
+        steps = np.cumsum(np.concatenate([a[:, None], np.ones((m, width), a.dtype)], axis=1),
+                          axis=1)
+        terms = np.power(steps[:, 1:], -x)
+        sums = np.cumsum(np.concatenate([total[:, None], terms], axis=1), axis=1)
+        # before term j the loop goes on while fewer than nine terms were added or a <= 9
+        goes_on = (done_terms + np.arange(width) < 9) | (steps[:, :-1] <= t(9))
+        small = (-eps * sums[:, 1:] < terms) & (terms < eps * sums[:, 1:])
+        stop = ~goes_on | small
+        j = np.argmax(stop, axis=1)
+        rows = np.arange(m)
+        stopped = stop[rows, j]
+        returned = stopped & goes_on[rows, j]
+        out[live[returned]] = sums[returned, j[returned] + 1]
+        left = stopped & ~returned
+        if left.any():
+            jl = j[left]
+            last = np.where(jl > 0, terms[left, np.maximum(jl - 1, 0)], b[left])
+            handed.append((live[left], steps[left, jl], last, sums[left, jl]))
+        keep = ~stopped
+        live, a, b, total = (live[keep], steps[keep, -1], terms[keep, -1], sums[keep, -1])
+        done_terms += width
+        width = min(2 * width, max(16, (1 << 22) // max(m, 1)))
+    if not handed:
+        return None
+    return tuple(np.concatenate(parts) for parts in zip(*handed))
+
+
+def _euler_maclaurin(x, eps, idx: np.ndarray, w: np.ndarray, b: np.ndarray, total: np.ndarray,
+                     out: np.ndarray) -> None:
+    """The tail of the sum beyond w by Euler-Maclaurin, term by term until one no longer counts
+    (the running factors are the same for every element, so they are scalars)."""
+    t = w.dtype.type
+    one = t(1)
+    total = total + b * w / (x - one)
+    total = total - t(0.5) * b
+    rising, k = one, t(0)
+    finished = np.zeros(idx.size, dtype=bool)
+    for c in _ZETA_A:
+        rising = rising * (x + k)
+        b = b / w
+        term = rising * b / t(c)
+        total = np.where(finished, total, total + term)
+        finished |= np.abs(term / total) < eps
+        k = k + one
+        rising = rising * (x + k)
+        b = b / w
+        k = k + one
+        if finished.all():
+            break
+    out[idx] = total
+
+
+# --- entry points on arrays of any shape and floating dtype ----------------------------------
+
+
+def _quiet(fn):
+    """Overflow and division by zero are the results (inf at the poles), not warnings."""
+
+    @functools.wraps(fn)
+    def quiet(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    return quiet
+
+
+def _flat_work(a: np.ndarray, kernel: str) -> np.ndarray:
+    """a's elements as a 1-D array in the dtype torch computes in: float64 for float64, float32
+    for float32 and the 16-bit floats."""
+    if type_name(a.dtype) not in _FLOATS:
+        raise not_implemented(kernel, a.dtype)
+    return a.ravel().astype(np.float64 if a.dtype == np.float64 else np.float32)
+
+
+def _as_result(flat: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """A computed 1-D result with a's shape, dtype (rounded once) and layout."""
+    return relayout(flat.reshape(a.shape).astype(a.dtype, copy=False), (a,))
+
+
+@_quiet
 def lgamma_array(a: np.ndarray) -> np.ndarray:
-    """log|Gamma(a)| in a's floating dtype (computed in float64)."""
-    return lgamma(np.asarray(a, dtype=np.float64)).astype(a.dtype, copy=False)
+    """log|Gamma(a)| in a's floating dtype (computed in float64, 16-bit floats through float32
+    as torch rounds them)."""
+    work = _flat_work(a, "lgamma_vml_cpu").astype(np.float64)
+    res = lgamma(work)
+    if a.dtype != np.float64:
+        res = res.astype(np.float32)
+    return _as_result(res, a)
+
+
+@_quiet
+def digamma_array(a: np.ndarray) -> np.ndarray:
+    """digamma(a) in a's floating dtype."""
+    return _as_result(digamma(_flat_work(a, "digamma")), a)
+
+
+@_quiet
+def polygamma_array(n: int, a: np.ndarray) -> np.ndarray:
+    """The n-th derivative of digamma (n >= 0) in a's floating dtype: digamma and trigamma for
+    n = 0 and 1, otherwise (-1)^(n+1) n! zeta(n + 1, a) with n! as torch forms it,
+    exp(lgamma(n + 1)) in the computing dtype."""
+    kernel = ("digamma", "trigamma", "polygamma")[min(n, 2)]
+    work = _flat_work(a, kernel)
+    if n == 0:
+        return _as_result(digamma(work), a)
+    if n == 1:
+        return _as_result(trigamma(work), a)
+    sign = 1.0 if n % 2 else -1.0
+    if a.dtype == np.float64:
+        factor = sign * math.exp(float(lgamma(np.array([n + 1.0]))[0]))
+        return _as_result(factor * hurwitz_zeta(n + 1, work, np.float64), a)
+    f32 = np.float32
+    if a.dtype == np.float32:
+        zeta = hurwitz_zeta(n + 1, work, np.float64).astype(f32)
+        order = f32(n) + f32(1)
+    else:  # 16-bit: the sum accumulates in float32, n + 1 is formed in the 16-bit dtype
+        zeta = hurwitz_zeta(n + 1, work, f32).astype(a.dtype).astype(f32)
+        order = f32(np.array(n, a.dtype) + np.array(1, a.dtype))
+    scale = f32(sign) * f32(math.exp(f32(lgamma(np.array([order], np.float64))[0])))
+    return _as_result(scale * zeta, a)
+
+
+def _row_sum(parts: list, zero: np.ndarray) -> np.ndarray:
+    """torch's row sum: four interleaved partial sums, the leftovers into the first, then the
+    four added up in order."""
+    partial = [zero] * 4
+    whole = len(parts) // 4 * 4
+    for i in range(whole):
+        partial[i % 4] = partial[i % 4] + parts[i]
+    for part in parts[whole:]:
+        partial[0] = partial[0] + part
+    return ((partial[0] + partial[1]) + partial[2]) + partial[3]
+
+
+_VECTOR_BYTES = 32  # torch's AVX2 kernels (what its CPU dispatch picks on most machines)
+
+
+def sum_last_axis(a: np.ndarray, itemsize: int) -> np.ndarray:
+    """a.sum(-1) added in the order torch's CPU sum adds a short contiguous last axis of
+    elements of `itemsize` bytes (a holds them in its accumulating dtype): the row sum over
+    scalars, or over whole vectors lane by lane, with the leftover scalars summed first and the
+    lanes added after them. A vector of 16-bit elements loads as two float32 vectors added
+    together. Rows of more than 64 vectors, which torch sums by a further cascade, are added as
+    if they were shorter."""
+    width = _VECTOR_BYTES // itemsize  # elements per loaded vector
+    lanes = _VECTOR_BYTES // a.itemsize  # accumulator lanes
+    zero = np.zeros(a.shape[:-1], a.dtype)
+    p = a.shape[-1]
+    if p < width:
+        return _row_sum([a[..., i] for i in range(p)], zero)
+    whole = p // width
+    loads = [a[..., i * width:(i + 1) * width] for i in range(whole)]
+    if width > lanes:
+        loads = [v[..., :lanes] + v[..., lanes:] for v in loads]
+    vectors = _row_sum(loads, np.zeros(a.shape[:-1] + (lanes,), a.dtype))
+    total = zero
+    for i in range(whole * width, p):
+        total = total + a[..., i]
+    for k in range(lanes):
+        total = total + vectors[..., k]
+    return total
+
+
+@_quiet
+def mvlgamma_array(a: np.ndarray, p: int) -> np.ndarray:
+    """The multivariate log-gamma function of dimension p, in a's floating dtype, as torch forms
+    it: sum_i lgamma(a - i/2) over i < p (each step rounded to a's dtype; 16-bit sums
+    accumulate in float32), plus p (p - 1) log(pi) / 4."""
+    if type_name(a.dtype) not in _FLOATS:
+        raise not_implemented("arange_cpu", a.dtype)
+    offsets = (np.arange(p, dtype=np.float64) * 0.5 + (0.5 - 0.5 * p)).astype(a.dtype)
+    logs = lgamma_array(a[..., None] + offsets)
+    const = float(p * (p - 1)) * math.log(math.pi) * 0.25
+    if a.dtype == np.float64:
+        return np.asarray(sum_last_axis(logs, 8) + const)
+    if a.dtype == np.float32:
+        return np.asarray(sum_last_axis(logs, 4) + np.float32(const))
+    # torch rounds the sum, and the constant too, to the 16-bit dtype before adding them
+    total = sum_last_axis(logs.astype(np.float32), 2).astype(a.dtype).astype(np.float32)
+    return np.asarray(total + np.array(const, a.dtype).astype(np.float32)).astype(a.dtype)
