@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from retrograd._ops.arg_check import type_name
+from retrograd._ops.arg_check import not_tensor, type_name
 from retrograd._ops.kernels import special_gamma as K
 from retrograd._ops.layout import binary, inplace_of, promote_args
 from retrograd._ops.pointwise import exp, log
@@ -62,7 +62,7 @@ def _method(fn: Callable, name: str) -> Callable:
 
     def method(self: Tensor, other: Tensor) -> Tensor:
         if not isinstance(other, Tensor):
-            raise TypeError(NOT_TENSOR.format(name, "other", 1, type_name(other)))
+            raise not_tensor(name, {"other": other})
         return fn(self, other)
 
     method.__name__ = name
