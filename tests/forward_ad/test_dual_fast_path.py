@@ -249,3 +249,66 @@ def test_forward_ad_disabled_and_nested_levels():
 
     _, t2 = jvp(f, (x,), (v,))
     np.testing.assert_allclose(t2.detach().numpy(), -np.sin(x.numpy()) * v.numpy() ** 2, rtol=1e-5)
+
+
+def test_ops_on_tensors_without_tangents_run_without_the_mode():
+    """Views, reductions and Tensor[] ops of tensors that carry no tangent (weights inside a
+    jvp) skip the general mode, and come out as outside the level: no tangent."""
+    w = retrograd.randn(3, 4)
+    p = retrograd.nn.Parameter(retrograd.randn(4))
+    x, v = retrograd.randn(3, 4), retrograd.randn(3, 4)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        with _Spy() as spy:
+            outs = {"t": w.t(), "cat": retrograd.cat([w, w]), "sum": w.sum(0),
+                    "view": p.view(2, 2), "index": w[1:, ::2], "add_": w.clone().add_(1.0)}
+        assert not spy.declined
+        assert {"t", "cat", "sum.dim_IntList", "view", "add_.Tensor"} <= set(spy.done)
+        for out in outs.values():
+            assert fwAD.unpack_dual(out).tangent is None
+        # one tensor with a tangent among them: the general rule, and its tangent
+        assert _declines(lambda: retrograd.cat([w, d])) == ["cat"]
+        t = fwAD.unpack_dual(retrograd.cat([w, d])).tangent
+        np.testing.assert_array_equal(t.numpy(), np.concatenate([np.zeros((3, 4)), v.numpy()]))
+        # a view made before its base had a tangent reaches the base's tangent
+        base = retrograd.zeros(3, 4)
+        row = base[0]
+        base.copy_(d)
+        assert _declines(lambda: row.view(2, 2)) == ["view"]
+        np.testing.assert_array_equal(fwAD.unpack_dual(row.view(2, 2)).tangent.numpy(),
+                                      v.numpy()[0].reshape(2, 2))
+    np.testing.assert_array_equal(outs["t"].numpy(), w.numpy().T)
+    np.testing.assert_array_equal(outs["cat"].numpy(), np.concatenate([w.numpy()] * 2))
+    np.testing.assert_array_equal(outs["add_"].numpy(), w.numpy() + 1)
+    assert outs["index"]._base is w and outs["view"]._base is p
+
+
+def test_make_dual_keeps_a_tangent_laid_out_as_its_primal():
+    x = retrograd.randn(3, 4)
+    with fwAD.dual_level():
+        v = retrograd.randn(3, 4)
+        d = fwAD.make_dual(x, v)
+        assert fwAD.unpack_dual(d).tangent is v and d._base is x
+        # laid out otherwise (transposed): a copy laid out as the primal, as torch makes
+        vt = retrograd.randn(4, 3).t()
+        e = fwAD.make_dual(retrograd.randn(3, 4), vt)
+        te = fwAD.unpack_dual(e).tangent
+        assert te is not vt and te.stride() == (4, 1)
+        np.testing.assert_array_equal(te.numpy(), vt.numpy())
+        # a primal that is itself a slice: the tangent spans a storage as large
+        big = retrograd.randn(5, 4)
+        f = fwAD.make_dual(big[1:4], v)
+        tf = fwAD.unpack_dual(f).tangent
+        assert tf is not v and tf.storage_offset() == 4
+        np.testing.assert_array_equal(tf.numpy(), v.numpy())
+
+
+def test_jvp_outputs_are_detached_with_zero_tangents_where_independent():
+    x, v = retrograd.randn(4), retrograd.randn(4)
+    c = retrograd.randn(4)
+    (y, z), (ty, tz) = jvp(lambda a: (a.sin(), c * 2), (x,), (v,))
+    assert fwAD.unpack_dual(y).tangent is None and y._base is None
+    np.testing.assert_allclose(ty.numpy(), np.cos(x.numpy()) * v.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(z.numpy(), c.numpy() * 2)
+    np.testing.assert_array_equal(tz.numpy(), np.zeros(4, np.float32))
+    assert not y.requires_grad and not ty.requires_grad

@@ -319,14 +319,22 @@ def _jvp_forward_mode(func: Callable, flat_p: list, spec: Any, flat_t: list,
             for o in flat_out:
                 # nothing outside differentiates (else the double-vjp path runs): graphs that
                 # nested transforms kept for this jvp's sake end here
-                p, t = fwAD.unpack_dual(o)
-                prim.append(p.detach())
-                tang.append(_zeros_like(p) if t is None else t.detach())
+                if o.__class__ is Tensor and forward_ad.propagating():
+                    # unpack_dual's primal, detached, is o detached: taken once the level
+                    # is gone, so the detach carries no tangent to drop
+                    t = forward_ad.tangent_of(o)
+                    prim.append(o)
+                else:
+                    p, t = fwAD.unpack_dual(o)
+                    prim.append(p.detach())
+                tang.append(t)
             if has_aux:
                 aux = tree_map(lambda a: fwAD.unpack_dual(a).primal
                                if isinstance(a, Tensor) else a, aux)
     finally:
         levels.pop()
+    prim = [p.detach() if p is o else p for p, o in zip(prim, flat_out)]
+    tang = [_zeros_like(p) if t is None else t.detach() for p, t in zip(prim, tang)]
     res = (tree_unflatten(prim, out_spec), tree_unflatten(tang, out_spec))
     return res + (aux,) if has_aux else res
 

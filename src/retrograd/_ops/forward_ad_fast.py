@@ -34,8 +34,8 @@ from retrograd._autograd.state import state
 from retrograd._ops import dispatch, forward_ad
 from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.forward_ad import _enabled, levels, set_tangent, tangent_of
-from retrograd._ops.registry import _dtype_of, _shape_of, _strides_of
-from retrograd._tensor import TENSOR_FIELDS, Tensor, _wrap
+from retrograd._ops.registry import _dtype_of, _shape_of, _strides_of, run_eager
+from retrograd._tensor import TENSOR_FIELDS, Tensor, _is_wrapper, _wrap
 
 force_general = [False]
 
@@ -91,15 +91,53 @@ def dual_fast(op, args: tuple):
     return _fns[op](args)
 
 
-def _not_simple(args: tuple):
-    return NotImplemented
+def _untangented(a, get, lv) -> bool:
+    """Whether `a` is not a tensor (None, a number) or a tensor without a tangent whose class
+    does not dispatch its ops (a Parameter does not)."""
+    if a.__class__ is not Tensor and (not isinstance(a, Tensor) or _is_wrapper(a)):
+        return not isinstance(a, Tensor)
+    e = get(id(a))
+    if e is not None and e[0]() is a:
+        return False
+    return a._view is None or tangent_of(a, lv) is None
+
+
+def _make_untangented(op):
+    """The fast path of an op that is not simple: when no argument carries a tangent (a view
+    of a weight inside a jvp, a reduction of a constant) the op runs as without the mode, as
+    the general mode would run it; otherwise the general mode runs."""
+    lines = ["def untangented(args):",
+             "    if _force[0] or not _enabled[0]:",
+             "        return _NI",
+             "    lv = _levels[-1]",
+             "    get = lv.tangents.get"]
+    for i in op.tensor_idx:
+        if i in op.list_idx:
+            lines += [f"    if args[{i}] is not None:",
+                      f"        for a in args[{i}]:",
+                      "            if not _untangented(a, get, lv):",
+                      "                return _NI"]
+            continue
+        lines += [f"    a = args[{i}]",
+                  "    if a.__class__ is _T:",
+                  "        e = get(id(a))",
+                  "        if e is not None and e[0]() is a or a._view is not None and "
+                  "_tangent_of(a, lv) is not None:",
+                  "            return _NI",
+                  "    elif isinstance(a, _T) and not _untangented(a, get, lv):",
+                  "        return _NI"]
+    lines.append("    return _run_eager(_op, args)")
+    ns = {"_T": Tensor, "_NI": NotImplemented, "_levels": levels,
+          "_force": force_general, "_enabled": _enabled, "_tangent_of": tangent_of,
+          "_untangented": _untangented, "_run_eager": run_eager, "_op": op}
+    return compile_function("untangented", lines, ns, f"{op.name} dual fast path")
 
 
 def _make(op):
-    """The op's generated fast path (NOTE [Dual fast path]), or one that always declines."""
+    """The op's generated fast path (NOTE [Dual fast path])."""
     kind = _kind_of(op)
     if not kind:
-        return _not_simple
+        return _make_untangented(op)
     idx = op.tensor_idx
     n = len(op.arg_names)
     lines = ["def dual(args):",
