@@ -5,9 +5,13 @@ Every op is declared once (NOTE [Formulas]); its forward derivative (JVP) is der
 declaration, and OpDef.jvp_rule records, at declaration, which derivation applies:
   "explicit"     the declaration gave jvp=: a function of the op's arguments, `result`/`result<i>`
                  and `<tensor arg>_t` (the tangents, None where an input has none).
+                 Only lerp.Tensor has one: torch adds its three terms otherwise.
   "linear"       the op is linear in its floating-point tensor arguments taken together (views,
-                 reshapes, sums, cat/stack, indexing, add/sub, ...): the tangent is the op itself
-                 applied to the tangents (zeros where an input has none). Sound because a linear
+                 reshapes, sums, cat/stack, indexing, add/sub, lerp with a number as weight,
+                 ...): the tangent is the op itself applied to the tangents (zeros where an
+                 input has none; add and sub leave such an input's term out, as torch's zero
+                 tensors do, so a tangent's signed zeros and an integer operand never
+                 reach the result: ABSENT_TERM). Sound because a linear
                  map is its own derivative; a view op applied to the base's tangent also gives the
                  view's tangent as that same view of the base's tangent, as torch keeps it.
   "bilinear"     linear in each floating-point tensor argument separately (mul, matmul, mm, bmm,
@@ -43,6 +47,7 @@ leaves everything else to this mode.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 from retrograd import _tensor_str
@@ -56,7 +61,7 @@ LINEAR = frozenset({
     "reshape", "flatten.using_ints", "index_select", "index", "gather", "take", "repeat",
     "tile", "flip", "roll", "rot90", "tril", "triu", "trace", "diag", "diag_embed",
     "_to_copy", "masked_select", "cumsum", "narrow_copy", "select_backward",
-    "slice_backward", "expand_copy", "_unsafe_view",
+    "slice_backward", "expand_copy", "_unsafe_view", "lerp.Scalar",
 })
 # ops linear in each float tensor argument separately
 BILINEAR = frozenset({"mul.Tensor", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "_einsum",
@@ -68,7 +73,7 @@ ELEMENTWISE = frozenset({
     "atanh", "sigmoid", "abs", "reciprocal", "erf", "erfc", "erfinv", "pow.Tensor_Scalar",
     "pow.Tensor_Tensor", "pow.Scalar", "relu", "mul.Scalar", "div.Scalar", "square",
     "sign", "floor", "ceil", "round", "trunc", "frac", "atan2", "maximum", "minimum",
-    "clamp", "clamp_min", "clamp_max", "lerp.Scalar", "lerp.Tensor", "addcmul",
+    "clamp", "clamp_min", "clamp_max", "addcmul",
     "addcdiv", "logit", "xlogy.Tensor", "hypot", "sinc", "deg2rad", "rad2deg", "silu", "gelu",
     "elu", "leaky_relu", "softplus", "hardtanh", "hardsigmoid", "hardswish", "mish",
     "rsub.Tensor", "rsub.Scalar", "digamma", "lgamma", "log_sigmoid", "logaddexp", "logaddexp2",
@@ -357,18 +362,47 @@ def _zeros(t: Tensor) -> Tensor:
     return _wrap(np.zeros_like(t._data))
 
 
+# add and sub: an argument without a tangent is no term at all, as torch's zero tensors are
+# (its tangent is a copy of the other's, signed zeros kept). The zero standing in for it is
+# signed so that it adds nothing: x + -0.0 and x - 0.0 are x for every x, -0.0 and 0.0 alike.
+ABSENT_TERM = {"add.Tensor": (-0.0, -0.0), "sub.Tensor": (-0.0, 0.0)}
+
+
+def _absent_term(a, fill: float, like: Tensor):
+    """What stands in add/sub for `a`, an argument without a tangent, beside `like`, the other
+    argument's tangent."""
+    import numpy as np
+
+    from retrograd._tensor import _is_wrapper, _wrap
+
+    if not _float(a):  # a number, or an integer or bool tensor: a constant
+        if not isinstance(a, Tensor):
+            return fill
+        return _wrap(np.full(a._data.shape, fill, like._data.dtype))
+    if math.copysign(1.0, fill) > 0:
+        return _zeros(a)
+    if _is_wrapper(a):  # its class makes its zeros (batched ones): negated, they are -0.0
+        return _zeros(a).neg()
+    return _wrap(np.full_like(a._data, fill))
+
+
 def _linear(op, args, tans):
     call = list(args)
+    absent = ABSENT_TERM.get(op.name)
     for i in op.tensor_idx:
         a = args[i]
         if i in op.list_idx:
             ts = tans.get(i)
             call[i] = [ts[k] if ts and ts[k] is not None else
                        _zeros(x) if isinstance(x, Tensor) else x for k, x in enumerate(a)]
+        elif i in tans:
+            call[i] = tans[i]
+        elif absent is not None:
+            call[i] = _absent_term(a, absent[i], next(iter(tans.values())))
         elif _float(a):
-            call[i] = tans[i] if i in tans else _zeros(a)
+            call[i] = _zeros(a)
         elif isinstance(a, (int, float)) and not isinstance(a, bool):
-            call[i] = 0  # a constant term of an affine op (x + 1) has no tangent
+            call[i] = 0  # a constant term of an affine op has no tangent
     return _run(op, call)
 
 
@@ -557,6 +591,9 @@ def _inplace(op, args: tuple, tans: dict):
         return self_t
     call = args[:idx] + (snap,) + args[idx + 1:]
     twin = _out_of_place(op)
+    if twin is not None and twin.name in ABSENT_TERM and idx not in tans:
+        # the tangent written into self starts from zeros, as torch's does (0 + -0.0 is 0.0)
+        tans = {**tans, idx: _zeros(snap)}
     with suspended():
         if (twin or op).jvp_rule == "none":
             new = None  # a non-differentiable write (eq_, ...): self's tangent becomes zero

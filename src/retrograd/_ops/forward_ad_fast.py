@@ -13,8 +13,9 @@ formulas]), every tensor argument is a plain Tensor of one floating dtype (no pr
 Python int/float scalars aside), every tangent is a plain Tensor of that dtype, and nothing
 requires grad while grad mode is on (no graph, so forward-over-reverse stays general). Then:
   linear       the op's kernel (OpDef.forward) on the tangent arrays, zeros for an input
-               without one and 0 for a scalar in a tensor position (add and sub with alpha 1
-               on row-major arrays or Python numbers: their ufunc itself, `alpha_ufunc`);
+               without one and 0 for a scalar in a tensor position (add and sub: the signed
+               zeros of forward_ad.ABSENT_TERM; with alpha 1 on row-major arrays or Python
+               numbers their ufunc itself, `alpha_ufunc`);
   bilinear     the sum over inputs with a tangent of the kernel with that input replaced;
   elementwise  the sum over inputs with a tangent of the input's array formula with the tangent
                as `grad` (the formula is linear in `grad`; the Jacobian is diagonal).
@@ -190,10 +191,14 @@ def _make(op):
                   "        return r"]
         if kind == _LINEAR:
             call = list(data)
-            for i in idx:
+            absent = forward_ad.ABSENT_TERM.get(op.name)
+            for k, i in enumerate(idx):
                 call[i] = f"u{i}"
-                lines.append(f"    u{i} = (t{i}._data if t{i} is not None else _zeros(d{i})) "
-                             f"if a{i}.__class__ is _T else 0")
+                zero, number = f"_zeros(d{i})", "0"
+                if absent is not None:  # signed, as the general rule's (add, sub)
+                    zero, number = f"_full(d{i}, {absent[k]!r})", repr(absent[k])
+                lines.append(f"    u{i} = (t{i}._data if t{i} is not None else {zero}) "
+                             f"if a{i}.__class__ is _T else {number}")
             lines += _kernel_call(op, call, "tv")
         elif kind == _BILINEAR:
             lines.append("    tv = None")
@@ -216,7 +221,8 @@ def _make(op):
           "_asarray": np.asarray, "_NI": NotImplemented, "_levels": levels, "_state": state,
           "_force": force_general, "_enabled": _enabled,
           "_tangent_of": tangent_of, "_fwd": op.forward,
-          "_zeros": np.zeros_like, "_sum": _sum, "_set": set_tangent, "_finish": _finish,
+          "_zeros": np.zeros_like, "_full": np.full_like, "_sum": _sum, "_set": set_tangent,
+          "_finish": _finish,
           "_op": op, "_data": _data, "_shape": _shape_of, "_dtype": _dtype_of,
           "_strides": _strides_of}
     for k, f in enumerate(op.array_formulas or ()):

@@ -356,10 +356,21 @@ frac = op("frac(Tensor self) -> Tensor", _frac, grads={"self": lambda grad: grad
 lerp_s = op("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", pointwise(_lerp),
             grads={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight})
+
+
+def _lerp_tensor_jvp(self, end, weight, self_t, end_t, weight_t):
+    """torch's: lerp of the tangents (zeros where there are none), plus weight's term where
+    weight has a tangent (the elementwise rule's sum of three terms rounds otherwise)."""
+    out = lerp_t(zeros_like(self) if self_t is None else self_t,
+                 zeros_like(end) if end_t is None else end_t, weight)
+    return out if weight_t is None else out + weight_t * (end - self)
+
+
 lerp_t = op("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", pointwise(_lerp),
             grads={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight,
-                   "weight": lambda grad, self, end: grad * (end - self)})
+                   "weight": lambda grad, self, end: grad * (end - self)},
+            jvp=_lerp_tensor_jvp)
 lerp = overloaded("lerp")
 
 
