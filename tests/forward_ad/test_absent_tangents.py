@@ -1,6 +1,7 @@
 """An input without a tangent adds nothing to add's, sub's and lerp's tangent, as torch's zero
 tensors add nothing: signed zeros of the tangent survive and an integer operand is a constant.
-Each program runs on torch and on retrograd, by the dual fast path and by the general rule."""
+A tangent has its output's dtype. Each program runs on torch and on retrograd, by the dual fast
+path and by the general rule, and the tangents must agree bit for bit."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ PROGRAMS = {
     "lerp tensor weight": lambda lib, a, w, k: lib.lerp(a, w, w * 0.5),
     "lerp weight only": lambda lib, a, w, k: lib.lerp(w, w * 2, a * 0.5),
     "lerp all": lambda lib, a, w, k: lib.lerp(a, a * 3, a * 0.25),
+    "w.clone().mul_(a)": lambda lib, a, w, k: w.clone().mul_(a),
+    # a contribution from a lower-precision input is promoted to the output's dtype
+    "addcdiv into float64": lambda lib, a, w, k: lib.addcdiv(w.double(), a, k),
+    "a * float64": lambda lib, a, w, k: a * w.double(),
+    # relu passes no -0.0 where it blocks the tangent
+    "relu": lambda lib, a, w, k: a.relu(),
+    "threshold": lambda lib, a, w, k: lib.nn.functional.threshold(a, 0.7, 0.0),
 }
 
 
@@ -62,6 +70,16 @@ def test_tangent_matches_torch_bit_for_bit(name, general):
     np.testing.assert_array_equal(np.signbit(g), np.signbit(w))  # -0.0 and 0.0 told apart
 
 
+def test_tangent_takes_the_outputs_dtype():
+    """minimum(float32, float64): the float32 input's contribution is promoted (torch's -0.0
+    where the other input wins is not matched: it multiplies by the mask, retrograd selects)."""
+    for general in (False, True):
+        got = _tangent(retrograd, lambda lib, a, w, k: lib.minimum(a, w.double()), general)
+        want = _tangent(torch, lambda lib, a, w, k: lib.minimum(a, w.double()))
+        assert got.dtype == retrograd.float64 and want.dtype == torch.float64
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_absent_term_under_vmap_of_jvp():
     """Batched operands: the stand-in zeros are the batched class's own, negated."""
     xs = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -77,3 +95,21 @@ def test_absent_term_under_vmap_of_jvp():
     got, want = run(retrograd), run(torch)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_relu_backward_blocks_with_positive_zero_as_torch():
+    """threshold_backward is torch's where(x <= threshold, 0, grad): a negative or infinite
+    gradient where relu blocks gives 0.0 (not -0.0 or nan), and a nan input passes it on."""
+    x = [-1.0, 2.0, 0.0, float("nan"), -5.0]
+    g = [-3.0, -3.0, float("inf"), 2.0, float("-inf")]
+    grads = {}
+    for lib in (torch, retrograd):
+        for dtype in ("float16", "float32", "float64", "bfloat16"):
+            t = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+            (t.relu() * lib.tensor(g, dtype=getattr(lib, dtype))).sum().backward()
+            grads[lib.__name__, dtype] = t.grad.float().numpy()
+    for dtype in ("float16", "float32", "float64", "bfloat16"):
+        want, got = grads["torch", dtype], grads["retrograd", dtype]
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(grads["retrograd", "float32"], [0.0, -3.0, 0.0, 2.0, 0.0])

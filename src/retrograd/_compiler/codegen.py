@@ -25,6 +25,7 @@ from retrograd._compiler.graph import Graph, Node, last_uses
 from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
 from retrograd._ops.codegen import compile_function
 from retrograd._ops.dispatch import OpOverload
+from retrograd._ops.kernels.activation import _threshold_backward
 from retrograd._ops.kernels.linalg import blas_operand, repeated_operands
 
 # op name -> (NumPy function, number of tensor arguments it takes) for ops that are one ufunc
@@ -36,7 +37,8 @@ _UFUNCS = {"add.Tensor": ("_add", 2), "sub.Tensor": ("_sub", 2),
 # the NumPy functions generated code calls, by the short names it uses (one global lookup each)
 _NP_NAMES = {"_add": np.add, "_sub": np.subtract, "_mul": np.multiply, "_div": np.true_divide,
              "_neg": np.negative, "_exp": np.exp, "_tanh": np.tanh, "_max": np.maximum,
-             "_gt": np.greater, "_matmul": np.matmul, "_contig": np.ascontiguousarray}
+             "_gt": np.greater, "_matmul": np.matmul, "_contig": np.ascontiguousarray,
+             "_thr_bw": _threshold_backward}
 
 
 class _Plan:
@@ -196,7 +198,7 @@ class _Writer:
 
             def thr_bw(out: str | None) -> list:
                 o = f", out={out}" if out else ""
-                return [f"{node.name} = _mul({g}, _gt({x}, {thr}){o}, dtype={self.const(dt)})"]
+                return [f"{node.name} = _thr_bw({g}, {x}, {thr}{o})"]
 
             return _Plan(thr_bw, (args[0],))
         if name in ("mm", "_matmul_batched", "addmm"):

@@ -301,7 +301,10 @@ _MODE = _ForwardADMode()
 
 
 def _like(o: Tensor, t: Tensor) -> Tensor:
-    """A tangent with its primal's shape (a broadcast contribution is expanded and copied)."""
+    """A tangent with its primal's shape (a broadcast contribution is expanded and copied) and
+    dtype (a contribution from a lower-precision input is promoted, as torch's is)."""
+    if t.dtype != o.dtype:
+        t = t.to(o.dtype)
     if tuple(t.shape) != tuple(o.shape):
         t = t.expand(o.shape).clone()
     return t
@@ -592,7 +595,8 @@ def _inplace(op, args: tuple, tans: dict):
     call = args[:idx] + (snap,) + args[idx + 1:]
     twin = _out_of_place(op)
     if twin is not None and twin.name in ABSENT_TERM and idx not in tans:
-        # the tangent written into self starts from zeros, as torch's does (0 + -0.0 is 0.0)
+        # add_ and sub_ write into self's tangent, which starts from zeros, as torch's does
+        # (0.0 + -0.0 is 0.0)
         tans = {**tans, idx: _zeros(snap)}
     with suspended():
         if (twin or op).jvp_rule == "none":

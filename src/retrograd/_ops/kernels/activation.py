@@ -42,8 +42,21 @@ def _relu(a):
     return np.maximum(a, 0 if a.dtype.kind != "V" else a.dtype.type(0))
 
 
-def _threshold_backward(g, x, threshold):
-    return np.multiply(g, x > threshold, dtype=g.dtype)
+def _threshold_backward(g, x, threshold, out=None):
+    """torch's where(x <= threshold, 0, g): the gradient's own bits where x is not at or below
+    the threshold (a nan x keeps its gradient), the bits of +0.0 elsewhere, so a negative or
+    infinite gradient there gives 0.0 (a product with a mask would give -0.0 or nan). Done as
+    a bitwise and with an all-ones mask, as fast as that product; NumPy's where is ten times
+    slower on an irregular mask."""
+    if g.dtype.kind not in "fV" or x.dtype.kind == "c":
+        return np.multiply(g, x > threshold, dtype=g.dtype, out=out)
+    bits = np.dtype(f"i{g.dtype.itemsize}")
+    keep = np.subtract(np.less_equal(x, threshold), 1, dtype=bits)  # -1 (all bits) to keep
+    if out is None:
+        into = keep if np.shape(keep) == np.shape(g) else None
+        return np.bitwise_and(g.view(bits), keep, out=into).view(g.dtype)
+    np.bitwise_and(g.view(bits), keep, out=out.view(bits))
+    return out
 
 
 def _relu_direct(dst):
