@@ -192,14 +192,18 @@ def _make(op):
         if kind == _LINEAR:
             call = list(data)
             absent = forward_ad.ABSENT_TERM.get(op.name)
+            indent = "    "
+            if absent is not None:
+                lines += _one_term_lines(op)
+                indent = "        "
             for k, i in enumerate(idx):
                 call[i] = f"u{i}"
                 zero, number = f"_zeros(d{i})", "0"
                 if absent is not None:  # signed, as the general rule's (add, sub)
                     zero, number = f"_full(d{i}, {absent[k]!r})", repr(absent[k])
-                lines.append(f"    u{i} = (t{i}._data if t{i} is not None else {zero}) "
+                lines.append(f"{indent}u{i} = (t{i}._data if t{i} is not None else {zero}) "
                              f"if a{i}.__class__ is _T else {number}")
-            lines += _kernel_call(op, call, "tv")
+            lines += _kernel_call(op, call, "tv", indent)
         elif kind == _BILINEAR:
             lines.append("    tv = None")
             for i in idx:
@@ -221,8 +225,8 @@ def _make(op):
           "_asarray": np.asarray, "_NI": NotImplemented, "_levels": levels, "_state": state,
           "_force": force_general, "_enabled": _enabled,
           "_tangent_of": tangent_of, "_fwd": op.forward,
-          "_zeros": np.zeros_like, "_full": np.full_like, "_sum": _sum, "_set": set_tangent,
-          "_finish": _finish,
+          "_zeros": np.zeros_like, "_full": np.full_like, "_neg": np.negative, "_sum": _sum,
+          "_set": set_tangent, "_finish": _finish,
           "_op": op, "_data": _data, "_shape": _shape_of, "_dtype": _dtype_of,
           "_strides": _strides_of}
     for k, f in enumerate(op.array_formulas or ()):
@@ -253,6 +257,17 @@ def _kernel_call(op, args: list, target: str, indent: str = "    ") -> list:
             indent + f"        {target} = _fwd({', '.join(args)})",
             indent + "else:",
             "    " + plain[0]]
+
+
+def _one_term_lines(op) -> list:
+    """add / sub with alpha 1 where one operand has a tangent of the result's shape: that
+    tangent copied (negated for sub's `other`), what the general rule's sum with the signed
+    zero of ABSENT_TERM gives bit for bit, without a pass of arithmetic (x + 1, x - y)."""
+    other = "_neg(t1._data)" if op.name.startswith("sub") else "t1._data.copy(order='K')"
+    return ["    if a2 == 1 and a2 is not True and (t0 is None or t1 is None) and "
+            "(t0 if t1 is None else t1)._data.shape == out.shape:",
+            "        tv = t0._data.copy(order='K') if t1 is None else " + other,
+            "    else:"]
 
 
 def _elementwise_lines(op, data: list) -> list:
