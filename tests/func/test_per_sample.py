@@ -12,13 +12,13 @@ import retrograd
 from tests.func._parity import errors_alike, same
 
 
-def _model(lib, conv: bool):
+def _model(lib, conv: bool, inplace: bool = False):
     nn = lib.nn
     if conv:
-        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                              nn.Linear(4 * 3 * 3, 10))
+        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(inplace), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(4 * 3 * 3, 10))
     else:
-        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))
+        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(inplace), nn.Linear(32, 10))
     rs = np.random.RandomState(5)
     with lib.no_grad():
         for p in model.parameters():
@@ -32,8 +32,8 @@ def _data(lib, conv: bool):
     return lib.tensor(x.astype(np.float32)), lib.tensor(np.arange(6) % 10)
 
 
-def per_sample_grads(lib, conv: bool):
-    model = _model(lib, conv)
+def per_sample_grads(lib, conv: bool, inplace: bool = False):
+    model = _model(lib, conv, inplace)
     x, y = _data(lib, conv)
     params = {k: v.detach() for k, v in model.named_parameters()}
 
@@ -44,11 +44,13 @@ def per_sample_grads(lib, conv: bool):
     return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
 
 
+@pytest.mark.parametrize("inplace", [False, True], ids=["ReLU", "ReLU(inplace=True)"])
 @pytest.mark.parametrize("conv", [False, True])
-def test_per_sample_grads_match_torch(conv):
+def test_per_sample_grads_match_torch(conv, inplace):
     import torch
 
-    same(per_sample_grads(retrograd, conv), per_sample_grads(torch, conv), atol=1e-5)
+    same(per_sample_grads(retrograd, conv, inplace), per_sample_grads(torch, conv, inplace),
+         atol=1e-5)
 
 
 @pytest.mark.parametrize("conv", [False, True])

@@ -198,7 +198,8 @@ def _native_dropout_forward(a, p, train):
 
 def _native_dropout_grad(grad, result1, p, train):
     scale = 1.0 if train is not None and not train else 0.0 if p >= 1 else 1.0 / (1.0 - p)
-    return grad * _wrap(result1._data.astype(grad._data.dtype) * grad._data.dtype.type(scale))
+    # the mask from tensor ops, so a batched mask (vmap) is read per example
+    return grad * (result1.to(grad.dtype) * scale)
 
 
 native_dropout = op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",

@@ -19,6 +19,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._ops import dispatch
+from retrograd._ops.creation import zeros_like
 from retrograd._ops.kernels.loss import (
     _bce_forward,
     _bce_logits_forward,
@@ -140,9 +141,9 @@ register_functional("l1_loss", _f_l1_loss)
 
 def _piecewise_slope(d: Tensor, width: float, inner_gain: float, outer: float) -> Tensor:
     """d * inner_gain where |d| < width, else outer * sign(d): the slope of smooth_l1/huber."""
-    dn = d._data
-    inside = np.abs(dn) < width
-    return d * _const(inside * inner_gain, d) + _const(np.sign(dn) * outer * ~inside, d)
+    dd = d.detach()  # masks and signs from tensor ops, so a batched d (vmap) is read per example
+    inside = (dd.abs() < width).to(d.dtype)
+    return d * (inside * inner_gain) + dd.sign() * outer * (1 - inside)
 
 
 def _smooth_l1_grads(grad, self, target, reduction, beta, output_mask):
@@ -209,9 +210,9 @@ def _bce_grads(grad, self, target, weight, reduction, output_mask):
     gs = gt = None
     if output_mask[0]:
         denom = (1 - self) * self
-        dn = denom._data
+        dd = denom.detach()
         # torch divides by max((1 - x) * x, 1e-12); the offset keeps that value exactly
-        denom = denom + _const(np.maximum(dn, _BCE_EPS) - dn, self)
+        denom = denom + (dd.clamp_min(_BCE_EPS) - dd)
         gs = g * (self - target) / denom
     if output_mask[1]:
         gt = g * ((1 - self).log() - self.log())
@@ -241,8 +242,8 @@ register_functional("binary_cross_entropy", _f_binary_cross_entropy)
 
 def _softplus_neg(x: Tensor) -> Tensor:
     """softplus(-x) = log(1 + exp(-|x|)) + max(-x, 0), with |x| and max from constant masks."""
-    xn = x._data
-    return (1 + (x * _const(-np.sign(xn), x)).exp()).log() - x * _const(xn < 0, x)
+    xd = x.detach()
+    return (1 + (x * -xd.sign()).exp()).log() - x * (xd < 0).to(x.dtype)
 
 
 def _bce_logits_grads(grad, self, target, weight, pos_weight, reduction, output_mask):
@@ -539,7 +540,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: boo
         loss = target.exp() * (target - input)
     else:
         # xlogy(target, target): 0 where target == 0
-        loss = target * (target + _const(target._data == 0, target)).log() - target * input
+        loss = target * (target + (target.detach() == 0).to(target.dtype)).log() - target * input
     return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
 
 
@@ -593,18 +594,19 @@ register("margin_ranking_loss", margin_ranking_loss)
 register_functional("margin_ranking_loss", _f_margin_ranking_loss)
 
 
-def _where(mask: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
+def _where(mask, a: Tensor, b: Tensor) -> Tensor:
+    """where with a boolean mask, a tensor (from tensor ops, batched under vmap) or an array."""
     from retrograd import where
 
-    return where(_wrap(np.asarray(mask)), a, b)
+    return where(mask if isinstance(mask, Tensor) else _wrap(np.asarray(mask)), a, b)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: int = 1) -> Tensor:
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input, target = dispatch.autocast.cast("fp32", input, target)
-    zeros = _wrap(np.zeros(input._data.shape, input._data.dtype))
-    t = target._data
+    zeros = zeros_like(input)
+    t = target.detach()
     margin_part = _where(t != 1, (margin - input).clamp_min(0), zeros)
     self_part = _where(t != -1, input, zeros)
     return _reduce_tensor(margin_part + self_part, reduction)
@@ -638,8 +640,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     mag1 = (input1 * input1).sum(dim) + _COS_EPS
     mag2 = (input2 * input2).sum(dim) + _COS_EPS
     cos = prod / (mag1 * mag2).sqrt()
-    zeros = _wrap(np.zeros(cos._data.shape, cos._data.dtype))
-    t = target._data
+    zeros = zeros_like(cos)
+    t = target.detach()
     out = _where(t == 1, 1 - cos, zeros) + _where(t == -1, (cos - margin).clamp_min(0), zeros)
     return _reduce_tensor(out, reduction)
 
@@ -710,11 +712,11 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
         loss = input - target * (input + eps).log()
     if full:
         # Stirling's approximation of log(target!), only where target > 1
-        t = target._data
+        t = target.detach()
         big = t > 1
-        safe = target + _const(np.where(big, 0, 2 - t), target)  # keeps log finite elsewhere
+        safe = target + _where(big, zeros_like(t), 2 - t)  # keeps log finite elsewhere
         stirling = safe * safe.log() - safe + 0.5 * (2 * np.pi * safe).log()
-        loss = loss + stirling * _const(big, stirling)
+        loss = loss + stirling * big.to(stirling.dtype)
     return _reduce_tensor(loss, reduction)
 
 
@@ -737,7 +739,7 @@ def _f_gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = _wrap(np.full(input._data.shape, var, input._data.dtype))
-    elif (var._data < 0).any():
+    elif bool((var.detach() < 0).any()):  # data-dependent: refused under vmap, as torch's
         raise ValueError("var has negative entry/entries")
     in_shape, var_shape = tuple(input.shape), tuple(var.shape)
     if var_shape != in_shape:
@@ -749,8 +751,8 @@ def _f_gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     # clamp for stability without a gradient through the clamp (torch clamps under no_grad)
-    vn = var._data
-    var = var + _const(np.maximum(vn, eps) - vn, var)
+    vd = var.detach()
+    var = var + (vd.clamp_min(eps) - vd)
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)
     if full:

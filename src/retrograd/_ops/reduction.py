@@ -30,7 +30,7 @@ from retrograd._ops.kernels.reduction import scalar_name as _scalar_name
 from retrograd._ops.kernels.reduction import upcast16 as _upcast16
 from retrograd._ops.overloads import RETURN_TYPES, composite, expose_as, overloaded
 from retrograd._ops.registry import op, register, register_functional, register_method
-from retrograd._tensor import Tensor, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
 # messages, worded as torch words them
 NO_DIM_EMPTY = ("{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
@@ -218,7 +218,10 @@ def _prod_forward(a, dim, keepdim, dtype):
 
 
 def _has_zero(t: Tensor) -> bool:
-    return not t._data.all()
+    """Whether t holds a zero. A batched value (vmap) answers yes without looking: its
+    examples differ, and the path for zeros is exact for every value, as torch takes it for
+    tensor subclasses."""
+    return _is_wrapper(t) or not t._data.all()
 
 
 def _exclusive_cumprod(x, dim: int, reverse: bool):
@@ -238,7 +241,8 @@ def _prod_backward(grad, self, result):
         return grad
     if not _has_zero(self):
         return grad * (result / self)
-    if not state.grad_enabled and self.numel() - np.count_nonzero(self._data) > 1:
+    if not state.grad_enabled and not _is_wrapper(self) and \
+            self.numel() - np.count_nonzero(self._data) > 1:
         # first order with two zeros: every product of the others has a zero factor (the
         # products below could meet an overflow first, 0 * inf, in narrow types); the second
         # order is not zero, so with create_graph the products are built, as torch
@@ -778,7 +782,9 @@ def _cumprod_backward_zeros(grad, self, d: int):
     from_k = _wrap((ar[None, :] >= ar[:, None]).astype(dt))  # [k, j]: j >= k
     # [k, j] = prod_{k < i <= j} x[i] (1 for j <= k)
     between = (x.unsqueeze(-2) * _wrap(after.astype(dt)) + _wrap((~after).astype(dt))).cumprod(-1)
-    exact = not state.grad_enabled  # first order only: the second order is not zero there
+    # first order only (the second order is not zero there), on values it can read (a batched
+    # value's examples differ: the products stand, exact but where narrow types overflow)
+    exact = not state.grad_enabled and not _is_wrapper(x)
     if exact:
         # exact zeros where a zero lies in (k, j]: the products there may have met an overflow
         # first (0 * inf is nan in narrow types)

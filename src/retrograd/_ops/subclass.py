@@ -102,7 +102,7 @@ class _SubclassDispatch:
         build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
         if op.inplace_idx:
             if build:
-                raise NotImplementedError(WRAPPER_INPLACE_GRAD.format(func))
+                return _inplace_with_history(cls, func, args, kwargs)
             out = _below_autograd(cls, func, args, kwargs)
             from retrograd._ops.inplace import bump_version
 
@@ -116,6 +116,36 @@ class _SubclassDispatch:
                 with _Unhidden():
                     args = lift(args)
         return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
+
+
+def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
+    """An in-place op on a wrapper that records history (a ReLU(inplace=True) inside
+    vmap(grad(f))), as the plain path does it (_ops.inplace.run_inplace): the class writes
+    self's values, then the op's node becomes self's history, reading a copy of self's old
+    value where its formulas read self. A view or a Tensor[] write has no such path yet."""
+    from retrograd._autograd.copy_slices import rebase_history
+    from retrograd._ops import inplace
+
+    op = func._op
+    idx = op.inplace_idx[0]
+    self_t = args[idx]
+    if op.written_lists or not isinstance(self_t, Tensor) or self_t._view is not None:
+        raise NotImplementedError(WRAPPER_INPLACE_GRAD.format(func))
+    inplace.check_inplace(self_t, True)
+    saved_args = args
+    if inplace._reads_self(op):
+        clone = dispatch.overload_of(_registry.OPS["clone"])
+        snap = _below_autograd(cls, clone, (self_t,), {})
+        snap._grad_fn, snap._output_nr = self_t._grad_fn, self_t._output_nr
+        snap._requires_grad, snap._grad_acc = self_t._requires_grad, self_t._grad_acc
+        saved_args = args[:idx] + (snap,) + args[idx + 1:]
+    before = self_t._version_counter.version
+    out = _below_autograd(cls, func, args, kwargs)
+    inplace.bump_version(self_t, op.schema.name, depth=3)
+    rebase_history(op, self_t, saved_args, idx)
+    inplace._record_pre_write_versions(self_t, before)
+    _keep_wrappers_saved(op, (self_t,))  # self's new value, at its new version
+    return out
 
 
 def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
@@ -229,9 +259,9 @@ def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper) -> None:
         sv = saved[j]
         if (sv.__class__ is SavedVariable and not sv._original
                 and sv._hooks is None and keep(outs[i])):
-            keep = SavedVariable(outs[i], False)
-            keep._output_nr = outs[i]._output_nr
-            saved[j] = keep
+            kept = SavedVariable(outs[i], False)
+            kept._output_nr = outs[i]._output_nr
+            saved[j] = kept
     node._saved = tuple(saved)
 
 
