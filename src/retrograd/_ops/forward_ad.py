@@ -582,11 +582,15 @@ def _inplace(op, args: tuple, tans: dict):
     import numpy as np
 
     from retrograd._ops.registry import run
-    from retrograd._tensor import _wrap
+    from retrograd._tensor import _is_wrapper, _wrap
 
     idx = op.inplace_idx[0]
     self_t = args[idx]
-    snap = _wrap(np.array(self_t._data, copy=True))
+    if _is_wrapper(self_t):  # its array holds no values (a batched value): a copy by its class
+        with suspended():
+            snap = self_t.detach().clone()
+    else:
+        snap = _wrap(np.array(self_t._data, copy=True))
     run(op, args)
     if op.jvp_rule == "unimplemented":  # self is written first, as in torch
         raise not_implemented_yet(op)

@@ -1,0 +1,102 @@
+"""vmap over every op sample, three ways, each against a loop over the examples:
+  forward  vmap(f) equals f on each example;
+  grad     vmap(grad(f)) equals grad(f) on each example (per-example gradients);
+  jvp      vmap(jvp(f)) with batched primals and tangents equals jvp per example.
+Formulas and composites that looked at values through a tensor's array read zeros from a
+batched value (its array holds only the geometry) and gave wrong results without an error;
+these run every op's backward and tangent rules with batched inputs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd
+from tests.test_ops_generated import GRAD, _func
+
+_VIEW_WRITE = "an in-place write into a view of a batched value that records history"
+# samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
+_BATCHING = {
+    "scatter_-value": "scatter_ with a batched self and an unbatched index",
+    "Tensor.masked_fill-tensor_value": "masked_fill with a batched 0-d value",
+    "masked_fill_-tensor": "masked_fill with a batched 0-d value",
+    "fill_tensor": "fill_ with a batched 0-d value",
+    "setitem-zero_dim_fill": "fill_ with a batched 0-d value",
+    "masked_select": "masked_select with an unbatched mask (torch batches it)",
+    "Tensor.masked_select-broadcast_self": "masked_select with an unbatched mask",
+    "masked_select-broadcast_mask": "masked_select with an unbatched mask",
+    "mm-empty": "empty batched matmul",
+    "dot-empty": "empty batched dot",
+    "max-zero_dim_dim": "a 0-d example reduced along dim 0",
+    "kthvalue-zero_dim": "a 0-d example reduced along dim 0",
+    "cat-legacy_empty": "cat's legacy empty 1-d operand beside a batched one",
+    "Tensor.unfold-scalar": "unfold of a 0-d example",
+}
+KNOWN = {
+    "forward": {k: v for k, v in _BATCHING.items()
+                if k not in ("max-zero_dim_dim", "kthvalue-zero_dim")},
+    "jvp": _BATCHING,
+    "grad": {**{k: v for k, v in _BATCHING.items() if k != "dot-empty"},
+             **{k: _VIEW_WRITE for k in ("setitem-row", "setitem-column", "setitem-broadcast",
+                                         "setitem-scalar", "setitem-zero_dim_fill",
+                                         "setitem-int_and_tensor", "unfold_then_write")},
+             "inplace_on_view": _VIEW_WRITE + " (torch reports the random op first)"},
+}
+# torch refuses these too: a random op under randomness="error", and a check on the values
+# that would branch per example (gaussian_nll_loss's var >= 0)
+REFUSALS = ("vmap: called random operation while in randomness error mode",
+            "data-dependent control flow")
+
+
+def _batch(leaves: list, size: int = 3) -> tuple:
+    """Primals: the sample's own values first (zeros and ties kept), then perturbed copies;
+    tangents: random."""
+    rng = np.random.default_rng(0)
+    primals, tangents = [], []
+    for t in leaves:
+        base = t.detach()
+        primals.append(retrograd.stack([base] + [base + retrograd.tensor(
+            rng.standard_normal(tuple(base.shape)) * 0.01, dtype=base.dtype)
+            for _ in range(size - 1)]))
+        tangents.append(retrograd.tensor(rng.standard_normal((size,) + tuple(base.shape)),
+                                         dtype=base.dtype))
+    return primals, tangents
+
+
+@pytest.mark.parametrize("sample", GRAD, ids=lambda s: s.id)
+@pytest.mark.parametrize("mode", ["forward", "grad", "jvp"])
+def test_vmap_equals_a_loop_over_examples(mode, sample, request):
+    if sample.id in KNOWN[mode]:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[mode][sample.id]))
+    f, leaves = _func(sample)
+    if not leaves:
+        pytest.skip("no differentiable inputs")
+    n = len(leaves)
+    primals, tangents = _batch(leaves)
+    if mode == "forward":
+        fn, args = f, primals
+    elif mode == "grad":
+        def loss(*xs):
+            return sum((o * (1.0 + 0.1 * k)).sum() for k, o in enumerate(f(*xs)))
+
+        fn, args = retrograd.func.grad(loss, argnums=tuple(range(n))), primals
+    else:
+        def fn(*a):
+            return retrograd.func.jvp(f, tuple(a[:n]), tuple(a[n:]))[1]
+
+        args = primals + tangents
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the loop-and-stack fallback's performance warning
+        try:
+            got = retrograd.func.vmap(fn)(*args)
+        except RuntimeError as e:
+            assert any(r in str(e) for r in REFUSALS), e
+            return
+        # each example on its own storage: as_strided's offsets count from the example's start
+        want = [fn(*[a[i].clone() for a in args]) for i in range(len(args[0]))]
+    for j in range(len(want[0])):
+        w = np.stack([want[i][j].numpy() for i in range(len(want))])
+        np.testing.assert_allclose(got[j].numpy(), w, rtol=1e-6, atol=1e-8,
+                                   err_msg=f"output {j}")
