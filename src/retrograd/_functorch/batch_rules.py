@@ -72,6 +72,7 @@ DYNAMIC = frozenset({"nonzero", "masked_select", "unique", "_unique", "_unique2"
 POINTWISE_EXTRA = frozenset({
     "add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "mul.Tensor", "neg", "clone",
     "contiguous", "threshold_backward", "sigmoid_backward", "tanh_backward", "threshold",
+    "_reduction_mask", "_reduction_eq_mask", "_reduction_masked_zero", "_reduction_sign",
     "eq.Tensor", "eq.Scalar", "ne.Tensor", "ne.Scalar", "lt.Tensor", "lt.Scalar", "le.Tensor",
     "le.Scalar", "gt.Tensor", "gt.Scalar", "ge.Tensor", "ge.Scalar", "where.self",
     "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and.Tensor",

@@ -32,6 +32,9 @@ def _geometry_array(shape: tuple, dtype: np.dtype) -> np.ndarray:
     return arr
 
 
+live = [0]  # batched values alive (all gone once the outermost transform returns, but cycles)
+
+
 class BatchedTensor(Tensor):
     """The per-example view of `_value` (batch dimension first) at vmap level `_level`."""
 
@@ -55,9 +58,11 @@ class BatchedTensor(Tensor):
         t._value = value
         t._level = level
         subclass._track(t)
+        live[0] += 1
         return t
 
     def __del__(self) -> None:
+        live[0] -= 1
         subclass._released()
 
     def __init__(self, value: Tensor, level: int) -> None:

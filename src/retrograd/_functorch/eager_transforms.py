@@ -523,8 +523,14 @@ def jacfwd(func: Callable, argnums: Any = 0, has_aux: bool = False, *,
 
         total = basis[0].shape[0]
         out_dims: Any = 0 if not has_aux else (0, None)
-        pushed: Any = (vmap(push, out_dims=out_dims, randomness=randomness)(*basis) if total
-                       else None)
+        if total:
+            pushed: Any = vmap(push, out_dims=out_dims, randomness=randomness)(*basis)
+        else:
+            # no input element: every block is empty; one call gives the outputs' shapes
+            res = f(*diff_tuple)
+            out, aux = res if has_aux else (res, None)
+            cols = tree_map(lambda o: o.new_zeros((0,) + tuple(o.shape)), out)
+            pushed = (cols, aux) if has_aux else cols
         if has_aux:
             pushed, aux = pushed
         flat_cols, out_spec = tree_flatten(pushed)

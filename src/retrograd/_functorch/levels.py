@@ -8,6 +8,7 @@ Levels number upwards from 1; a BatchedTensor remembers the level that made it
 
 from __future__ import annotations
 
+import gc
 import threading
 from typing import Any
 
@@ -48,6 +49,18 @@ def pop() -> None:
     _stack.transforms.pop()
     _stack.next_level = 1 + max((t.level for t in _stack.transforms
                                  if isinstance(t, VmapLevel)), default=0)
+
+
+def collect_lingering() -> None:
+    """After the outermost transform has returned (its frames, and the batched values they
+    held, gone): batched values still alive are only in reference cycles (forward over
+    reverse: a node keeps its output with its tangent, the output keeps the node). While any
+    is alive the wrapper dispatcher stays on every op's path, so collect them now."""
+    if not _stack.transforms:
+        from retrograd._functorch.batched import live
+
+        if live[0]:
+            gc.collect(1)  # the young generations: the cycles were made just now (cheap)
 
 
 def inside_autodiff() -> bool:

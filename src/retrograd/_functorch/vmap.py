@@ -129,7 +129,10 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         dispatch.uncapturable("vmap (retrograd.func.vmap, also under jacrev, jacfwd, hessian)")
-        return vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        try:
+            return vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        finally:
+            levels.collect_lingering()
 
     return wrapped
 

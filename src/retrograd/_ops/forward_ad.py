@@ -276,7 +276,16 @@ class _ForwardADMode:
         if not tans:
             return run(op, args)
         if op.inplace_idx:
-            return _inplace(op, args, tans)
+            out = _inplace(op, args, tans)
+            node = out._grad_fn if isinstance(out, Tensor) else None
+            if type(node) is not op.node_cls and isinstance(out, Tensor) and out._view:
+                node = getattr(out._view.base._grad_fn, "fn", None)  # CopySlices wraps it
+            if type(node) is op.node_cls and getattr(node, "_plan", None) is not None:
+                # backward reads self's new value with its new tangent (forward over reverse)
+                from retrograd._ops.subclass import _keep_wrappers_saved
+
+                _keep_wrappers_saved(op, (out,), keep=_has_tangent, node=node)
+            return out
         out = run(op, args)
         outs = tuple(out) if op.multi else (out,)
         with suspended():
@@ -620,7 +629,16 @@ def _inplace(op, args: tuple, tans: dict):
             new = _zeros(self_t)
         old = tangent_of(self_t)
         if old is not None:
-            old.copy_(new)
+            try:
+                old.copy_(new)
+                return self_t
+            except RuntimeError as e:
+                # the new tangent is batched at a vmap level the old one is not (jacfwd under
+                # vmap, the primal batched outside): it cannot be written in place, so it
+                # replaces the old one, as torch replaces a tangent whose metadata differs
+                if not str(e).startswith(_BATCHED_INTO_UNBATCHED):
+                    raise
+            set_tangent(self_t, _like(self_t, new))
             return self_t
         info = self_t._view
         if info is not None and info.replay and _same_layout(self_t, info.base):
@@ -642,6 +660,11 @@ def _inplace(op, args: tuple, tans: dict):
             fresh.copy_(new)
             set_tangent(self_t, fresh)
     return self_t
+
+
+# how vmap refuses to write a batched value into one not batched at its level (checked before
+# anything is written)
+_BATCHED_INTO_UNBATCHED = "vmap: inplace arithmetic(self, *extra_args) is not possible"
 
 
 def _same_layout(view: Tensor, base: Tensor) -> bool:

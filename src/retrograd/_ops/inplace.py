@@ -16,6 +16,7 @@ import numpy as np
 
 from retrograd._autograd.frames import user_frame
 from retrograd._autograd.state import state
+from retrograd._ops import forward_ad
 from retrograd._ops.kernels.shape import internal_overlap
 from retrograd._tensor import Tensor, _wrap
 
@@ -85,6 +86,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             snap._output_nr = self_t._output_nr
             snap._requires_grad = self_t._requires_grad
             snap._grad_acc = self_t._grad_acc
+            keep_old_tangent(self_t, snap)
     before = self_t._version_counter.version if self_t._version_counter is not None else 0
     dst = call[idx]
     if not dst.flags.writeable:
@@ -164,6 +166,28 @@ def _record_pre_write_versions(self_t: Tensor, before: int) -> None:
         if sv.__class__ is SavedVariable and sv._original and sv._data is not None \
                 and sv._data._version_counter is vc:
             sv._version = before
+
+
+def keep_old_tangent(self_t: Tensor, snap: Tensor) -> None:
+    """The copy of self's old value that the node reads also carries self's old tangent (a
+    copy: forward AD then writes the new one into self's), so forward-over-reverse (jvp of
+    grad, hessian) differentiates the backward formula at the old value."""
+    if forward_ad.levels:
+        t = forward_ad.tangent_of(self_t)
+        if t is None:
+            return
+        from retrograd._ops.subclass import _Unhidden
+        from retrograd._tensor import _is_wrapper
+
+        with forward_ad.suspended():
+            if _is_wrapper(t):
+                # a batched tangent (jacfwd, hessian) is copied by its class, whose dispatcher
+                # is hidden while it runs this write
+                with _Unhidden():
+                    copy = t.clone()
+            else:
+                copy = t.clone()
+        forward_ad.set_tangent(snap, copy)
 
 
 def _reads_self(op) -> bool:

@@ -74,9 +74,10 @@ def _mask_forward(a, kind):
     return np.asarray(_MASKS[kind](a)).astype(a.dtype, copy=False)
 
 
-# piecewise constant: no formulas, so its output never requires grad
+# piecewise constant: no formulas, so its output never requires grad, and no tangent either
+# (forward AD refuses a float output it has no rule for; these have a zero derivative)
 mask = op("_reduction_mask(Tensor self, str kind) -> Tensor", _mask_forward,
-          function=False, method=False)
+          differentiable_outputs=(False,), function=False, method=False)
 
 
 def _eq_mask_forward(a, b, nan_equal):
@@ -87,7 +88,7 @@ def _eq_mask_forward(a, b, nan_equal):
 
 
 eq_mask = op("_reduction_eq_mask(Tensor self, Tensor other, bool nan_equal) -> Tensor",
-             _eq_mask_forward, function=False, method=False)
+             _eq_mask_forward, differentiable_outputs=(False,), function=False, method=False)
 
 
 def _zeros_like(self):

@@ -138,6 +138,7 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
         snap = _below_autograd(cls, clone, (self_t,), {})
         snap._grad_fn, snap._output_nr = self_t._grad_fn, self_t._output_nr
         snap._requires_grad, snap._grad_acc = self_t._requires_grad, self_t._grad_acc
+        inplace.keep_old_tangent(self_t, snap)
         saved_args = args[:idx] + (snap,) + args[idx + 1:]
     before = self_t._version_counter.version
     out = _below_autograd(cls, func, args, kwargs)
@@ -245,13 +246,14 @@ def _any_requires_grad(args: tuple) -> bool:
     return False
 
 
-def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper) -> None:
+def _keep_wrappers_saved(op, outs: tuple, keep=is_wrapper, node=None) -> None:
     """A node saves its outputs as their arrays (NOTE [Saving without cycles]); a wrapper's
     array holds no values, so the node keeps the wrapper output itself (and forward-mode AD
     keeps an output that carries a tangent, which a tensor rebuilt from the array would
     lose)."""
     SavedVariable = _saved.SavedVariable
-    node = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
+    if node is None:  # `node`: given for a view written in place (CopySlices wraps it)
+        node = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
     if node is None or not node._plan.outputs_saved:
         return
     saved = list(node._saved)
