@@ -80,7 +80,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
     build = any_grad and state.grad_enabled and op.node_cls is not None
     if build:
         # the old value and old history of self, for formulas that read `self`
-        snap = _wrap(np.array(call[idx], copy=True)) if _reads_self(op) else None
+        snap = _wrap(np.array(call[idx], copy=True)) if reads_self(op) else None
         if snap is not None:
             snap._grad_fn = self_t.grad_fn
             snap._output_nr = self_t._output_nr
@@ -108,7 +108,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
             except BaseException:
                 _undo(self_t, dst, undo)
                 raise
-        _record_pre_write_versions(self_t, before)
+        record_pre_write_versions(self_t, before)
     return self_t
 
 
@@ -150,7 +150,7 @@ def _undo(t: Tensor, dst: np.ndarray, record: tuple) -> None:
         t._version_counter.version = version
 
 
-def _record_pre_write_versions(self_t: Tensor, before: int) -> None:
+def record_pre_write_versions(self_t: Tensor, before: int) -> None:
     """Other arguments that share self's memory (`y.mul_(y)`, `v.add_(base)`) were read before
     the write: saved at the version they had then, so backward reports the overwrite as torch
     does instead of using the new values."""
@@ -190,6 +190,6 @@ def keep_old_tangent(self_t: Tensor, snap: Tensor) -> None:
         forward_ad.set_tangent(snap, copy)
 
 
-def _reads_self(op) -> bool:
+def reads_self(op) -> bool:
     name = op.arg_names[op.inplace_idx[0]]
     return any(name in f.params for f in op.formulas)

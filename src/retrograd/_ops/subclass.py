@@ -133,7 +133,7 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
         raise NotImplementedError(WRAPPER_INPLACE_GRAD.format(func))
     inplace.check_inplace(self_t, True)
     saved_args = args
-    if inplace._reads_self(op):
+    if inplace.reads_self(op):
         clone = dispatch.overload_of(_registry.OPS["clone"])
         snap = _below_autograd(cls, clone, (self_t,), {})
         snap._grad_fn, snap._output_nr = self_t._grad_fn, self_t._output_nr
@@ -144,7 +144,7 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
     out = _below_autograd(cls, func, args, kwargs)
     inplace.bump_version(self_t, op.schema.name, depth=3)
     rebase_history(op, self_t, saved_args, idx)
-    inplace._record_pre_write_versions(self_t, before)
+    inplace.record_pre_write_versions(self_t, before)
     _keep_wrappers_saved(op, (self_t,))  # self's new value, at its new version
     return out
 
