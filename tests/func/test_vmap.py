@@ -126,3 +126,24 @@ def test_more_rules(prog):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parity(lambda lib, x: lib.func.vmap(lambda a: prog(lib, a))(x), arr(4, 3, 3))
+
+
+def test_fill_with_a_batched_value_matches_torch():
+    """masked_fill / fill_ with a 0-d value per example, and the value's gradient (torch's
+    where(mask, grad, 0).sum(), which batches where masked_select would not)."""
+    import torch
+
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64)
+        v = lib.tensor([10.0, 20.0], dtype=lib.float64)
+        m = lib.tensor([True, False, True])
+        vmap, grad = lib.func.vmap, lib.func.grad
+        out = [vmap(lambda a, b: a.masked_fill(m, b))(x, v),
+               vmap(lambda a, b: a.clone().masked_fill_(a > 2, b))(x, v),
+               vmap(lambda a, b: a.clone().fill_(b))(x, v),
+               vmap(lambda b: lib.zeros(3, dtype=lib.float64).masked_fill(m, b))(v)]
+        out += vmap(grad(lambda a, b: (a.masked_fill(m, b) * a).sum(), argnums=(0, 1)))(x, v)
+        return [t.numpy() for t in out]
+
+    for got, want in zip(run(retrograd), run(torch)):
+        np.testing.assert_array_equal(got, want)

@@ -21,10 +21,6 @@ _VIEW_WRITE = "an in-place write into a view of a batched value that records his
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
 _BATCHING = {
     "scatter_-value": "scatter_ with a batched self and an unbatched index",
-    "Tensor.masked_fill-tensor_value": "masked_fill with a batched 0-d value",
-    "masked_fill_-tensor": "masked_fill with a batched 0-d value",
-    "fill_tensor": "fill_ with a batched 0-d value",
-    "setitem-zero_dim_fill": "fill_ with a batched 0-d value",
     "masked_select": "masked_select with an unbatched mask (torch batches it)",
     "Tensor.masked_select-broadcast_self": "masked_select with an unbatched mask",
     "masked_select-broadcast_mask": "masked_select with an unbatched mask",

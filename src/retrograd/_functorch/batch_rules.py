@@ -801,6 +801,37 @@ def _item_rule(func: Any, args: tuple, level: int) -> Any:
     raise RuntimeError(ITEM_IN_VMAP)
 
 
+def _fill_value_rule(func: Any, args: tuple, level: int) -> Any:
+    """fill / masked_fill (and their in-place forms) with a Tensor value: a value batched at
+    this level holds one 0-d value per member, which the pointwise rule would pad into a
+    tensor of the batch's rank (the op takes only a 0-d value). Written with where instead,
+    each member taking its own value, in self's dtype."""
+    op = func._op
+    value = args[-1]
+    if not _batched(value, level):
+        return _pointwise(func, args, level)
+    self_t = args[0]
+    masked = op.schema.name.startswith("masked_fill")
+    rank = max(a.dim() for a in args if isinstance(a, Tensor))
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    size = value._value.shape[0]
+    inner = _pad(self_t._value, rank) if _batched(self_t, level) else _expand_batch(self_t, size)
+    v = value._value.to(inner.dtype).reshape((size,) + (1,) * (inner.dim() - 1))
+    if masked:
+        mask = args[1]
+        m = _pad(mask._value, rank) if _batched(mask, level) else mask
+        from retrograd._ops.pointwise import where
+
+        out = where(m, v, inner)
+    else:
+        out = v.expand(tuple(inner.shape)).clone()
+    if op.inplace_idx:
+        inner.copy_(out.expand(tuple(inner.shape)))
+        return self_t
+    return wrap(out, level)
+
+
 EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
@@ -823,6 +854,8 @@ EXPLICIT: dict = {
     "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
     "_local_scalar_dense": _item_rule, "index_add": _index_add_rule,
     "index_add_": _index_add_rule,
+    "fill.Tensor": _fill_value_rule, "fill_.Tensor": _fill_value_rule,
+    "masked_fill.Tensor": _fill_value_rule, "masked_fill_.Tensor": _fill_value_rule,
 }
 
 

@@ -706,8 +706,10 @@ def _masked_zero(grad, mask):
 
 
 _FILL_SCALAR_GRADS = {"self": _masked_zero}
+# value's gradient as torch's where(mask, grad, 0).sum(): no masked_select, whose shape
+# depends on the mask, so it batches under vmap
 _FILL_TENSOR_GRADS = {"self": _masked_zero,
-                      "value": lambda grad, mask: masked_select(grad, mask).sum()}
+                      "value": lambda grad, mask: _masked_zero(grad, mask.logical_not()).sum()}
 
 _masked_fill_scalar = op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
                          _masked_fill_forward, grads=_FILL_SCALAR_GRADS)
