@@ -50,14 +50,10 @@ def _func(sample):
 # the same op leaves the check off (tests/op_samples/torch_opinfo_flags.py).
 _EMPTY_MATMUL = "empty batched matmul: the rule folds the batch with a -1 reshape of no elements"
 _SCALAR_DIM = "per-example scalar with dim=0: the value-selecting helpers' rank-0 path"
-_MASKED = ("its derivative calls masked_select, whose shape depends on the data: vmap refuses it "
-           "(torch batches masked_fill's own rule instead)")
 BATCHED_GRAD_GAPS = {
     "matmul-empty": _EMPTY_MATMUL,
     "max-zero_dim_dim": _SCALAR_DIM,
     "kthvalue-zero_dim": _SCALAR_DIM,
-    "Tensor.masked_fill-tensor_value": _MASKED,
-    "masked_fill_-tensor": _MASKED,
 }
 FORWARD_AD_GAPS = {
     "scatter_reduce-prod_two_zeros": "forward mode transposes the backward, whose double "
@@ -66,9 +62,6 @@ FORWARD_AD_GAPS = {
 BATCHED_FORWARD_GAPS = {
     **BATCHED_GRAD_GAPS,
     "mm-empty": _EMPTY_MATMUL,
-    "masked_select": _MASKED,
-    "Tensor.masked_select-broadcast_self": _MASKED,
-    "masked_select-broadcast_mask": _MASKED,
     "cat-legacy_empty": "legacy cat of a 1-D empty tensor: the same-rank rule expands it",
 }
 # samples that draw random numbers (random ones, those that reseed on every call, and

@@ -21,9 +21,6 @@ _VIEW_WRITE = "an in-place write into a view of a batched value that records his
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
 _BATCHING = {
     "scatter_-value": "scatter_ with a batched self and an unbatched index",
-    "masked_select": "masked_select with an unbatched mask (torch batches it)",
-    "Tensor.masked_select-broadcast_self": "masked_select with an unbatched mask",
-    "masked_select-broadcast_mask": "masked_select with an unbatched mask",
     "mm-empty": "empty batched matmul",
     "dot-empty": "empty batched dot",
     "max-zero_dim_dim": "a 0-d example reduced along dim 0",
@@ -118,8 +115,7 @@ def test_vmap_equals_a_loop_over_examples(mode, sample):
 HESSIAN_KNOWN = {k: v for k, v in KNOWN["grad"].items()
                  if k in ("setitem-scalar", "inplace_on_view", "unfold_then_write")}
 HESSIAN_KNOWN.update({k: _BATCHING[k] for k in (
-    "scatter_-value", "masked_select", "Tensor.masked_select-broadcast_self",
-    "masked_select-broadcast_mask", "max-zero_dim_dim", "kthvalue-zero_dim")})
+    "scatter_-value", "max-zero_dim_dim", "kthvalue-zero_dim")})
 SMALL_SINGLE = [s for s in GRAD if s.gradgrad]
 
 

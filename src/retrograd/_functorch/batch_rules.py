@@ -221,6 +221,8 @@ def _choose(func: Any, name: str) -> Callable:
         def dynamic(func: Any, args: tuple, level: int) -> Any:
             if base == "masked_select" and _batched(args[1], level):
                 raise RuntimeError(MASKED_SELECT)
+            if base == "masked_select":
+                return _masked_select_unbatched_mask(args, level)
             raise RuntimeError(DYNAMIC_SHAPE.format(base))
         return dynamic
     if base in UNBATCHED_RESULT:
@@ -236,6 +238,17 @@ def _choose(func: Any, name: str) -> Callable:
     from retrograd._functorch.fallback import fallback
 
     return fallback
+
+
+def _masked_select_unbatched_mask(args: tuple, level: int) -> Any:
+    """masked_select of a batched self with a mask the members share: every member selects
+    the same positions, so the result has a fixed size per member, (batch, count)."""
+    self_t, mask = args[0], args[1]
+    value = self_t._value
+    shape = tuple(np.broadcast_shapes(tuple(value.shape[1:]), tuple(mask.shape)))
+    rows = value.reshape((value.shape[0],) + (1,) * (len(shape) - value.dim() + 1)
+                         + tuple(value.shape[1:])).expand((value.shape[0],) + shape)
+    return wrap(rows[:, mask.expand(shape)], level)
 
 
 def _inplace_of_pointwise(name: str) -> bool:
