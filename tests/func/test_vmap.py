@@ -147,3 +147,35 @@ def test_fill_with_a_batched_value_matches_torch():
 
     for got, want in zip(run(retrograd), run(torch)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_inplace_writes_into_views_under_vmap_of_grad_match_torch():
+    """setitem, and in-place ops on slices of a batched value that records history: CopySlices
+    on the base wraps the op's node, which keeps the view's values as the class holds them."""
+    import torch
+
+    def run(lib):
+        x = lib.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], dtype=lib.float64)
+
+        def f(a):
+            b = a * 2
+            b[0] = 7.0
+            b[1:].mul_(a[1:])
+            b[:2].exp_()
+            return (b * a).sum()
+
+        return lib.func.vmap(lib.func.grad(f))(x).numpy()
+
+    np.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-12)
+
+
+def test_double_backward_through_a_view_write_of_a_batched_value_is_refused():
+    def f(a):
+        b = a * 2
+        b[1:].exp_()
+        return b.sum()
+
+    x = retrograd.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=retrograd.float64)
+    with pytest.raises(NotImplementedError, match="double backward through an in-place write "
+                                                  "into a view of a wrapper tensor subclass"):
+        retrograd.func.vmap(retrograd.func.hessian(f))(x)

@@ -17,7 +17,7 @@ import pytest
 import retrograd
 from tests.test_ops_generated import GRAD, _func
 
-_VIEW_WRITE = "an in-place write into a view of a batched value that records history"
+_VIEW_WRITE = "an in-place write into an unfolded (overlapping) view of a batched value"
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
 _BATCHING = {
     "scatter_-value": "scatter_ with a batched self and an unbatched index",
@@ -33,10 +33,7 @@ KNOWN = {
                 if k not in ("max-zero_dim_dim", "kthvalue-zero_dim")},
     "jvp": _BATCHING,
     "grad": {**{k: v for k, v in _BATCHING.items() if k != "dot-empty"},
-             **{k: _VIEW_WRITE for k in ("setitem-row", "setitem-column", "setitem-broadcast",
-                                         "setitem-scalar", "setitem-zero_dim_fill",
-                                         "setitem-int_and_tensor", "unfold_then_write")},
-             "inplace_on_view": _VIEW_WRITE + " (torch reports the random op first)"},
+             "unfold_then_write": _VIEW_WRITE},
 }
 # torch refuses these too: a random op under randomness="error", and a check on the values
 # that would branch per example (gaussian_nll_loss's var >= 0)
@@ -112,8 +109,8 @@ def test_vmap_equals_a_loop_over_examples(mode, sample):
     assert failure is None, failure
 
 
-HESSIAN_KNOWN = {k: v for k, v in KNOWN["grad"].items()
-                 if k in ("setitem-scalar", "inplace_on_view", "unfold_then_write")}
+HESSIAN_KNOWN = {"setitem-scalar": "fill_ of a view with a batched 0-d value, under jacfwd",
+                 "unfold_then_write": _VIEW_WRITE}
 HESSIAN_KNOWN.update({k: _BATCHING[k] for k in (
     "scatter_-value", "max-zero_dim_dim", "kthvalue-zero_dim")})
 SMALL_SINGLE = [s for s in GRAD if s.gradgrad]

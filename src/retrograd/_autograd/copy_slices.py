@@ -158,8 +158,11 @@ def _op_name(fn) -> str:
     return re.sub(r"Backward\d*$", "", fn.name())
 
 
-def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
-    """Make the in-place op's node the new history of self_t (or of its base, for a view)."""
+def rebase_history(op, self_t: Tensor, args: tuple, idx: int, holder: Tensor | None = None
+                   ) -> None:
+    """Make the in-place op's node the new history of self_t (or of its base, for a view).
+    `holder`: what the wrapped node takes as its output for a view (a wrapper's alias, whose
+    values its array does not hold); by default a plain tensor over self_t's array."""
     info = self_t._view
     if info is None or info.creation_meta == V.NO_GRAD_MODE:
         old_fn = self_t._grad_fn
@@ -171,7 +174,8 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
         return
     base = info.base
     # the wrapped node: built as if for a plain tensor, but not attached to anything yet
-    holder = _wrap(self_t._data)
+    if holder is None:
+        holder = _wrap(self_t._data)
     holder._version_counter = self_t._version_counter
     op_seam.build_node(op, args, (holder,))
     fn = holder._grad_fn
@@ -188,6 +192,11 @@ def rebase_history(op, self_t: Tensor, args: tuple, idx: int) -> None:
     move_retains_grad(self_t, self_t._grad_fn, None)
     self_t._grad_fn = None
     info.version = -1
+
+
+WRAPPER_VIEW_WRITE_GRADGRAD = (
+    "double backward through an in-place write into a view of a wrapper tensor subclass "
+    "(a batched value under vmap) is not supported")
 
 
 class CopySlices(CppNode):
@@ -258,6 +267,9 @@ class CopySlices(CppNode):
             return fn.apply(grads)
         if not state.grad_enabled:
             return fn.apply(grads, fn_needed)
+        if self.metadata.get("wrapper_write"):
+            # its saved output is the wrapper itself, which _outputs_as_views cannot re-view
+            raise NotImplementedError(WRAPPER_VIEW_WRITE_GRADGRAD)
         saved = fn._saved
         fn._saved = self._outputs_as_views(saved)
         try:

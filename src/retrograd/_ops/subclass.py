@@ -129,7 +129,9 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
     op = func._op
     idx = op.inplace_idx[0]
     self_t = args[idx]
-    if op.written_lists or not isinstance(self_t, Tensor) or self_t._view is not None:
+    info = self_t._view if isinstance(self_t, Tensor) else None
+    if op.written_lists or not isinstance(self_t, Tensor) or (
+            info is not None and not info.replay):
         raise NotImplementedError(WRAPPER_INPLACE_GRAD.format(func))
     inplace.check_inplace(self_t, True)
     saved_args = args
@@ -143,9 +145,20 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
     before = self_t._version_counter.version
     out = _below_autograd(cls, func, args, kwargs)
     inplace.bump_version(self_t, op.schema.name, depth=3)
-    rebase_history(op, self_t, saved_args, idx)
+    if info is None:
+        rebase_history(op, self_t, saved_args, idx)
+        inplace.record_pre_write_versions(self_t, before)
+        _keep_wrappers_saved(op, (self_t,))  # self's new value, at its new version
+        return out
+    # a view: CopySlices on the base wraps the op's node, whose output is an alias of the
+    # view made by the class (the view's values), kept as itself
+    alias = dispatch.overload_of(_registry.OPS["alias"])
+    holder = _below_autograd(cls, alias, (self_t,), {})
+    rebase_history(op, self_t, saved_args, idx, holder)
+    copy_slices = info.base._grad_fn
+    copy_slices.metadata["wrapper_write"] = True
     inplace.record_pre_write_versions(self_t, before)
-    _keep_wrappers_saved(op, (self_t,))  # self's new value, at its new version
+    _keep_wrappers_saved(op, (holder,), node=copy_slices.fn)
     return out
 
 
