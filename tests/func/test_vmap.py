@@ -179,3 +179,24 @@ def test_double_backward_through_a_view_write_of_a_batched_value_is_refused():
     with pytest.raises(NotImplementedError, match="double backward through an in-place write "
                                                   "into a view of a wrapper tensor subclass"):
         retrograd.func.vmap(retrograd.func.hessian(f))(x)
+
+
+def test_inplace_scatter_family_under_vmap_matches_torch():
+    """scatter_, scatter_add_ with an index the members share: the in-place forms take their
+    out-of-place twins' same-rank rule."""
+    import torch
+
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64)
+        src = lib.tensor([[7.0, 8.0], [9.0, 10.0]], dtype=lib.float64)
+        idx = lib.tensor([2, 0])
+        vmap = lib.func.vmap
+        out = [vmap(lambda a: a.clone().scatter_(0, idx, 9.0))(x),
+               vmap(lambda a, s: a.clone().scatter_(0, idx, s))(x, src),
+               vmap(lambda a, s: a.clone().scatter_add_(0, idx, s))(x, src)]
+        out += lib.func.vmap(lib.func.grad(
+            lambda a, s: (a.clone().scatter_(0, idx, s) * a).sum(), argnums=(0, 1)))(x, src)
+        return [t.numpy() for t in out]
+
+    for got, want in zip(run(retrograd), run(torch)):
+        np.testing.assert_array_equal(got, want)

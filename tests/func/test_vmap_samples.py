@@ -20,7 +20,6 @@ from tests.test_ops_generated import GRAD, _func
 _VIEW_WRITE = "an in-place write into an unfolded (overlapping) view of a batched value"
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
 _BATCHING = {
-    "scatter_-value": "scatter_ with a batched self and an unbatched index",
     "mm-empty": "empty batched matmul",
     "dot-empty": "empty batched dot",
     "max-zero_dim_dim": "a 0-d example reduced along dim 0",
@@ -111,8 +110,7 @@ def test_vmap_equals_a_loop_over_examples(mode, sample):
 
 HESSIAN_KNOWN = {"setitem-scalar": "fill_ of a view with a batched 0-d value, under jacfwd",
                  "unfold_then_write": _VIEW_WRITE}
-HESSIAN_KNOWN.update({k: _BATCHING[k] for k in (
-    "scatter_-value", "max-zero_dim_dim", "kthvalue-zero_dim")})
+HESSIAN_KNOWN.update({k: _BATCHING[k] for k in ("max-zero_dim_dim", "kthvalue-zero_dim")})
 SMALL_SINGLE = [s for s in GRAD if s.gradgrad]
 
 

@@ -234,7 +234,7 @@ def _choose(func: Any, name: str) -> Callable:
     dims = tuple(i for i, a in enumerate(op.schema.args)
                  if a.name in DIM_ARGS and a.type in DIM_TYPES)
     if dims:
-        return _dims_rule(op, dims, name in SAME_RANK)
+        return _dims_rule(op, dims, _same_rank(name))
     from retrograd._functorch.fallback import fallback
 
     return fallback
@@ -249,6 +249,12 @@ def _masked_select_unbatched_mask(args: tuple, level: int) -> Any:
     rows = value.reshape((value.shape[0],) + (1,) * (len(shape) - value.dim() + 1)
                          + tuple(value.shape[1:])).expand((value.shape[0],) + shape)
     return wrap(rows[:, mask.expand(shape)], level)
+
+
+def _same_rank(name: str) -> bool:
+    """In SAME_RANK, itself or as the in-place form of an op there (scatter_.value)."""
+    base, dot, overload = name.partition(".")
+    return name in SAME_RANK or (base.endswith("_") and base[:-1] + dot + overload in SAME_RANK)
 
 
 def _inplace_of_pointwise(name: str) -> bool:
