@@ -92,15 +92,14 @@ def dual_fast(op, args: tuple):
     return _fns[op](args)
 
 
-def _untangented(a, get, lv) -> bool:
+def _untangented(a, lv) -> bool:
     """Whether `a` is not a tensor (None, a number) or a tensor without a tangent whose class
     does not dispatch its ops (a Parameter does not)."""
-    if a.__class__ is not Tensor and (not isinstance(a, Tensor) or _is_wrapper(a)):
-        return not isinstance(a, Tensor)
-    e = get(id(a))
-    if e is not None and e[0]() is a:
+    if not isinstance(a, Tensor):
+        return True
+    if a.__class__ is not Tensor and _is_wrapper(a):
         return False
-    return a._view is None or tangent_of(a, lv) is None
+    return tangent_of(a, lv) is None
 
 
 def _make_untangented(op):
@@ -110,27 +109,20 @@ def _make_untangented(op):
     lines = ["def untangented(args):",
              "    if _force[0] or not _enabled[0]:",
              "        return _NI",
-             "    lv = _levels[-1]",
-             "    get = lv.tangents.get"]
+             "    lv = _levels[-1]"]
     for i in op.tensor_idx:
         if i in op.list_idx:
             lines += [f"    if args[{i}] is not None:",
                       f"        for a in args[{i}]:",
-                      "            if not _untangented(a, get, lv):",
+                      "            if not _untangented(a, lv):",
                       "                return _NI"]
-            continue
-        lines += [f"    a = args[{i}]",
-                  "    if a.__class__ is _T:",
-                  "        e = get(id(a))",
-                  "        if e is not None and e[0]() is a or a._view is not None and "
-                  "_tangent_of(a, lv) is not None:",
-                  "            return _NI",
-                  "    elif isinstance(a, _T) and not _untangented(a, get, lv):",
-                  "        return _NI"]
+        else:
+            lines += [f"    if not _untangented(args[{i}], lv):",
+                      "        return _NI"]
     lines.append("    return _run_eager(_op, args)")
-    ns = {"_T": Tensor, "_NI": NotImplemented, "_levels": levels,
-          "_force": force_general, "_enabled": _enabled, "_tangent_of": tangent_of,
-          "_untangented": _untangented, "_run_eager": run_eager, "_op": op}
+    ns = {"_NI": NotImplemented, "_levels": levels, "_force": force_general,
+          "_enabled": _enabled, "_untangented": _untangented, "_run_eager": run_eager,
+          "_op": op}
     return compile_function("untangented", lines, ns, f"{op.name} dual fast path")
 
 
