@@ -10,6 +10,7 @@ If x is a view whose base needs grad, the base's history is rebased instead, thr
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
@@ -82,11 +83,7 @@ def run_inplace(op, args: tuple, call: list, any_grad: bool):
         # the old value and old history of self, for formulas that read `self`
         snap = _wrap(np.array(call[idx], copy=True)) if reads_self(op) else None
         if snap is not None:
-            snap._grad_fn = self_t.grad_fn
-            snap._output_nr = self_t._output_nr
-            snap._requires_grad = self_t._requires_grad
-            snap._grad_acc = self_t._grad_acc
-            keep_old_tangent(self_t, snap)
+            as_old_self(snap, self_t)
     before = self_t._version_counter.version if self_t._version_counter is not None else 0
     dst = call[idx]
     if not dst.flags.writeable:
@@ -168,26 +165,26 @@ def record_pre_write_versions(self_t: Tensor, before: int) -> None:
             sv._version = before
 
 
-def keep_old_tangent(self_t: Tensor, snap: Tensor) -> None:
-    """The copy of self's old value that the node reads also carries self's old tangent (a
-    copy: forward AD then writes the new one into self's), so forward-over-reverse (jvp of
-    grad, hessian) differentiates the backward formula at the old value."""
-    if forward_ad.levels:
-        t = forward_ad.tangent_of(self_t)
-        if t is None:
-            return
-        from retrograd._ops.subclass import _Unhidden
-        from retrograd._tensor import _is_wrapper
+def as_old_self(snap: Tensor, self_t: Tensor) -> None:
+    """Make `snap`, a copy of self's values before the write, self's old value as the node
+    reads it: self's history, and (so that forward over reverse, jvp of grad or hessian,
+    differentiates the formula at the old value) a copy of self's old tangent, since forward
+    AD then writes the new one into self's."""
+    snap._grad_fn = self_t.grad_fn
+    snap._output_nr = self_t._output_nr
+    snap._requires_grad = self_t._requires_grad
+    snap._grad_acc = self_t._grad_acc
+    t = forward_ad.tangent_of(self_t) if forward_ad.levels else None
+    if t is None:
+        return
+    from retrograd._ops.subclass import _Unhidden
+    from retrograd._tensor import _is_wrapper
 
-        with forward_ad.suspended():
-            if _is_wrapper(t):
-                # a batched tangent (jacfwd, hessian) is copied by its class, whose dispatcher
-                # is hidden while it runs this write
-                with _Unhidden():
-                    copy = t.clone()
-            else:
-                copy = t.clone()
-        forward_ad.set_tangent(snap, copy)
+    # a batched tangent (jacfwd, hessian) is copied by its class, whose dispatcher is hidden
+    # while it runs this write
+    with forward_ad.suspended(), (_Unhidden() if _is_wrapper(t) else contextlib.nullcontext()):
+        copy = t.clone()
+    forward_ad.set_tangent(snap, copy)
 
 
 def reads_self(op) -> bool:

@@ -138,9 +138,7 @@ def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
     if inplace.reads_self(op):
         clone = dispatch.overload_of(_registry.OPS["clone"])
         snap = _below_autograd(cls, clone, (self_t,), {})
-        snap._grad_fn, snap._output_nr = self_t._grad_fn, self_t._output_nr
-        snap._requires_grad, snap._grad_acc = self_t._requires_grad, self_t._grad_acc
-        inplace.keep_old_tangent(self_t, snap)
+        inplace.as_old_self(snap, self_t)
         saved_args = args[:idx] + (snap,) + args[idx + 1:]
     before = self_t._version_counter.version
     out = _below_autograd(cls, func, args, kwargs)
