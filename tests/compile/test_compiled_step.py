@@ -69,6 +69,43 @@ def test_the_step_code_writes_the_parameters_in_place():
     assert "aten_sub__Tensor(primals_3," in source and "np.array(primals_3" not in source
 
 
+def test_the_update_scales_a_dying_gradient_in_place():
+    # the weights' gradients are matmul results nothing reads after the update: lr * grad is
+    # written over the gradient (bit for bit the kernel's product, asserted by the first test)
+    # instead of into a temporary as large as the weight
+    step = retrograd.compile(_step)
+    x, y = _data(0)
+    step(x, y, *_params())
+    (source,) = [s for s, _ in retrograd._compiler.cache.MEMORY.values()]
+    scaled = [line.strip() for line in source.splitlines() if f", {LR}, out=" in line]
+    assert len(scaled) == 2, source  # the two weights; the biases' sums are kernel results
+    for line in scaled:
+        name = line[len("_mul("):line.index(",")]
+        assert line == f"_mul({name}, {LR}, out={name})"
+        assert f"aten_sub__Tensor(primals_3, {name}, 1)" in source or \
+            f"aten_sub__Tensor(primals_5, {name}, 1)" in source
+
+
+def test_a_gradient_read_after_the_update_is_not_scaled_in_place():
+    def step(x, w):
+        (g,) = retrograd.autograd.grad((x @ w).tanh().sum(), (w,))
+        with retrograd.no_grad():
+            w.sub_(g, alpha=LR)
+        return g  # still read: the update must leave it as it was
+
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    x = retrograd.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+    w_eager, w_comp = (retrograd.tensor(w0, requires_grad=True) for _ in range(2))
+    compiled = retrograd.compile(step)
+    for _ in range(3):
+        a, b = step(x, w_eager), compiled(x, w_comp)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(w_eager.detach().numpy(), w_comp.detach().numpy())
+    (source,) = [s for s, _ in retrograd._compiler.cache.MEMORY.values()]
+    assert f", {LR}, out=" not in source and f", {LR})" in source
+
+
 def test_a_view_still_read_keeps_the_copy():
     def f(w, x):
         v = w.t()

@@ -279,6 +279,31 @@ def _written_input(graph: Graph, node: Node, dead_after: dict, dropped: set, gro
     return src
 
 
+def _scales_in_place(node: Node, plans: dict, dead_after: dict, dropped: set, groups: dict,
+                     members: dict) -> bool:
+    """Whether `add_(self, other, alpha)` / `sub_` (an optimizer's update) may scale `other`
+    in place: a floating value of the result's dtype in a buffer the generated code made (a
+    spelled-out result, maybe seen through views) that nothing reads after this node. The
+    kernel computes other * alpha into a temporary first; the product is the same either way,
+    and for a weight-sized gradient the temporary costs a pass over fresh memory."""
+    if node.target.op.name not in ("add_.Tensor", "sub_.Tensor") or len(node.args) != 3:
+        return False
+    other, alpha = node.args[1], node.args[2]
+    if type(alpha) not in (int, float) or alpha == 1 or not isinstance(other, Node) or \
+            node.meta.get("casts"):
+        return False
+    val, oval = node.meta.get("val"), other.meta.get("val")
+    if not isinstance(val, np.ndarray) or not isinstance(oval, np.ndarray) or \
+            val.dtype.kind != "f" or oval.dtype != val.dtype:
+        return False
+    root = groups.get(other)
+    if plans.get(root) is None:
+        return False
+    dying = dead_after.get(node, ())
+    return all(m.op != "placeholder" and (m in dropped or m in dying)
+               for m in members.get(root, ()))
+
+
 def _key(node: Node) -> tuple:
     """The layout a buffer is reused by: shape, dtype and strides as captured, so every value
     the generated code makes is laid out as eager's (a view of it works as it did)."""
@@ -286,8 +311,9 @@ def _key(node: Node) -> tuple:
     return v.shape, v.dtype, v.strides
 
 
-# the generated code's calling convention: bumped when it changes, so cached sources rebuild
-FORMAT = 3
+# the generated code's form: bumped when it changes (its calling convention, or code it now
+# writes better), so cached sources rebuild
+FORMAT = 4
 
 
 def generate(graph: Graph, name: str, label: str, reuse: bool = True,
@@ -357,6 +383,11 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
             args = w.call_args(node)
             k = w.kernel_name(node.target)
             into = _written_input(graph, node, dead_after, dropped, groups, members)
+            if _scales_in_place(node, plans, dead_after, dropped, groups, members):
+                # other * alpha into other's own dying buffer, then alpha 1: the kernel's
+                # arithmetic, without a temporary as large as the parameter
+                lines.append(f"    _mul({args[1]}, {args[2]}, out={args[1]})")
+                args[2] = "1"
             if into is not None:
                 # the input's new value, written where the caller's tensor is (no copy, and
                 # the write-back finds it there)
