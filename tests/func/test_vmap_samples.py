@@ -108,8 +108,10 @@ def test_vmap_equals_a_loop_over_examples(mode, sample):
     assert failure is None, failure
 
 
+_DIAGONAL_WRITE = "double backward through fill_diagonal_'s write into a view of a batched value"
 HESSIAN_KNOWN = {"setitem-scalar": "fill_ of a view with a batched 0-d value, under jacfwd",
-                 "unfold_then_write": _VIEW_WRITE}
+                 "unfold_then_write": _VIEW_WRITE, "fill_diagonal_": _DIAGONAL_WRITE,
+                 "fill_diagonal_-wrap": _DIAGONAL_WRITE, "fill_diagonal_-cube": _DIAGONAL_WRITE}
 HESSIAN_KNOWN.update({k: _BATCHING[k] for k in ("max-zero_dim_dim", "kthvalue-zero_dim")})
 SMALL_SINGLE = [s for s in GRAD if s.gradgrad]
 

@@ -97,6 +97,7 @@ POINTWISE_EXTRA = frozenset({
     "where.ScalarSelf", "where.Scalar", "log_softmax_backward", "exponential_", "uniform_",
     "normal_", "bernoulli_.float", "bernoulli_.Tensor", "bernoulli", "bernoulli.p",
     "igamma", "igammac", "igamma_", "igammac_",
+    "hardshrink_backward", "softshrink_backward",
 })
 # in-place samplers: each member draws its own values, or (randomness="same") all the same
 RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_",
@@ -105,9 +106,11 @@ RANDOM_INPLACE = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_",
 SAME_RANK = frozenset({
     "cat", "stack", "gather", "scatter.src", "scatter.value", "scatter_add", "scatter.reduce",
     "scatter.value_reduce", "scatter_reduce.two", "_softmax_backward_data",
-    "_log_softmax_backward_data", "take_along_dim", "index_copy", "index_fill",
+    "_log_softmax_backward_data", "take_along_dim", "diagonal_scatter", "select_scatter",
+    "slice_scatter",
     "cumsum_backward", "_masked_softmax", "_reduction_select_scatter",
     "_reduction_select_gather",
+    "linalg_cross",
 })
 # creation ops that read only their argument's dtype and device: the result is unbatched
 UNBATCHED_RESULT = frozenset({"new_zeros", "new_ones", "new_empty", "new_full",
@@ -356,6 +359,21 @@ def _index_add_rule(func: Any, args: tuple, level: int) -> Any:
     vs = self._value if _batched(self, level) else _expand_batch(self, size).clone()
     vsrc = source._value if _batched(source, level) else _expand_batch(source, size)
     out = func(vs, normalize_dim(int(dim), self.dim()) + 1, index, vsrc, *args[4:])
+    return args[0] if op.inplace_idx else wrap(out, level)
+
+
+def _index_fill_rule(func: Any, args: tuple, level: int) -> Any:
+    """index_fill(self, dim, index, value): the batch is one more leading dim of self; an
+    index or a tensor value that differs per member, or a 0-d self, goes member by member."""
+    from retrograd._functorch.fallback import fallback
+
+    self, dim, index, value = args[0], args[1], args[2], args[3]
+    op = func._op
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    if _batched(index, level) or _batched(value, level) or self.dim() == 0:
+        return fallback(func, args, level)
+    out = func(self._value, normalize_dim(int(dim), self.dim()) + 1, index, value)
     return args[0] if op.inplace_idx else wrap(out, level)
 
 
@@ -851,6 +869,30 @@ def _fill_value_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _renorm_rule(func: Any, args: tuple, level: int) -> Any:
+    """renorm(self, p, dim, maxnorm) rescales each slice along dim by its norm over every other
+    dim (the dims rule would count the batch in): the batch joins dim instead, B * size slices.
+    A per-example rank below 2 goes member by member (for torch's error)."""
+    from retrograd._functorch.fallback import fallback
+    from retrograd._ops.renorm import renorm
+
+    self, p, dim, maxnorm = args[0], args[1], args[2], args[3]
+    op = func._op
+    if op.inplace_idx:
+        _check_inplace(op, args, level)
+    if not _batched(self, level) or self.dim() < 2:
+        return fallback(func, args, level)
+    d = normalize_dim(int(dim), self.dim()) + 1
+    moved = self._value.movedim(d, 1)
+    shape = list(moved.shape)
+    slices = moved.reshape([shape[0] * shape[1]] + shape[2:])
+    out = renorm(slices, p, 0, maxnorm).reshape(shape).movedim(1, d)
+    if op.inplace_idx:
+        self._value.copy_(out)
+        return args[0]
+    return wrap(out, level)
+
+
 EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
@@ -862,12 +904,21 @@ EXPLICIT: dict = {
     "any": _full_reduction("any.dims"),
     "tril": _leading, "triu": _leading, "constant_pad_nd": _leading,
     "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
+    # torch.linalg ops of one matrix (batch): NumPy's kernels take leading batch dims
+    "linalg_inv_ex": _leading, "linalg_det": _leading, "linalg_slogdet": _leading,
+    "linalg_cholesky_ex": _leading, "cholesky": _leading, "_linalg_eigh": _leading,
+    "_linalg_svd": _leading, "linalg_pinv.atol_rtol_float": _leading,
+    "linalg_lu_factor_ex": _leading, "linalg_lu": _leading, "_linalg_lu_permutation": _leading,
+    "linalg_matrix_exp": _leading, "cholesky_inverse": _leading,
     "matmul": _matmul_rule, "mm": _mm_rule, "bmm": _matmul_rule, "mv": _matmul_rule,
     "dot": _dot_rule, "vdot": _dot_rule, "addmm": _addmm_rule, "linear": _linear_rule,
     "convolution": _convolution_rule,
     "max_pool2d_with_indices": _pool_rule(2), "max_pool1d_with_indices": _pool_rule(1),
     "avg_pool2d": _pool_rule(2), "avg_pool1d": _pool_rule(1),
     "adaptive_avg_pool2d": _pool_rule(2), "_adaptive_avg_pool2d": _pool_rule(2),
+    "max_pool3d_with_indices": _pool_rule(3), "avg_pool3d": _pool_rule(3),
+    "_adaptive_avg_pool3d": _pool_rule(3), "adaptive_max_pool2d": _pool_rule(2),
+    "adaptive_max_pool3d": _pool_rule(3),
     "nll_loss_forward": _nll_rule,
     "bernoulli": _random_pointwise, "bernoulli.p": _random_pointwise,
     "detach": _detach_rule, "ones_like": _ones_like_rule, "zeros_like": _zeros_like_rule,
@@ -875,6 +926,12 @@ EXPLICIT: dict = {
     "index_add_": _index_add_rule,
     "fill.Tensor": _fill_value_rule, "fill_.Tensor": _fill_value_rule,
     "masked_fill.Tensor": _fill_value_rule, "masked_fill_.Tensor": _fill_value_rule,
+    "index_copy": _index_add_rule, "index_copy_": _index_add_rule,
+    "index_fill.int_Scalar": _index_fill_rule, "index_fill.int_Tensor": _index_fill_rule,
+    "index_fill_.int_Scalar": _index_fill_rule, "index_fill_.int_Tensor": _index_fill_rule,
+    "renorm": _renorm_rule, "renorm_": _renorm_rule,
+    # distances between rows: leading batch dims broadcast as element-wise operands do
+    "_cdist_forward": _pointwise, "_euclidean_dist": _pointwise,
 }
 
 

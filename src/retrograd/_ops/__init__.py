@@ -7,11 +7,21 @@ from retrograd._ops import linalg, conv, pooling, normalization, loss, dropout, 
 from retrograd._ops import attention, copy, creation, distance
 from retrograd._ops import sorting, diagonals, scatter_reduce, index_reduce, bucketize, unique
 from retrograd._ops import special_digamma, special_gamma
+from retrograd._ops import linalg_inverse, linalg_decompositions, linalg_lu, linalg_norms, linalg_products, linalg_cholesky_solve  # noqa: E501
+from retrograd._ops import trigonometric, special_math, pointwise_math
+from retrograd._ops import shrink, celu, prelu, rrelu, activation_composites
+from retrograd._ops import pooling3d, adaptive_max_pool, lp_pool
+from retrograd._ops import margin_losses, max_unpool, channel_shuffle, local_response_norm
+from retrograd._ops import gumbel_softmax, embedding_bag, grid_sample
+from retrograd._ops import scans, statistics, histograms, cdist, renorm
 from retrograd._ops import windows, im2col, upsample, pixel_shuffle, broadcasting
 from retrograd._ops import slice_inverse, view_func, subclass, tangent_meta
 from retrograd._ops import operators
 from retrograd._ops import metadata_inplace, memory_methods
 from retrograd._ops import foreach
+from retrograd._ops import nonzero, combinations, differences, rotations, products, splits
+from retrograd._ops import repeat_interleave, index_fill, masked_scatter, matrix_builders
+from retrograd._ops import scatter_views, tensor_extras
 from retrograd._ops import forward_ad_fast
 
 operators.install()

@@ -62,6 +62,7 @@ LINEAR = frozenset({
     "tile", "flip", "roll", "rot90", "tril", "triu", "trace", "diag", "diag_embed",
     "_to_copy", "masked_select", "cumsum", "narrow_copy", "select_backward",
     "slice_backward", "expand_copy", "_unsafe_view", "lerp.Scalar",
+    "affine_grid_generator",
 })
 # ops linear in each float tensor argument separately
 BILINEAR = frozenset({"mul.Tensor", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "_einsum",
@@ -79,12 +80,18 @@ ELEMENTWISE = frozenset({
     "rsub.Tensor", "rsub.Scalar", "digamma", "lgamma", "log_sigmoid", "logaddexp", "logaddexp2",
     "fmod.Tensor", "fmod.Scalar", "remainder.Tensor", "remainder.Scalar", "copysign.Tensor",
     "polygamma", "mvlgamma",
+    "xlogy.Scalar_Self", "xlogy.Scalar_Other", "copysign.Scalar", "nan_to_num", "fmax", "fmin",
+    "ldexp.Tensor", "i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx",
+    "special_ndtri", "special_log_ndtr", "special_entr", "special_xlog1py",
+    "special_xlog1py.self_scalar", "special_xlog1py.other_scalar",
+    "hardshrink", "softshrink", "celu", "_prelu_kernel", "rrelu_with_noise",
 })
 
 
 # ops torch refuses tangents for: it derives no forward formula where one input (igamma's
 # `input`) has no derivative, so a tangent on either input is an error there
-NO_FORWARD = frozenset({"igamma", "igammac", "igamma_", "igammac_"})
+NO_FORWARD = frozenset({"igamma", "igammac", "igamma_", "igammac_",
+                        "asinh_", "acosh_", "atanh_"})
 
 
 # views whose geometry is read from where their inputs sit in memory (slice_inverse lays src's

@@ -48,6 +48,20 @@ from retrograd.nn.modules.padding import (
     ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d,
 )
 from retrograd.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from retrograd.nn.modules.rrelu import RReLU
+from retrograd.nn.modules.pooling3d import (
+    MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d,
+)
+from retrograd.nn.modules.lp_pooling import LPPool1d, LPPool2d, LPPool3d
+from retrograd.nn.modules.margin_loss import (
+    TripletMarginLoss, TripletMarginWithDistanceLoss, MultiMarginLoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, SoftMarginLoss, MarginRankingLoss, HingeEmbeddingLoss,
+    CosineEmbeddingLoss, PoissonNLLLoss, GaussianNLLLoss,
+)
+from retrograd.nn.modules.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
+from retrograd.nn.modules.channel_ops import LocalResponseNorm, ChannelShuffle
+from retrograd.nn.modules.embedding_bag import EmbeddingBag
+from retrograd.nn.modules.lazy_linear import LazyLinear
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
@@ -67,4 +81,10 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "UpsamplingNearest2d", "UpsamplingBilinear2d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d",
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
-    "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle"]
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "PixelShuffle", "PixelUnshuffle",
+    "RReLU", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d",
+    "LPPool2d", "LPPool3d", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
+    "GaussianNLLLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LocalResponseNorm",
+    "ChannelShuffle", "EmbeddingBag", "LazyLinear"]
