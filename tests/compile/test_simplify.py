@@ -42,3 +42,42 @@ def test_gelu_without_backward_is_left_alone():
     entry = next(iter(cf.variants.values()))
     assert "aten_gelu" in entry.forward.source
     np.testing.assert_array_equal(out.numpy(), nn.functional.gelu(x).numpy())
+
+
+def test_signed_zero_terms_of_forward_ad_are_dropped_bit_for_bit():
+    # add and sub give an argument without a tangent the term x + -0.0, which is x itself
+    from retrograd.func import jvp
+
+    def f(x, v):
+        return jvp(lambda a: (a.sin() * 0.9 + 0.1).tanh() - 0.5, (x,), (v,))
+
+    # -0.0 tangents and a nan survive the dropped terms as they survive eager's
+    x = retrograd.tensor([0.3, -1.2, 0.0, 2.0], dtype=retrograd.float32)
+    v = retrograd.tensor([-0.0, 1.0, float("nan"), -2.0], dtype=retrograd.float32)
+    cf = retrograd.compile(f, fullgraph=True)
+    got, want = cf(x, v), f(x, v)
+    source = next(iter(cf.variants.values())).forward.source
+    assert "-0.0" not in source and ", 0.0" not in source
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+        np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(w.numpy()))
+
+
+def test_a_signed_zero_term_that_is_an_output_stays():
+    # an output never shares its buffer with an input, so x + -0.0 returned stays a copy
+    x = retrograd.tensor([1.0, -0.0])
+    cf = retrograd.compile(lambda x: x + -0.0, fullgraph=True)
+    y = cf(x)
+    np.testing.assert_array_equal(np.signbit(y.numpy()), [False, True])
+    assert not np.shares_memory(y.numpy(), x.numpy())
+
+
+def test_a_signed_zero_term_over_a_view_of_another_output_stays():
+    def f(x):
+        a = x * 2.0
+        return a, a[1:] + -0.0  # dropping the term would return a view of the first output
+
+    x = retrograd.tensor([1.0, -0.0, 3.0])
+    a, b = retrograd.compile(f, fullgraph=True)(x)
+    assert not np.shares_memory(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(b.numpy(), [-0.0, 6.0])

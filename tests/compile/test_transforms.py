@@ -1,6 +1,7 @@
 """Functions that use autograd transforms under retrograd.compile: reverse-mode ones (autograd.grad,
-autograd.functional) are captured; forward-mode AD is refused with a clear message and runs
-eagerly (with fullgraph=True: an error naming the user's line)."""
+autograd.functional, func.grad, func.vjp) and forward-mode AD (dual levels, func.jvp) are
+captured; vmap is refused with a clear message and runs eagerly (with fullgraph=True: an error
+naming the user's line)."""
 
 from __future__ import annotations
 
@@ -24,21 +25,75 @@ def _forward_mode(x):
         return fw.unpack_dual(d.sin() * x).tangent
 
 
-def test_forward_mode_ad_runs_eagerly_and_says_why(caplog):
+def _compiled_equals_eager(fn, *args, rtol: float = 1e-12) -> tuple:
+    """Run fn compiled (fullgraph: captured whole, or an error) and eagerly; compare."""
+    got = retrograd.compile(fn, fullgraph=True)(*args)
+    want = fn(*args)
+    got, want = (g if isinstance(g, tuple) else (g,) for g in (got, want))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=rtol)
+    return got
+
+
+def test_forward_mode_ad_is_captured():
     x = _x()
-    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
-        got = retrograd.compile(_forward_mode)(x)
-    np.testing.assert_allclose(got.detach().numpy(), _forward_mode(x).detach().numpy())
-    assert "forward-mode AD (autograd.forward_ad.dual_level) is not captured" in caplog.text
+    (tangent,) = _compiled_equals_eager(_forward_mode, x)
+    a = x.detach().numpy()
+    np.testing.assert_allclose(tangent.detach().numpy(), np.cos(a) * a)  # x has no tangent
     assert retrograd.compiler.counters["compiles"] == 1
+    (source,) = [s for s, _ in retrograd._compiler.cache.MEMORY.values()]
+    assert "_cos(" in source  # the tangent's ops are in the generated code
 
 
-def test_forward_mode_ad_with_fullgraph_names_the_line():
-    with pytest.raises(RuntimeError) as err:
-        retrograd.compile(_forward_mode, fullgraph=True)(_x())
-    message = str(err.value)
-    assert "cannot capture _forward_mode: forward-mode AD" in message
-    assert f"{__file__}:" in message
+def test_func_jvp_and_its_reverse_derivative_are_captured():
+    from retrograd.func import jvp
+
+    def f(a):
+        return (a.sin() * 0.9 + 0.1).tanh().exp()
+
+    def g(x, v):
+        p, t = jvp(f, (x,), (v,))
+        return (t * t).sum() + p.sum()
+
+    rng = np.random.default_rng(0)
+    v = retrograd.tensor(rng.standard_normal(5))
+    eager_x, compiled_x = _x(), _x()
+    want, got = g(eager_x, v), retrograd.compile(g, fullgraph=True)(compiled_x, v)
+    assert type(got.grad_fn).__name__ == "CompiledFunctionBackward"
+    want.backward()
+    got.backward()
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(compiled_x.grad.numpy(), eager_x.grad.numpy(), rtol=1e-10)
+
+
+def test_jvp_of_grad_and_of_in_place_view_writes_are_captured():
+    from retrograd.func import grad, jvp
+
+    def jvp_of_grad(x, v):
+        return jvp(grad(lambda a: (a.sin() * a).sum()), (x,), (v,))
+
+    def view_write(x, v):
+        return jvp(lambda a: a.clone()[1:].mul_(a[:-1]).exp(), (x,), (v,))
+
+    x = _x().detach()
+    v = retrograd.tensor(np.linspace(0.5, 1.5, 5))
+    _compiled_equals_eager(jvp_of_grad, x, v)
+    _compiled_equals_eager(view_write, x, v)
+
+
+def test_a_compiled_function_called_inside_a_dual_level_runs_eagerly():
+    # its graph knows nothing of the caller's tangents: eager carries them
+    def f(x):
+        return x.sin() * x
+
+    compiled = retrograd.compile(f)
+    x = _x().detach()
+    compiled(x)  # compiled once, outside any level
+    with fw.dual_level():
+        d = fw.make_dual(x, retrograd.ones_like(x))
+        tangent = fw.unpack_dual(compiled(d)).tangent
+    a = x.numpy()
+    np.testing.assert_allclose(tangent.numpy(), np.cos(a) * a + np.sin(a))
 
 
 def test_autograd_grad_with_create_graph_is_captured_and_differentiable():

@@ -33,10 +33,11 @@ from retrograd._ops.kernels.linalg import blas_operand, repeated_operands
 _UFUNCS = {"add.Tensor": ("_add", 2), "sub.Tensor": ("_sub", 2),
            "mul.Tensor": ("_mul", 2), "div.Tensor": ("_div", 2),
            "neg": ("_neg", 1), "exp": ("_exp", 1), "tanh": ("_tanh", 1),
-           "relu": ("_max", 1)}
+           "sin": ("_sin", 1), "cos": ("_cos", 1), "relu": ("_max", 1)}
 # the NumPy functions generated code calls, by the short names it uses (one global lookup each)
 _NP_NAMES = {"_add": np.add, "_sub": np.subtract, "_mul": np.multiply, "_div": np.true_divide,
-             "_neg": np.negative, "_exp": np.exp, "_tanh": np.tanh, "_max": np.maximum,
+             "_neg": np.negative, "_exp": np.exp, "_tanh": np.tanh, "_sin": np.sin,
+             "_cos": np.cos, "_max": np.maximum,
              "_gt": np.greater, "_matmul": np.matmul, "_contig": np.ascontiguousarray,
              "_thr_bw": _threshold_backward}
 
@@ -313,7 +314,7 @@ def _key(node: Node) -> tuple:
 
 # the generated code's form: bumped when it changes (its calling convention, or code it now
 # writes better), so cached sources rebuild
-FORMAT = 4
+FORMAT = 5
 
 
 def generate(graph: Graph, name: str, label: str, reuse: bool = True,

@@ -201,10 +201,9 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     # outputs: function outputs, written inputs' new values, gradients (None where unused)
     cap.graph.output(tuple([n for n, _ in out_nodes] + mutated_vals + grads))
     cap.graph.erase_unused()
-    if grads:
-        from retrograd._compiler.simplify import simplify
+    from retrograd._compiler.simplify import simplify
 
-        simplify(cap.graph)
+    simplify(cap.graph)
     return cap
 
 

@@ -1,5 +1,8 @@
-"""Rewrites of the joint graph before partition (NOTE [Compiler pipeline], between stages 2
+"""Rewrites of the captured graph before partition (NOTE [Compiler pipeline], between stages 2
 and 3). Each keeps every value bit for bit what eager computes.
+
+Signed-zero terms: x + -0.0 is x for every float x (and x - 0.0 too), so such a node is
+dropped and its readers read x.
 
 gelu's erf: exact gelu computes erf(x / sqrt 2) inside its kernel, and its derivative computes
 the same erf again in the backward (erf costs a dozen NumPy passes here). When the backward's
@@ -9,9 +12,11 @@ kernel's own arithmetic (x * 0.5 * (erf + 1)); the erf is then a saved value, co
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from retrograd._compiler.graph import Graph, Node
+from retrograd._compiler.graph import Graph, Node, map_nodes
 from retrograd._compiler.helpers import Helper
 from retrograd._ops.activation import SQRT1_2
 from retrograd._ops.dispatch import OpOverload
@@ -65,5 +70,55 @@ def share_gelu_erf(graph: Graph) -> None:
         erf.users[node] = None
 
 
+def _is_signed_zero_term(node: Node) -> bool:
+    """x + -0.0 or x - 0.0 with alpha 1, where x already has the result's dtype and shape:
+    x itself, bit for bit (-0.0 included). Forward-mode AD adds these for an argument that
+    carries no tangent (forward_ad.ABSENT_TERM)."""
+    name = _op_name(node)
+    if name not in ("add.Tensor", "sub.Tensor") or node.kwargs or len(node.args) not in (2, 3):
+        return False
+    x, term = node.args[0], node.args[1]
+    if node.args[2:] not in ((), (1,)) or type(term) is not float or term != 0.0 or \
+            (math.copysign(1.0, term) < 0) != (name == "add.Tensor"):
+        return False
+    val = node.meta.get("val")
+    xval = x.meta.get("val") if isinstance(x, Node) else None
+    return isinstance(val, np.ndarray) and isinstance(xval, np.ndarray) and \
+        val.dtype.kind == "f" and xval.dtype == val.dtype and xval.shape == val.shape
+
+
+def drop_signed_zero_terms(graph: Graph) -> None:
+    """Each x + -0.0 (or x - 0.0) read as x. For an output, only where x is a value of its own
+    that is no output: an output never shares its buffer with another output or an input."""
+    outputs = set(graph.output_node.inputs())
+    for node in list(graph.nodes):
+        if not _is_signed_zero_term(node):
+            continue
+        x = node.args[0]
+        if node in outputs:
+            others = graph.placeholders() + [o for o in outputs if o is not node]
+            if x in outputs or x.op != "call_function" or any(
+                    isinstance(o.meta.get("val"), np.ndarray) and
+                    np.may_share_memory(o.meta["val"], x.meta["val"]) for o in others):
+                continue
+            outputs.add(x)
+        _read_instead(node, x)
+        x.users.pop(node, None)
+        graph.nodes.remove(node)
+
+
+def _read_instead(node: Node, x: Node) -> None:
+    """Every reader of `node` reads `x` in its place."""
+
+    def swap(n: Node) -> Node:
+        return x if n is node else n
+
+    for user in list(node.users):
+        user.args = map_nodes(user.args, swap)
+        user.kwargs = {k: map_nodes(v, swap) for k, v in user.kwargs.items()}
+        x.users[user] = None
+
+
 def simplify(graph: Graph) -> None:
+    drop_signed_zero_terms(graph)
     share_gelu_erf(graph)

@@ -13,8 +13,9 @@ every thread, so the runner's truth test stays one list test; `_local.own` is th
 thread's own stack, which dispatch pops while a mode runs its op. A mode put on `mode_stack`
 directly (autocast's, which keeps its per-thread state itself) or whose class sets
 `_all_threads` (the profiler's) is shared: it sees every thread's ops, below the thread's own
-modes. With a mode active in another thread only, an op pays one call into dispatch, which runs
-it eagerly. Tensor's conversions to Python (item, bool, ...) ask the thread's own modes through
+modes. The forward-AD mode is the exception (NOTE [Forward AD above modes]). With a mode
+active in another thread only, an op pays one call into dispatch, which runs it eagerly.
+Tensor's conversions to Python (item, bool, ...) ask the thread's own modes through
 data_dependent() only while some mode is active.
 """
 
@@ -30,6 +31,17 @@ class _Local(threading.local):
     def __init__(self) -> None:
         self.own: list = []  # this thread's entered modes, innermost last
         self.shared_hidden = 0  # shared modes now running an op on this thread (from the top)
+        self.forward_hidden = 0  # the forward-AD mode is running an op on this thread
+
+
+# NOTE [Forward AD above modes]
+# In torch, forward AD lives in the autograd layer, above the Python dispatch modes: a mode
+# entered around a jvp sees the primal op and then the ops that compute its tangent (sin, then
+# cos and mul), so a FLOP counter counts them and a tracer records them. Here the forward-AD
+# mode (shared: dual levels are global, as torch's) therefore goes first, before the thread's
+# own modes, and is counted apart from the other shared modes (`forward_hidden`, not
+# `shared_hidden`); while it runs an op, the ops it makes go on to the modes below it.
+forward_ad_mode: list = [None]  # the forward-AD mode object, set by _ops.forward_ad
 
 
 _local = _Local()
@@ -67,15 +79,32 @@ def pop_mode(mode) -> None:
             break
 
 
+def all_shared() -> list:
+    """The shared modes, bottom first, hidden or not (the forward-AD mode is not one)."""
+    forward = forward_ad_mode[0]
+    return [m for m in mode_stack if id(m) not in _entered and m is not forward]
+
+
 def _shared() -> list:
-    shared = [m for m in mode_stack if id(m) not in _entered]
+    shared = all_shared()
     return shared[:len(shared) - _local.shared_hidden]
+
+
+def _forward_ad_first():
+    """The forward-AD mode if the calling thread's next op goes to it first, else None."""
+    forward = forward_ad_mode[0]
+    if forward is None or _local.forward_hidden or forward not in mode_stack:
+        return None
+    return forward
 
 
 def current_mode():
     """The mode the calling thread's next op goes to, or None."""
     if not mode_stack:
         return None
+    forward = _forward_ad_first()
+    if forward is not None:
+        return forward
     own = _local.own
     if own:
         return own[-1]
@@ -87,7 +116,9 @@ def visible_modes() -> list:
     """The modes the calling thread's ops reach, innermost first."""
     if not mode_stack:
         return []
-    return list(reversed(_local.own)) + list(reversed(_shared()))
+    forward = _forward_ad_first()
+    return ([forward] if forward is not None else []) + list(reversed(_local.own)) + \
+        list(reversed(_shared()))
 
 
 def own_modes() -> list:
@@ -160,7 +191,8 @@ def only_subclass_mode() -> bool:
 
 
 def dispatch(op, args: tuple):
-    if len(mode_stack) == 1 and not _local.shared_hidden:
+    local = _local
+    if len(mode_stack) == 1 and not local.shared_hidden and not local.forward_hidden:
         # one mode on the stack, entered by no thread (both are shared ones)
         alone = mode_stack[0]
         if alone is dual_fast[0]:
@@ -169,7 +201,14 @@ def dispatch(op, args: tuple):
                 return out
         elif alone is subclass_alone[0]:
             return subclass_alone[1](op, args)
-    own = _local.own
+    forward = forward_ad_mode[0]
+    if forward is not None and not local.forward_hidden and forward in mode_stack:
+        local.forward_hidden += 1
+        try:
+            return forward.__torch_dispatch__(overload_of(op), (), args, {})
+        finally:
+            local.forward_hidden -= 1
+    own = local.own
     if own:
         mode = own.pop()
         try:

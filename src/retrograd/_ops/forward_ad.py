@@ -229,19 +229,10 @@ class suspended:
 
     def __enter__(self):
         self.had = _MODE in dispatch.mode_stack
-        self.was_hidden = False
         if self.had:
-            # while this mode runs an op it is hidden (counted from the top of the shared
-            # modes); taken off the stack it must leave the count too, or the count would hide
-            # the mode below it (the wrapper subclass dispatcher, NOTE [Wrapper subclasses])
-            local = dispatch._local
-            if local.shared_hidden:
-                shared = [m for m in dispatch.mode_stack if id(m) not in dispatch._entered]
-                self.was_hidden = _MODE in shared[len(shared) - local.shared_hidden:]
-                if self.was_hidden:
-                    local.shared_hidden -= 1
-            # counted from the top: the wrapper dispatcher may arrive or leave at the bottom
-            # meanwhile (a wrapper made or freed), and must stay below this mode
+            # off the stack, so ops with no other mode active skip dispatch altogether; its
+            # place counted from the top: the wrapper dispatcher may arrive or leave at the
+            # bottom meanwhile (a wrapper made or freed)
             pos = dispatch.mode_stack.index(_MODE)
             self.above = len(dispatch.mode_stack) - 1 - pos
             dispatch.mode_stack.pop(pos)
@@ -249,8 +240,6 @@ class suspended:
     def __exit__(self, *exc):
         if self.had:
             dispatch.mode_stack.insert(len(dispatch.mode_stack) - self.above, _MODE)
-            if self.was_hidden:
-                dispatch._local.shared_hidden += 1
 
 
 # --- the mode ---------------------------------------------------------------------------------
@@ -314,6 +303,8 @@ def _has_tangent(t) -> bool:
 
 
 _MODE = _ForwardADMode()
+dispatch.forward_ad_mode[0] = _MODE  # it goes before every other mode (NOTE [Forward AD
+# above modes])
 
 
 def _like(o: Tensor, t: Tensor) -> Tensor:
@@ -378,7 +369,17 @@ def _zeros(t: Tensor) -> Tensor:
         from retrograd._ops.subclass import zeros_like_wrapper
 
         return zeros_like_wrapper(t)
+    if _other_modes():  # a factory op, which a tracer below this mode records
+        from retrograd._ops.creation import zeros_like
+
+        with suspended():
+            return zeros_like(t)
     return _wrap(np.zeros_like(t._data))
+
+
+def _other_modes() -> bool:
+    """Whether a mode besides this one is active (a tracer records what this mode computes)."""
+    return any(m is not _MODE for m in dispatch.mode_stack)
 
 
 # add and sub: an argument without a tangent is no term at all, as torch's zero tensors are
@@ -602,7 +603,9 @@ def _inplace(op, args: tuple, tans: dict):
 
     idx = op.inplace_idx[0]
     self_t = args[idx]
-    if _is_wrapper(self_t):  # its array holds no values (a batched value): a copy by its class
+    if _is_wrapper(self_t) or _other_modes():
+        # by ops: a batched value's array holds no values (its class copies it), and a tracer
+        # below this mode must see where the copy came from
         with suspended():
             snap = self_t.detach().clone()
     else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from retrograd._ops import dispatch as _dispatch
 from retrograd._ops import forward_ad as _fw
 from retrograd._ops.shape import alias as _alias
 from retrograd._ops.subclass import is_wrapper
@@ -25,7 +24,6 @@ def _current() -> int:
 
 def enter_dual_level() -> int:
     """Enter a new forward grad level; it becomes the default level of make_dual/unpack_dual."""
-    _dispatch.uncapturable("forward-mode AD (autograd.forward_ad.dual_level)")
     return _fw.enter_level()
 
 
