@@ -20,8 +20,6 @@ from tests.test_ops_generated import GRAD, _func
 _VIEW_WRITE = "an in-place write into an unfolded (overlapping) view of a batched value"
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
 _BATCHING = {
-    "mm-empty": "empty batched matmul",
-    "dot-empty": "empty batched dot",
     "max-zero_dim_dim": "a 0-d example reduced along dim 0",
     "kthvalue-zero_dim": "a 0-d example reduced along dim 0",
     "cat-legacy_empty": "cat's legacy empty 1-d operand beside a batched one",
@@ -31,8 +29,7 @@ KNOWN = {
     "forward": {k: v for k, v in _BATCHING.items()
                 if k not in ("max-zero_dim_dim", "kthvalue-zero_dim")},
     "jvp": _BATCHING,
-    "grad": {**{k: v for k, v in _BATCHING.items() if k != "dot-empty"},
-             "unfold_then_write": _VIEW_WRITE},
+    "grad": {**_BATCHING, "unfold_then_write": _VIEW_WRITE},
 }
 # torch refuses these too: a random op under randomness="error", and a check on the values
 # that would branch per example (gaussian_nll_loss's var >= 0)

@@ -614,7 +614,9 @@ def unexpanded(a: Any, level: int) -> Any:
     inputs are) that one value: rules may then take the faster unbatched path."""
     if _batched(a, level):
         v = a._value
-        if v.__class__ is Tensor and v._data.strides[:1] == (0,) and v._data.shape[0] > 1:
+        # (an empty array may have stride 0 without being expanded from anything)
+        if v.__class__ is Tensor and v._data.strides[:1] == (0,) and v._data.shape[0] > 1 \
+                and v._data.size:
             return v.select(0, 0)
     return a
 

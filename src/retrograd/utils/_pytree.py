@@ -1,5 +1,5 @@
-"""torch.utils._pytree's basics: flatten nested lists, tuples (named ones too) and dicts into
-leaves and back, and map a function over the leaves."""
+"""torch.utils._pytree's basics: flatten nested lists, tuples (named ones and return_types
+structseqs too) and dicts into leaves and back, and map a function over the leaves."""
 
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ def _build(s: TreeSpec, it: Any) -> Any:
     children = [_build(c, it) for c in s.children_specs]
     if s.type is dict:
         return dict(zip(s.context, children))
-    if s.type in (list, tuple):
-        return s.type(children)
+    if s.type in (list, tuple) or hasattr(s.type, "n_sequence_fields"):
+        return s.type(children)  # (a torch.return_types structseq takes one sequence)
     return s.type(*children)  # a namedtuple
 
 
