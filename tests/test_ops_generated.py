@@ -48,10 +48,8 @@ def _func(sample):
 # other sample runs gradcheck with check_batched_grad, check_forward_ad and
 # check_batched_forward_grad, as torch's test_ops_gradients does, unless torch's OpInfo of
 # the same op leaves the check off (tests/op_samples/torch_opinfo_flags.py).
-_EMPTY_MATMUL = "empty batched matmul: the rule folds the batch with a -1 reshape of no elements"
 _SCALAR_DIM = "per-example scalar with dim=0: the value-selecting helpers' rank-0 path"
 BATCHED_GRAD_GAPS = {
-    "matmul-empty": _EMPTY_MATMUL,
     "max-zero_dim_dim": _SCALAR_DIM,
     "kthvalue-zero_dim": _SCALAR_DIM,
 }
@@ -61,7 +59,6 @@ FORWARD_AD_GAPS = {
 }
 BATCHED_FORWARD_GAPS = {
     **BATCHED_GRAD_GAPS,
-    "mm-empty": _EMPTY_MATMUL,
     "cat-legacy_empty": "legacy cat of a 1-D empty tensor: the same-rank rule expands it",
 }
 # samples that draw random numbers (random ones, those that reseed on every call, and

@@ -635,7 +635,8 @@ def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
     if ab and not bb and rb == 2:
         # one matrix for the whole batch: the batch folds into the rows, one product
         k, n = vb.shape
-        return matmul(va.reshape(-1, k), vb).reshape(tuple(va.shape[:-1]) + (n,))
+        rows = int(np.prod(va.shape[:-1]))  # not -1: with k = 0 that would be ambiguous
+        return matmul(va.reshape(rows, k), vb).reshape(tuple(va.shape[:-1]) + (n,))
     if ra == 1:  # a row vector, its row dropped afterwards
         va = va.unsqueeze(-2)
     if rb == 1:
@@ -672,8 +673,9 @@ def _mm_rule(func: Any, args: tuple, level: int) -> Any:
         if t.dim() != 2:
             raise RuntimeError(f"{what} must be a matrix")
     if _batched(a, level) and not _batched(b, level):
-        v = a._value
-        return wrap(func(v.reshape(-1, v.shape[-1]), b).view(v.shape[0], v.shape[1], -1), level)
+        v = a._value  # the batch folds into the rows (sizes spelled out: any may be 0)
+        n, m, k = v.shape
+        return wrap(func(v.reshape(n * m, k), b).view(n, m, b.shape[-1]), level)
     return wrap(_matmul_values(a, b, level), level)
 
 
