@@ -38,6 +38,10 @@ CASES = {
     "jvp_jvp_vmap": lambda lib, x, t: lib.func.jvp(
         lambda a: lib.func.jvp(lambda b: lib.func.vmap(lambda r: r.tanh() * r)(b), (a,),
                                (lib.ones_like(a),))[1], (x,), (t,)),
+    # products of products: matmul's broadcasting gives one operand a batch of one beside
+    # the others' full batch, which the per-example fallback broadcasts
+    "hessian_of_matrix_products": lambda lib, x, t: lib.func.hessian(
+        lambda a: a.mm(a).mm(a.mm(a)).sum())(x[:3]),
     "vmap_jvp_jvp": lambda lib, x, t: lib.func.vmap(
         lambda a: lib.func.jvp(lambda b: _inner_jvp(lib, b) * b, (a,), (a * 0.5,)))(x),
 }

@@ -169,14 +169,16 @@ def _batched(a: Any, level: int) -> bool:
 
 
 def _batch_size(args: Any, level: int) -> int:
+    """The batch size of the batched arguments (a batch of one broadcasts beside others)."""
+    sizes = []
     for a in args:
         if _batched(a, level):
-            return a._value.shape[0]
-        if isinstance(a, (list, tuple)):
-            for t in a:
-                if _batched(t, level):
-                    return t._value.shape[0]
-    raise AssertionError("no batched argument")
+            sizes.append(a._value.shape[0])
+        elif isinstance(a, (list, tuple)):
+            sizes.extend(t._value.shape[0] for t in a if _batched(t, level))
+    if not sizes:
+        raise AssertionError("no batched argument")
+    return max(sizes)
 
 
 def wrap(out: Any, level: int) -> Any:

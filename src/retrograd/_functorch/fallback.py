@@ -48,7 +48,10 @@ def fallback(func: Any, args: tuple, level: int) -> Any:
 
     def member(a: Any, k: int) -> Any:
         if _batched(a, level):
-            return a._value.select(0, k)
+            v = a._value
+            # a batch of one beside a full batch (an operand broadcast over the batch, as
+            # matmul's broadcasting makes one) is the same member for every k
+            return v.select(0, k if v.shape[0] != 1 else 0)
         if isinstance(a, (list, tuple)) and any(_batched(t, level) for t in a):
             return type(a)(member(t, k) for t in a)
         return a
