@@ -78,16 +78,17 @@ def _no_out(out, name: str) -> None:
 def _det_grad(grad: Tensor, A: Tensor, result: Tensor) -> Tensor:
     """d det(A) = det(A) tr(A^-1 dA): the gradient is grad det(A) A^-T, the transposed
     adjugate, which exists for singular matrices too (through the SVD there)."""
-    from retrograd._autograd.state import is_grad_enabled
+    from retrograd._autograd.state import is_grad_enabled, state
     from retrograd._ops.pointwise import where
 
     inverse, info = _linalg_inv_ex(A)
     if not _any_nonzero(info):
         return _outer_scale(grad * result) * inverse.mT
     singular = _outer_scale(info != 0)
-    if not is_grad_enabled():
+    if not is_grad_enabled() or state.first_order_capture:
         # torch's first-order gradient of a singular matrix's det (no create_graph) is zero;
-        # with create_graph it is the adjugate below
+        # with create_graph it is the adjugate below (a compiled backward that is never
+        # differentiated is first order)
         return where(singular, 0.0, _outer_scale(grad * result) * inverse.mT)
     # each branch sees a harmless stand-in where the other is taken, so that neither puts
     # nan into the double backward: the identity is invertible, diag(1..n) has distinct
@@ -103,6 +104,10 @@ def _any_nonzero(info: Tensor) -> bool:
     """Whether some matrix failed; under vmap, over every member (the batched value's
     physical data); a wrapper whose values cannot be read counts as failed (the general path
     is right either way)."""
+    from retrograd._ops import dispatch
+
+    if dispatch.mode_stack and not dispatch.only_subclass_mode():
+        return True  # a tracer records the formula: the branch must hold for every input
     while type(info) is not Tensor:
         info = getattr(info, "_value", None)
         if not isinstance(info, Tensor):
