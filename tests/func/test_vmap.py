@@ -200,3 +200,21 @@ def test_inplace_scatter_family_under_vmap_matches_torch():
 
     for got, want in zip(run(retrograd), run(torch)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_named_tuple_results_come_back_as_their_type():
+    # torch.return_types structseqs are rebuilt from one sequence (a namedtuple's fields
+    # would be passed one by one); a 0-d example reduced along dim 0 is one of them
+    import torch
+
+    rng = np.random.default_rng(5)
+    x, a = rng.standard_normal(3), rng.standard_normal((4, 3, 3))
+    for lib in (retrograd, torch):
+        lib_x, lib_a = lib.tensor(x), lib.tensor(a)
+        m = lib.func.vmap(lambda t: t.max(0))(lib_x)
+        s = lib.func.vmap(lib.linalg.slogdet)(lib_a)
+        assert type(m).__name__ == "max" and type(s).__name__ == "linalg_slogdet"
+        np.testing.assert_allclose(m.values.numpy(), x)
+        np.testing.assert_array_equal(m.indices.numpy(), [0, 0, 0])
+        np.testing.assert_allclose(s.logabsdet.numpy(), np.linalg.slogdet(a)[1], rtol=1e-12)
+        np.testing.assert_allclose(s.sign.numpy(), np.linalg.slogdet(a)[0])

@@ -17,7 +17,6 @@ from retrograd._ops import reduction as _reduction
 from retrograd._ops.linalg_checks import check_float, check_matrix, check_square
 from retrograd._ops.linalg_decompositions import _linalg_eigh, _linalg_svd, svdvals
 from retrograd._ops.linalg_inverse import _linalg_inv_ex
-from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Tensor
 from retrograd._tensor import _wrap as wrap_array
 
@@ -113,29 +112,6 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None,
     if isinstance(ord, str) or len(dim) == 2:
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
-
-
-# --- torch.norm: the nuclear norm the reduction family leaves to this one --------------------
-
-_torch_norm = _reduction.norm
-
-
-def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
-    """torch.norm / Tensor.norm, with p='nuc' (the other orders: reduction.norm)."""
-    if p == "nuc" and out is None:
-        if isinstance(dim, int):
-            dim = [dim]
-        dims = list(range(input.dim())) if dim is None else list(dim)
-        return matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)
-    return _torch_norm(input, p, dim, keepdim, out=out, dtype=dtype)
-
-
-def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return torch_norm(self, p, dim, keepdim, dtype=dtype)
-
-
-register("norm", torch_norm)
-register_method("norm", _norm_method)
 
 
 # --- cond, matrix_rank -----------------------------------------------------------------------

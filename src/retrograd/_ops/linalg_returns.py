@@ -2,42 +2,12 @@
 
 from __future__ import annotations
 
-from retrograd._ops.reduction import return_types
-
-
-class _NamedResult(tuple):
-    """A named tuple of a fixed number of fields, like torch.return_types' structseqs."""
-
-    __slots__ = ()
-    _fields: tuple = ()
-
-    def __new__(cls, sequence):
-        sequence = tuple(sequence)
-        n = len(cls._fields)
-        if len(sequence) != n:
-            raise TypeError(f"retrograd.return_types.{cls.__name__}() takes a {n}-sequence "
-                            f"({len(sequence)}-sequence given)")
-        return tuple.__new__(cls, sequence)
-
-    @property
-    def n_fields(self) -> int:
-        return len(self._fields)
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"retrograd.return_types.{type(self).__name__}(\n{body})"
-
-    def __reduce__(self):
-        return (type(self), (tuple(self),))
+from retrograd._ops.reduction import _return_type, return_types
 
 
 def _named(name: str, fields: tuple) -> type:
-    ns = {"__slots__": (), "_fields": fields, "__module__": "retrograd.return_types",
-          "__qualname__": name}
-    for i, f in enumerate(fields):
-        ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
-    cls = type(name, (_NamedResult,), ns)
     # retrograd.return_types.<name>, next to the reductions' types
+    cls = _return_type(name, fields)
     setattr(return_types, name, cls)
     return cls
 

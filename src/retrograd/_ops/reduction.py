@@ -276,7 +276,8 @@ prod = overloaded("prod")
 
 
 class _ReturnType(tuple):
-    """A named pair like torch.return_types.max: indexable, unpackable, with named fields."""
+    """A named tuple like torch.return_types.max (a structseq): indexable, unpackable, with
+    named fields, made from one sequence of n_fields values."""
 
     __slots__ = ()
     _fields: tuple = ("values", "indices")
@@ -285,8 +286,9 @@ class _ReturnType(tuple):
 
     def __new__(cls, sequence):
         sequence = tuple(sequence)
-        if len(sequence) != 2:
-            raise TypeError(f"retrograd.return_types.{cls.__name__}() takes a 2-sequence "
+        n = cls.n_fields
+        if len(sequence) != n:
+            raise TypeError(f"retrograd.return_types.{cls.__name__}() takes a {n}-sequence "
                             f"({len(sequence)}-sequence given)")
         return tuple.__new__(cls, sequence)
 
@@ -300,7 +302,8 @@ class _ReturnType(tuple):
 
 def _return_type(name: str, fields: tuple = ("values", "indices")) -> type:
     ns = {"__slots__": (), "_fields": fields, "__module__": __name__,
-          "__qualname__": f"return_types.{name}"}
+          "__qualname__": f"return_types.{name}", "n_fields": len(fields),
+          "n_sequence_fields": len(fields)}
     for i, f in enumerate(fields):
         ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
     return type(name, (_ReturnType,), ns)
@@ -686,8 +689,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if dim is not None and len(dim) != 2:
             raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
                                + " ".join(str(d) for d in dim))
-        # the nuclear norm needs an SVD with its backward (the linalg family)
-        raise NotImplementedError("retrograd.norm(p='nuc') needs linalg.matrix_norm")
+        # the nuclear norm: a sum of singular values (the linalg family, imported here to
+        # keep reductions below it)
+        from retrograd._ops.linalg_norms import matrix_norm
+
+        dims = list(range(input.dim())) if dim is None else list(dim)
+        return matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)
     return linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
