@@ -36,28 +36,28 @@ def _tensor_list(tensors: tuple) -> list:
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     """torch.meshgrid: each 0-d or 1-d tensor viewed along its own dim and expanded to the grid;
     'xy' puts the first two tensors' dims the other way round."""
-    tensors = _tensor_list(tensors)
+    given = _tensor_list(tensors)
     if indexing is None:
         warnings.warn(MESHGRID_NO_INDEXING, UserWarning, stacklevel=2)
         indexing = "ij"
-    if not tensors:
+    if not given:
         raise RuntimeError(MESHGRID_EMPTY)
-    if any(t.dtype != tensors[0].dtype for t in tensors):
+    if any(t.dtype != given[0].dtype for t in given):
         raise RuntimeError(MESHGRID_DTYPE)
-    for t in tensors:
+    for t in given:
         if t.dim() > 1:
             raise RuntimeError(MESHGRID_RANK.format(t))
     if indexing not in ("ij", "xy"):
         raise RuntimeError(MESHGRID_INDEXING.format(indexing))
-    n = len(tensors)
+    n = len(given)
     where = list(range(n))
     if indexing == "xy" and n >= 2:
         where[0], where[1] = 1, 0
     grid = [0] * n
-    for t, d in zip(tensors, where):
+    for t, d in zip(given, where):
         grid[d] = t.numel()
     out = []
-    for t, d in zip(tensors, where):
+    for t, d in zip(given, where):
         shape = [1] * n
         shape[d] = -1
         out.append(t.view(shape).expand(grid))

@@ -8,6 +8,8 @@ kernels/linalg_solvers.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 from retrograd._ops import linalg as _mm
 from retrograd._ops.kernels import linalg_matrix_functions as KM
 from retrograd._ops.kernels import linalg_solvers as K
@@ -108,11 +110,12 @@ def _any_nonzero(info: Tensor) -> bool:
 
     if dispatch.mode_stack and not dispatch.only_subclass_mode():
         return True  # a tracer records the formula: the branch must hold for every input
-    while type(info) is not Tensor:
-        info = getattr(info, "_value", None)
-        if not isinstance(info, Tensor):
+    value: Any = info
+    while type(value) is not Tensor:
+        value = getattr(value, "_value", None)
+        if not isinstance(value, Tensor):
             return True
-    return bool(info._data.any())
+    return bool(value._data.any())
 
 
 def _diagonal(A: Tensor, values: list) -> Tensor:
@@ -291,7 +294,7 @@ _solve_triangular = op(
 _REQUIRED = object()
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _REQUIRED, left: bool = True,
+def solve_triangular(A: Tensor, B: Tensor, *, upper: Any = _REQUIRED, left: bool = True,
                      unitriangular: bool = False, out=None) -> Tensor:
     """torch.linalg.solve_triangular: X with AX = B or XA = B for a triangular A."""
     name = "linalg.solve_triangular"
@@ -334,12 +337,14 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         return matmul(A, A)
     if n == 3:
         return matmul(matmul(A, A), A)
-    result = square = None
+    result: Tensor | None = None
+    square: Tensor | None = None
     while n:
         square = A if square is None else matmul(square, square)
         if n & 1:
             result = square if result is None else matmul(result, square)
         n >>= 1
+    assert result is not None  # n >= 1 here
     return result
 
 

@@ -121,11 +121,13 @@ def _chain_order(dims: list) -> list:
     for length in range(1, n):
         for i in range(n - length):
             j = i + length
-            cost[i][j] = None
+            best: int | None = None
             for k in range(i, j):
                 c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if cost[i][j] is None or c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, k
+                if best is None or c < best:
+                    best, split[i][j] = c, k
+            assert best is not None  # j > i: at least one split
+            cost[i][j] = best
     return split
 
 

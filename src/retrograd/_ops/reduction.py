@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -309,8 +310,19 @@ def _return_type(name: str, fields: tuple = ("values", "indices")) -> type:
     return type(name, (_ReturnType,), ns)
 
 
-class return_types:  # noqa: N801 - torch.return_types
-    """The named tuple types the multi-output reductions return."""
+class _ReturnTypes(type):
+    """return_types' class: op families add their types to it as they are declared (linalg,
+    scans, statistics, ...), so its attributes are open, for the type checker too."""
+
+    def __getattr__(cls, name: str) -> Any:
+        raise AttributeError(f"retrograd.return_types has no attribute '{name}'")
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+
+
+class return_types(metaclass=_ReturnTypes):  # noqa: N801 - torch.return_types
+    """The named tuple types the multi-output ops return."""
 
     max = _return_type("max")
     min = _return_type("min")

@@ -76,7 +76,7 @@ def _noise(input: Tensor, lower: float, upper: float, training: bool, generator)
         return _wrap(draw(_uniform_slopes, generator, a.shape, a.dtype, float(lower), float(upper)))
 
     slopes = per_member(draw_noise)
-    return P.where(C.le(input.detach(), 0), slopes, 1.0)
+    return P.where(input.detach().le(0), slopes, 1.0)
 
 
 def _check_bounds(lower, upper) -> None:

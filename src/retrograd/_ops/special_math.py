@@ -29,8 +29,8 @@ SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 def _tiny(self: Tensor) -> Tensor:
     """|x| within the dtype's epsilon of 0 (where the formulas divide by x)."""
-    return C.le(self.abs(), float(np.finfo(self._data.dtype).eps)
-                if self._data.dtype.kind == "f" else 0.0)
+    return self.abs().le(float(np.finfo(self._data.dtype).eps)
+                         if self._data.dtype.kind == "f" else 0.0)
 
 
 def _i1_grad(grad, self, result):

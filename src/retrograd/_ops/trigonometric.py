@@ -10,6 +10,7 @@ in-place form, and torch's numpy-style alias (arcsin, arctan2, ...) for both.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ _ALIASES = {"asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "asin": 
             "acos": "arccos", "atan": "arctan"}
 
 
-def _inplace_without_derivative(name: str, ufunc) -> object:
+def _inplace_without_derivative(name: str, ufunc) -> Any:
     """asinh_, acosh_, atanh_: torch declares these apart from their out-of-place twins, with a
     backward (and forward derivative, forward_ad.NO_FORWARD) that refuses to run."""
     return op(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_forward(ufunc, "float"),
@@ -108,6 +109,8 @@ def _inplace_without_derivative(name: str, ufunc) -> object:
               grads={"self": _no_derivative(f"inplace version of {name}")})
 
 
+_fn: Any
+_inplace: Any
 for _fn in (sinh, cosh, asinh, acosh, atanh, asin, acos, atan, sinc, deg2rad, rad2deg):
     _name = _fn.opdef.schema.name
     _uf = _UFUNCS.get(_name)

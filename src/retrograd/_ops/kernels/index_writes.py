@@ -172,7 +172,8 @@ def masked_scatter(a: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.nd
     try:
         shape = np.broadcast_shapes(a.shape, mask.shape)
     except ValueError:
-        raise broadcast_error(a.shape, mask.shape) from None
+        error = broadcast_error(a.shape, mask.shape)
+        raise (error or ValueError("shapes do not broadcast")) from None
     out = np.array(np.broadcast_to(a, shape), order="C", copy=True)
     _scatter_masked(out, np.broadcast_to(mask, shape), source)
     return out

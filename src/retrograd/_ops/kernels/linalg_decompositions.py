@@ -3,9 +3,15 @@ each on a batch of matrices (*, m, n), with LAPACK's (so torch's) column-major l
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from retrograd._ops.kernels.linalg_solvers import column_major
+
+
+def _uplo(uplo: str) -> Literal["L", "U"]:
+    return "U" if uplo.upper() == "U" else "L"
 
 
 def eigh(a: np.ndarray, uplo: str, compute_v: bool = True) -> tuple:
@@ -13,9 +19,9 @@ def eigh(a: np.ndarray, uplo: str, compute_v: bool = True) -> tuple:
         return (np.zeros(a.shape[:-1], a.dtype),
                 column_major(np.zeros(a.shape if compute_v else (0,), a.dtype)))
     if not compute_v:
-        w = np.linalg.eigvalsh(a, UPLO=uplo).astype(a.dtype, copy=False)
+        w = np.linalg.eigvalsh(a, UPLO=_uplo(uplo)).astype(a.dtype, copy=False)
         return w, np.zeros((0,), a.dtype)
-    w, v = np.linalg.eigh(a, UPLO=uplo)
+    w, v = np.linalg.eigh(a, UPLO=_uplo(uplo))
     return w.astype(a.dtype, copy=False), column_major(v.astype(a.dtype, copy=False))
 
 

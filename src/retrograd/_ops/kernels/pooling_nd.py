@@ -7,6 +7,7 @@ retrograd._ops.adaptive_max_pool declare the ops. No Tensor here: plain arrays a
 from __future__ import annotations
 
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,7 @@ def window_max_nd(x: np.ndarray, k, s, p, d, out_sp: tuple, pads: tuple) -> tupl
         bad = outside if bad is None else bad | outside
         first = np.where(start < 0, start + (-start + d[i] - 1) // d[i] * d[i], start)
         coords.append((c, np.broadcast_to(first.reshape(shape), c.shape)))
+    assert bad is not None  # at least one spatial dim
     fixed = [np.where(bad, first, c) for c, first in coords]
     return values, flat_positions(fixed, sizes)
 
@@ -99,6 +101,7 @@ def window_sum_nd(xp: np.ndarray, k, s, out_sp) -> np.ndarray:
     for _, region in _offsets(k, (1,) * len(k), s, out_sp):
         part = xp[(Ellipsis,) + region]
         acc = part.copy() if acc is None else np.add(acc, part, out=acc)
+    assert acc is not None  # a window has at least one offset
     return acc
 
 
@@ -166,10 +169,10 @@ def adaptive_max_nd(x: np.ndarray, output_size) -> tuple:
         k = int((end - start).max()) if o else 0
         offs = np.arange(k)
         pos = start[:, None] + offs
-        shape = [1] * (2 * nsp)
-        shape[2 * i], shape[2 * i + 1] = o, k
-        index.append(np.minimum(pos, n - 1).reshape(shape))
-        valid.append((pos < end[:, None]).reshape(shape))
+        layout = [1] * (2 * nsp)
+        layout[2 * i], layout[2 * i + 1] = o, k
+        index.append(np.minimum(pos, n - 1).reshape(layout))
+        valid.append((pos < end[:, None]).reshape(layout))
         kmax.append(k)
     win = x[(Ellipsis,) + tuple(index)]  # (..., o0, k0, o1, k1, ...)
     ok = valid[0]
@@ -184,14 +187,14 @@ def adaptive_max_nd(x: np.ndarray, output_size) -> tuple:
     if x.dtype.kind in "fV":
         nan = np.isnan(flat_k)
         if nan.any():  # torch keeps the last NaN of a window
-            last = flat_k.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            last = prod(kmax) - 1 - np.argmax(nan[..., ::-1], axis=-1)
             arg = np.where(nan.any(-1), last, arg)
     values = np.take_along_axis(flat_k, arg[..., None], -1)[..., 0]
-    offs = np.unravel_index(arg, tuple(kmax))
+    at: Any = np.unravel_index(arg, tuple(kmax))
     coords = []
     for i, (n, o) in enumerate(zip(sizes, output_size)):
         start, _ = adaptive_bounds(n, o)
-        shape = [1] * nsp
-        shape[i] = o
-        coords.append(start.reshape(shape) + offs[i])
+        along = [1] * nsp
+        along[i] = o
+        coords.append(start.reshape(along) + at[i])
     return np.ascontiguousarray(values), flat_positions(coords, sizes)

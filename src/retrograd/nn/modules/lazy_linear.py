@@ -61,4 +61,5 @@ def _initialize_on_first_call(module: LazyLinear, args: tuple) -> None:
     module._initialize_hook.remove()
     del module._initialize_hook
     del module._factory
-    module.__class__ = module.cls_to_become
+    # it becomes a Linear (torch swaps the class the same way)
+    module.__class__ = module.cls_to_become  # type: ignore[assignment]
