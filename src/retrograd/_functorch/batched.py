@@ -42,6 +42,9 @@ class BatchedTensor(Tensor):
     _level: int
     _counts_itself = True  # __del__ releases it (NOTE [Wrapper subclasses]'s count)
     _wraps_wrappers = True  # a batched value of a batched value (nested vmap) dispatches again
+    # what an in-place view op (transpose_, unsqueeze_, ...) moves from the view it made into
+    # the tensor itself, beside the geometry (NOTE [In-place view ops])
+    _view_state = ("_value",)
 
     def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
         t: Any = object.__new__(cls)

@@ -4,7 +4,9 @@ squeeze_, unsqueeze_, as_strided_, resize_, resize_as_, set_.
 NOTE [In-place view ops]
 `b.t_()` behaves for autograd as `b = b.t()` with b's identity kept: the out-of-place view op is
 run (building its node from b's current history when grad is on), then its array, node and, for
-a view, its view record are moved into b, and b's version is bumped. torch names these nodes
+a view, its view record are moved into b, and b's version is bumped; so are its tangent under
+forward AD and, for a wrapper class that names them in `_view_state`, its values (a batched
+value's per-member values under vmap). torch names these nodes
 with their own overload number (TBackward1 for t_), so the moved node is given a subclass of
 that name. resize_ and set_ replace the array itself; torch refuses both on tensors that require
 grad (resize_) or take part in autograd (set_ has no derivative).
@@ -17,6 +19,7 @@ import operator
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._ops import forward_ad
 from retrograd._ops.inplace import bump_version, check_inplace
 from retrograd._ops.registry import register_method
 from retrograd._tensor import Tensor
@@ -52,6 +55,12 @@ def _adopt(self: Tensor, out: Tensor, op_name: str) -> Tensor:
 
     bump_version(self, op_name, depth=1)
     self._data = out._data
+    for name in getattr(type(self), "_view_state", ()):  # a wrapper's values (vmap's batch)
+        setattr(self, name, getattr(out, name))
+    if forward_ad.levels:  # the view's tangent is the same view of self's old tangent
+        tangent = forward_ad.tangent_of(out)
+        if tangent is not None:
+            forward_ad.set_tangent(self, tangent)
     built = out._grad_fn is not None and out._grad_fn is not self._grad_fn
     if self._view is not None:
         # how the view was made stays as it was (torch keeps it whatever the grad mode now)

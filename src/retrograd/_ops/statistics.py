@@ -16,7 +16,6 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
-from retrograd._ops import forward_ad
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.kernels import statistics as K
 from retrograd._ops.overloads import RETURN_TYPES
@@ -180,13 +179,7 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str,
     if interpolation in ("linear", "midpoint"):
         weights = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
         values.lerp_(ordered.gather(-1, ranks.ceil().to(D.int64)), weights)
-    # q's dim, last so far, goes first (a 0-d q has none); in place, as torch (its nodes), but
-    # out of place under forward AD and vmap: there the in-place view ops leave the tangent
-    # and the batched value in their old shape
-    if forward_ad.levels or _is_wrapper(values):
-        if q.dim() == 0:
-            return values.squeeze(-1)
-        return values.unsqueeze(0).transpose(0, -1).squeeze(-1)
+    # q's dim, last so far, goes first (a 0-d q has none); in place, as torch (its nodes)
     if q.dim() == 0:
         return values.squeeze_(-1)
     return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
