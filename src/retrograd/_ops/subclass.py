@@ -87,9 +87,6 @@ class _SubclassDispatch:
     """The bottom dispatch mode (NOTE [Wrapper subclasses])."""
 
     _internal = True  # not shown by _get_current_dispatch_mode
-    # a plain op runs as if no mode were there; a wrapper's gradients are never the engine's
-    # own (NOTE [Gradient ownership]), whatever its class keeps
-    _keeps_no_results = True
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
