@@ -23,7 +23,6 @@ _BATCHING = {
     "max-zero_dim_dim": "a 0-d example reduced along dim 0",
     "kthvalue-zero_dim": "a 0-d example reduced along dim 0",
     "cat-legacy_empty": "cat's legacy empty 1-d operand beside a batched one",
-    "Tensor.unfold-scalar": "unfold of a 0-d example",
 }
 KNOWN = {
     "forward": {k: v for k, v in _BATCHING.items()

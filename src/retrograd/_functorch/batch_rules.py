@@ -899,6 +899,19 @@ def _renorm_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _unfold_rule(func: Any, args: tuple, level: int) -> Any:
+    """Tensor.unfold(dimension, size, step): a 0-d example unfolds into (size,) copies of its one
+    value (size 0 or 1), which the dims rule cannot express (there is no dim to unfold); other
+    examples take the dims rule."""
+    self, dimension, size, step = args[0], args[1], args[2], args[3]
+    value = self._value
+    if self.dim() != 0:
+        return _dims_rule(func._op, (1,), False)(func, args, level)
+    if value.shape[0]:
+        func(value.select(0, 0), dimension, size, step)  # torch's checks, on one member
+    return wrap(value.unsqueeze(-1).narrow(-1, 0, size), level)
+
+
 EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
@@ -908,7 +921,7 @@ EXPLICIT: dict = {
     "prod": _full_reduction("prod.dim_int"), "max": _full_reduction("amax"),
     "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
     "any": _full_reduction("any.dims"),
-    "tril": _leading, "triu": _leading, "constant_pad_nd": _leading,
+    "tril": _leading, "triu": _leading, "constant_pad_nd": _leading, "unfold": _unfold_rule,
     "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
     # torch.linalg ops of one matrix (batch): NumPy's kernels take leading batch dims
     "linalg_inv_ex": _leading, "linalg_det": _leading, "linalg_slogdet": _leading,
