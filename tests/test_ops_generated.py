@@ -59,7 +59,6 @@ FORWARD_AD_GAPS = {
 }
 BATCHED_FORWARD_GAPS = {
     **BATCHED_GRAD_GAPS,
-    "cat-legacy_empty": "legacy cat of a 1-D empty tensor: the same-rank rule expands it",
 }
 # samples that draw random numbers (random ones, those that reseed on every call, and
 # samplers whose result does not depend on the draw): the vmap of gradcheck's batched checks

@@ -22,7 +22,6 @@ _VIEW_WRITE = "an in-place write into an unfolded (overlapping) view of a batche
 _BATCHING = {
     "max-zero_dim_dim": "a 0-d example reduced along dim 0",
     "kthvalue-zero_dim": "a 0-d example reduced along dim 0",
-    "cat-legacy_empty": "cat's legacy empty 1-d operand beside a batched one",
 }
 KNOWN = {
     "forward": {k: v for k, v in _BATCHING.items()

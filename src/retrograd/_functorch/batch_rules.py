@@ -899,6 +899,22 @@ def _renorm_rule(func: Any, args: tuple, level: int) -> Any:
     return wrap(out, level)
 
 
+def _cat_rule(func: Any, args: tuple, level: int) -> Any:
+    """cat skips a legacy empty operand (an example that is a 1-d tensor of no elements,
+    batched or not) beside others, as eager does; the rest line up dimension by dimension
+    (same rank)."""
+    tensors = [t for t in args[0] if t.dim() != 1 or t.numel()]
+    if tensors and len(tensors) != len(args[0]):
+        args = (tensors,) + tuple(args[1:])
+    rule = _BUILT.get("cat")
+    if rule is None:
+        rule = _BUILT["cat"] = _dims_rule(func._op, (1,), True)
+    return rule(func, args, level)
+
+
+_BUILT: dict = {}  # name -> a rule an explicit one delegates to, built on first use
+
+
 def _unfold_rule(func: Any, args: tuple, level: int) -> Any:
     """Tensor.unfold(dimension, size, step): a 0-d example unfolds into (size,) copies of its one
     value (size 0 or 1), which the dims rule cannot express (there is no dim to unfold); other
@@ -906,7 +922,10 @@ def _unfold_rule(func: Any, args: tuple, level: int) -> Any:
     self, dimension, size, step = args[0], args[1], args[2], args[3]
     value = self._value
     if self.dim() != 0:
-        return _dims_rule(func._op, (1,), False)(func, args, level)
+        rule = _BUILT.get("unfold")
+        if rule is None:
+            rule = _BUILT["unfold"] = _dims_rule(func._op, (1,), False)
+        return rule(func, args, level)
     if value.shape[0]:
         func(value.select(0, 0), dimension, size, step)  # torch's checks, on one member
     return wrap(value.unsqueeze(-1).narrow(-1, 0, size), level)
@@ -922,6 +941,7 @@ EXPLICIT: dict = {
     "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
     "any": _full_reduction("any.dims"),
     "tril": _leading, "triu": _leading, "constant_pad_nd": _leading, "unfold": _unfold_rule,
+    "cat": _cat_rule,
     "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
     # torch.linalg ops of one matrix (batch): NumPy's kernels take leading batch dims
     "linalg_inv_ex": _leading, "linalg_det": _leading, "linalg_slogdet": _leading,
