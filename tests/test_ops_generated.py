@@ -48,11 +48,7 @@ def _func(sample):
 # other sample runs gradcheck with check_batched_grad, check_forward_ad and
 # check_batched_forward_grad, as torch's test_ops_gradients does, unless torch's OpInfo of
 # the same op leaves the check off (tests/op_samples/torch_opinfo_flags.py).
-_SCALAR_DIM = "per-example scalar with dim=0: the value-selecting helpers' rank-0 path"
-BATCHED_GRAD_GAPS = {
-    "max-zero_dim_dim": _SCALAR_DIM,
-    "kthvalue-zero_dim": _SCALAR_DIM,
-}
+BATCHED_GRAD_GAPS: dict = {}
 FORWARD_AD_GAPS = {
     "scatter_reduce-prod_two_zeros": "forward mode transposes the backward, whose double "
                                      "backward refuses two zeros scattered to one place",

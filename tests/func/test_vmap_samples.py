@@ -19,13 +19,9 @@ from tests.test_ops_generated import GRAD, _func
 
 _VIEW_WRITE = "an in-place write into an unfolded (overlapping) view of a batched value"
 # samples vmap still refuses (or gets wrong in shape) where torch.func computes them, with why
-_BATCHING = {
-    "max-zero_dim_dim": "a 0-d example reduced along dim 0",
-    "kthvalue-zero_dim": "a 0-d example reduced along dim 0",
-}
+_BATCHING: dict = {}  # none left
 KNOWN = {
-    "forward": {k: v for k, v in _BATCHING.items()
-                if k not in ("max-zero_dim_dim", "kthvalue-zero_dim")},
+    "forward": _BATCHING,
     "jvp": _BATCHING,
     "grad": {**_BATCHING, "unfold_then_write": _VIEW_WRITE},
 }
@@ -107,7 +103,6 @@ _DIAGONAL_WRITE = "double backward through fill_diagonal_'s write into a view of
 HESSIAN_KNOWN = {"setitem-scalar": "fill_ of a view with a batched 0-d value, under jacfwd",
                  "unfold_then_write": _VIEW_WRITE, "fill_diagonal_": _DIAGONAL_WRITE,
                  "fill_diagonal_-wrap": _DIAGONAL_WRITE, "fill_diagonal_-cube": _DIAGONAL_WRITE}
-HESSIAN_KNOWN.update({k: _BATCHING[k] for k in ("max-zero_dim_dim", "kthvalue-zero_dim")})
 SMALL_SINGLE = [s for s in GRAD if s.gradgrad]
 
 

@@ -915,6 +915,32 @@ def _cat_rule(func: Any, args: tuple, level: int) -> Any:
 _BUILT: dict = {}  # name -> a rule an explicit one delegates to, built on first use
 
 
+def _per_example_value(a: Any, args: tuple, level: int) -> Any:
+    """a's values batch first: its own if batched, else expanded to the batch."""
+    return a._value if _batched(a, level) else _expand_batch(a, _batch_size(args, level))
+
+
+def _select_scatter_rule(func: Any, args: tuple, level: int) -> Any:
+    """A value-selecting reduction's gradient (max.dim, kthvalue, ...): for a 0-d example the
+    gradient is its one value (the same-rank rule has no dim to place it along)."""
+    if len(args[3]) == 0:
+        return wrap(_per_example_value(args[0], args, level).clone(), level)
+    rule = _BUILT.get("_reduction_select_scatter")
+    if rule is None:
+        rule = _BUILT["_reduction_select_scatter"] = _dims_rule(func._op, (1,), True)
+    return rule(func, args, level)
+
+
+def _select_gather_rule(func: Any, args: tuple, level: int) -> Any:
+    """select_scatter's adjoint: a 0-d example gathers its one value."""
+    if args[0].dim() == 0:
+        return wrap(_per_example_value(args[0], args, level).clone(), level)
+    rule = _BUILT.get("_reduction_select_gather")
+    if rule is None:
+        rule = _BUILT["_reduction_select_gather"] = _dims_rule(func._op, (1,), True)
+    return rule(func, args, level)
+
+
 def _unfold_rule(func: Any, args: tuple, level: int) -> Any:
     """Tensor.unfold(dimension, size, step): a 0-d example unfolds into (size,) copies of its one
     value (size 0 or 1), which the dims rule cannot express (there is no dim to unfold); other
@@ -941,7 +967,8 @@ EXPLICIT: dict = {
     "min": _full_reduction("amin"), "all": _full_reduction("all.dims"),
     "any": _full_reduction("any.dims"),
     "tril": _leading, "triu": _leading, "constant_pad_nd": _leading, "unfold": _unfold_rule,
-    "cat": _cat_rule,
+    "cat": _cat_rule, "_reduction_select_scatter": _select_scatter_rule,
+    "_reduction_select_gather": _select_gather_rule,
     "pixel_shuffle": _leading, "pixel_unshuffle": _leading,
     # torch.linalg ops of one matrix (batch): NumPy's kernels take leading batch dims
     "linalg_inv_ex": _leading, "linalg_det": _leading, "linalg_slogdet": _leading,
