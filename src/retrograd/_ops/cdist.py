@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._ops.distance import pnorm_weights
 from retrograd._ops.kernels import cdist as K
 from retrograd._ops.kernels.reduction import vector_norm
 from retrograd._ops.layout import broadcast_error
@@ -55,28 +56,12 @@ def _cdist_grads(grad: Tensor, x1: Tensor, x2: Tensor, p: float, result: Tensor)
     """Each distance's gradient goes to its row of x1 and, negated, to its row of x2, weighted
     as torch's kernel weights it (0 for a zero distance, and for p < 1 a zero difference)."""
     from retrograd._ops.creation import zeros_like
-    from retrograd._ops.pointwise import where
 
     if p == 0 or grad.numel() == 0 or x1.shape[-1] == 0:
         return zeros_like(x1), zeros_like(x2)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    dist, g = result.unsqueeze(-1), grad.unsqueeze(-1)
     with np.errstate(divide="ignore", invalid="ignore"):  # the entries `where` drops
-        if p == 1:
-            w = g * diff.sign()
-        elif p == math.inf:
-            w = g * diff.sign() * diff.abs().eq(dist)
-        else:
-            zero = dist.eq(0)
-            if p < 2:
-                if p < 1:
-                    zero = zero.logical_or(diff.eq(0))
-                w = diff.sign() * diff.abs().pow(p - 1) * g / dist.pow(p - 1)
-            elif p == 2:
-                w = g * diff / dist
-            else:
-                w = diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1)
-            w = where(zero, 0.0, w)
+        w = pnorm_weights(diff, result.unsqueeze(-1), grad.unsqueeze(-1), p)
     return w.sum(-2), -w.sum(-3)
 
 

@@ -61,30 +61,35 @@ def _pdist_grad(grad: Tensor, self: Tensor, p: float, result: Tensor) -> Tensor:
     retrograd ops, so it differentiates again (torch's _pdist_backward does not)."""
     from retrograd._ops.creation import tensor, zeros_like
     from retrograd._ops.indexing import index_add, index_select
-    from retrograd._ops.pointwise import where
 
     n = self.shape[0]
     if n < 2 or p == 0:
         return zeros_like(self)
     i, j = (tensor(k, dtype=D.int64) for k in _pairs(n))
     diff = index_select(self, 0, i) - index_select(self, 0, j)
-    dist, g = result.unsqueeze(-1), grad.unsqueeze(-1)
-    if p == 1:
-        w = g * diff.sign()
-    elif p == math.inf:
-        w = g * diff.sign() * diff.abs().eq(dist)
-    else:
-        zero = dist.eq(0)
-        if p < 2:
-            if p < 1:
-                zero = zero.logical_or(diff.eq(0))
-            w = diff.sign() * diff.abs().pow(p - 1) * g / dist.pow(p - 1)
-        elif p == 2:
-            w = g * diff / dist
-        else:
-            w = diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1)
-        w = where(zero, 0.0, w)
+    w = pnorm_weights(diff, result.unsqueeze(-1), grad.unsqueeze(-1), p)
     return index_add(index_add(zeros_like(self), 0, i, w), 0, j, -w)
+
+
+def pnorm_weights(diff, dist, g, p: float):
+    """d||diff||_p / d diff times the incoming gradient g, for pairwise p-norm distances
+    (pdist, cdist); 0 where the distance (or, for p < 1, the difference) is 0."""
+    from retrograd._ops.pointwise import where
+
+    if p == 1:
+        return g * diff.sign()
+    if p == math.inf:
+        return g * diff.sign() * diff.abs().eq(dist)
+    zero = dist.eq(0)
+    if p < 2:
+        if p < 1:
+            zero = zero.logical_or(diff.eq(0))
+        w = diff.sign() * diff.abs().pow(p - 1) * g / dist.pow(p - 1)
+    elif p == 2:
+        w = g * diff / dist
+    else:
+        w = diff * diff.abs().pow(p - 2) * g / dist.pow(p - 1)
+    return where(zero, 0.0, w)
 
 
 _pdist = op("_pdist_forward(Tensor self, float p=2) -> Tensor", _pdist_forward_kernel,

@@ -94,18 +94,28 @@ def _per_matrix(fn, a: np.ndarray, ok: np.ndarray, out: np.ndarray, *rest) -> np
     return out
 
 
-def inv_ex(a: np.ndarray, check_errors: bool, name: str = "linalg.inv_ex") -> tuple:
+def _with_info(fn, a: np.ndarray, info_of, message: str, check_errors: bool,
+               name: str) -> tuple:
+    """(fn over the batch of matrices a, torch's info): when LAPACK fails for some matrix,
+    info_of says which, torch's error is raised if asked, and the others are computed one by
+    one (the failed ones left uninitialised, as torch leaves them)."""
     info = np.zeros(a.shape[:-2], np.int32)
     if a.size == 0:
-        return column_major(np.empty_like(a)), info
+        return np.empty_like(a), info
     try:
-        inv = np.linalg.inv(a)
+        out = fn(a)
     except np.linalg.LinAlgError:
-        info = _info_of_singular(a)
+        info = info_of(a)
         if check_errors:
-            raise_for_info(name, info, INV_SINGULAR)
-        inv = _per_matrix(np.linalg.inv, a, info == 0, np.empty_like(a))
-    return column_major(inv.astype(a.dtype, copy=False)), info
+            raise_for_info(name, info, message)
+        out = _per_matrix(fn, a, info == 0, np.empty_like(a))
+    return out.astype(a.dtype, copy=False), info
+
+
+def inv_ex(a: np.ndarray, check_errors: bool, name: str = "linalg.inv_ex") -> tuple:
+    inv, info = _with_info(np.linalg.inv, a, _info_of_singular, INV_SINGULAR, check_errors,
+                           name)
+    return column_major(inv), info
 
 
 def det(a: np.ndarray) -> np.ndarray:
@@ -186,17 +196,7 @@ def _triangular_substitution(t: np.ndarray, b: np.ndarray, upper: bool) -> np.nd
 
 def cholesky_ex(a: np.ndarray, upper: bool, check_errors: bool,
                 name: str = "linalg.cholesky_ex") -> tuple:
-    info = np.zeros(a.shape[:-2], np.int32)
-    if a.size == 0:
-        return column_major(np.empty_like(a)), info
-    try:
-        low = np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        info = _cholesky_info(a)
-        if check_errors:
-            raise_for_info(name, info, NOT_PD)
-        low = _per_matrix(np.linalg.cholesky, a, info == 0, np.empty_like(a))
-    low = low.astype(a.dtype, copy=False)
+    low, info = _with_info(np.linalg.cholesky, a, _cholesky_info, NOT_PD, check_errors, name)
     return column_major(np.swapaxes(low, -1, -2) if upper else low), info
 
 

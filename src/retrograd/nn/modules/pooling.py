@@ -68,7 +68,9 @@ class AvgPool1d(_AvgPoolNd):
                                         self.ceil_mode, self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
+class _AvgPoolDivisorNd(_AvgPoolNd):
+    """The 2-d and 3-d average pools' arguments (they take divisor_override; 1-d does not)."""
+
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
                      "divisor_override"]
 
@@ -83,6 +85,8 @@ class AvgPool2d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+
+class AvgPool2d(_AvgPoolDivisorNd):
     def forward(self, input: Tensor) -> Tensor:
         return nn.functional.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
                                         self.ceil_mode, self.count_include_pad,

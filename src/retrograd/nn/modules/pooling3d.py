@@ -9,7 +9,7 @@ from retrograd._tensor import Tensor
 from retrograd.nn.modules.pooling import (
     _AdaptiveAvgPoolNd,
     _AdaptiveMaxPoolNd,
-    _AvgPoolNd,
+    _AvgPoolDivisorNd,
     _MaxPoolNd,
 )
 
@@ -23,21 +23,7 @@ class MaxPool3d(_MaxPoolNd):
                                         return_indices=self.return_indices)
 
 
-class AvgPool3d(_AvgPoolNd):
-    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-                     "divisor_override"]
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
+class AvgPool3d(_AvgPoolDivisorNd):
     def forward(self, input: Tensor) -> Tensor:
         return nn.functional.avg_pool3d(input, self.kernel_size, self.stride, self.padding,
                                         self.ceil_mode, self.count_include_pad,
