@@ -39,11 +39,28 @@ _DENSE = np.unique(np.concatenate([
     [1e-300, 1e-30, 0.5, 1.0, 1.1, 2.0, 19.99, 20.0, 20.01, 199.9, 200.0, 200.1]]))
 
 
+def _assert_within_the_exponents_rounding(ours, theirs, a, x):
+    """Both kernels scale by exp(a log(x) - x - lgamma(a)); the rounding of that exponent,
+    an ulp of its largest term's size, sets how far apart two correct kernels may land (the
+    elementary functions under it round differently from one CPU to another: exactly which
+    values are torch's bit for bit depends on the machine)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.abs(a * np.log(x)) + np.abs(x) + np.abs(K.lgamma_array(a))
+    # (capped: with terms near 1e300 the bound would say nothing; there both give 0 or 1)
+    bound = np.minimum(2e-13 + 4 * np.finfo(np.float64).eps * np.nan_to_num(terms, nan=0.0),
+                       1e-9)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    close = np.abs(ours - theirs) <= bound * np.abs(theirs)
+    both = np.isfinite(theirs)
+    assert close[both].all(), (a[both][~close[both]][:5], x[both][~close[both]][:5])
+    np.testing.assert_array_equal(ours[~both], theirs[~both])
+
+
 @pytest.mark.parametrize("name", OPS)
 def test_float64_values_match_torch_on_a_dense_grid(name):
-    ours, theirs = _ours_and_torch(name, *_grid(_DENSE, _DENSE))
-    # the last rounding of a log(x) - lgamma(a) (one ulp of ~650) bounds the difference
-    np.testing.assert_allclose(ours, theirs, rtol=2e-13, atol=0)
+    a, x = _grid(_DENSE, _DENSE)
+    ours, theirs = _ours_and_torch(name, a, x)
+    _assert_within_the_exponents_rounding(ours, theirs, a, x)
 
 
 def _near_and_far(rng, n):
@@ -59,7 +76,7 @@ def _near_and_far(rng, n):
 def test_float64_values_match_torch_for_huge_and_tiny_arguments(name):
     a, x = _near_and_far(np.random.default_rng(0), 3000)
     ours, theirs = _ours_and_torch(name, a, x)
-    np.testing.assert_allclose(ours, theirs, rtol=2e-13, atol=0)
+    _assert_within_the_exponents_rounding(ours, theirs, a, x)
 
 
 _EDGES = [math.nan, -math.inf, -1.0, -0.0, 0.0, 1e-300, 0.5, 1.0, 2.0, 1e300, math.inf]

@@ -62,18 +62,25 @@ def test_lgamma_float64_on_dense_grids():
 
 
 def test_digamma_float64_is_torchs_to_rounding():
+    # near digamma's zeros the value is a difference of terms of order one: an ulp of those
+    # (which rounds differently from one CPU's log to another's) is the absolute bound there
     for grid in (_POSITIVE, _NEGATIVE):
         ours, theirs = _ours_and_torch(DIGAMMA, grid)
-        np.testing.assert_allclose(ours, theirs, rtol=1e-15, atol=0)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-15, atol=4.5e-16)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 12, 30])
 def test_polygamma_float64_on_dense_grids(n):
     # the direct sum runs |x| + 9 terms for negative x (as torch's does): negatives stay modest
     neg = _NEGATIVE if n == 1 else _NEGATIVE[(_NEGATIVE > -200)][::4]
-    for grid in (_POSITIVE[::4], neg):
-        ours, theirs = _ours_and_torch(_polygamma(n), grid)
-        np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
+    ours, theirs = _ours_and_torch(_polygamma(n), _POSITIVE[::4])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
+    # below zero the sum's largest term, n! / d^(n+1) at the distance d to the nearest pole,
+    # may be far larger than the value: a few ulps of it bound the difference there
+    ours, theirs = _ours_and_torch(_polygamma(n), neg)
+    largest = math.factorial(n) / np.abs(neg - np.round(neg)) ** (n + 1)
+    bound = 1e-14 * np.abs(theirs) + 4 * np.finfo(np.float64).eps * largest
+    assert (np.abs(ours - theirs) <= bound).all()
 
 
 def test_trigamma_keeps_torchs_series_not_the_exact_value():
@@ -146,9 +153,14 @@ def test_narrow_dtypes_compute_as_torch_does(dtype, rtol, atol):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_narrow_dtypes_mostly_agree_bit_for_bit(dtype):
     x = np.linspace(0.05, 20.0, 4000)
-    for fn in (DIGAMMA, _polygamma(1), _polygamma(3), _mvlgamma(3)):
+    for fn in (DIGAMMA, _polygamma(1), _mvlgamma(3)):
         ours, theirs = _ours_and_torch(fn, x, dtype)
         assert np.mean(ours == theirs) > 0.99
+    # polygamma(3) in float32 runs torch's zeta in float32, whose roundings depend on which
+    # of its vectorized CPU kernels torch picks for the machine: 99.9% equal on one, 93% on
+    # another; the values are within test_narrow_dtypes_compute_as_torch_does's bounds
+    ours, theirs = _ours_and_torch(_polygamma(3), x, dtype)
+    assert np.mean(ours == theirs) > (0.9 if dtype == "float32" else 0.99)
 
 
 @pytest.mark.parametrize("default", ["float32", "float64"])

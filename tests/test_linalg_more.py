@@ -353,8 +353,11 @@ def test_vmap_of_inverse_and_det_matches_loop():
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_det_gradient_of_singular_matrices(create_graph):
     """torch: zero without create_graph, the adjugate (via the SVD) with it; and the double
-    backward of the adjugate path."""
-    a = np.stack([np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    backward of the adjugate path. The singular matrices are singular in any arithmetic (a
+    zero row, a zero matrix): where only rounding makes LU meet a zero pivot (a row twice
+    another), torch's det comes out exactly zero on some machines' LAPACK and about 1e-16 on
+    others, and its first-order gradient with it (zero, or det * A^-T)."""
+    a = np.stack([np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]]),
                   np.diag([2.0, 2.0, 2.0]), np.zeros((3, 3)),
                   np.array([[1.0, 2.0, 0.0], [3.0, 4.0, 1.0], [0.0, 1.0, 5.0]])])
     out = []

@@ -13,7 +13,7 @@ import pytest
 
 import retrograd
 from tests.parity.harness import both, error_of
-from tests.programs.program_harness import assert_close, batches, run_both
+from tests.programs.program_harness import assert_close, assert_close_or_closer, batches, run_both
 
 torch = pytest.importorskip("torch")
 
@@ -115,18 +115,19 @@ def test_style_transfer_trains_like_torch():
     images = [np.abs(a) * 100 for a in batches(2, 3, (2, 3, 8, 8))]
     style = batches(3, 1, (1, 3, 8, 8))[0]
 
-    def run(lib, sync):
-        model = sync(_style_net(lib))
+    def run(lib, sync, float64=False):
+        dt = np.float64 if float64 else np.float32
+        model = sync(_style_net(lib)).to(getattr(lib, dt.__name__))
         # SGD, not Adam: the biases before each InstanceNorm have a zero true gradient, and
         # Adam would scale their rounding noise up to full steps
         opt = lib.optim.SGD(model.parameters(), 1e-3, momentum=0.5)
         mse = lib.nn.MSELoss()
-        style_gram = _gram(lib.from_numpy(style))
-        mean = lib.tensor([0.485, 0.456, 0.406]).view(-1, 1, 1)
-        std = lib.tensor([0.229, 0.224, 0.225]).view(-1, 1, 1)
+        style_gram = _gram(lib.from_numpy(style.astype(dt)))
+        mean = lib.tensor(np.array([0.485, 0.456, 0.406], dt)).view(-1, 1, 1)
+        std = lib.tensor(np.array([0.229, 0.224, 0.225], dt)).view(-1, 1, 1)
         losses = []
         for img in images:
-            x = lib.from_numpy(img.copy()).div_(255.0)
+            x = lib.from_numpy(img.astype(dt)).div_(255.0)
             x = (x - mean) / std
             opt.zero_grad()
             y = model(x)
@@ -138,8 +139,10 @@ def test_style_transfer_trains_like_torch():
             losses.append((content.item(), style_loss.item()))
         return {"losses": losses, "state": model.state_dict()}
 
-    ours, theirs = run_both(run)
-    assert_close(ours, theirs, rtol=2e-4)
+    # the weights after three steps amplify float32 rounding: for some initial weights
+    # torch's float32 run strays ~1e-3 from the float64 run where ours stays within 1e-8
+    ours, theirs, exact = run_both(run, reference=True)
+    assert_close_or_closer(ours, theirs, exact, rtol=2e-4, atol=1e-5)
 
 
 def _dcgan(lib):

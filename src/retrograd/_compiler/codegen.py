@@ -26,6 +26,7 @@ from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
 from retrograd._ops.codegen import compile_function
 from retrograd._ops.dispatch import OpOverload
 from retrograd._ops.kernels.activation import _threshold_backward
+from retrograd._ops.kernels.blas import MIN_FUSED_SIZE, gemm_update
 from retrograd._ops.kernels.linalg import blas_operand, repeated_operands
 
 # op name -> (NumPy function, number of tensor arguments it takes) for ops that are one ufunc
@@ -39,7 +40,7 @@ _NP_NAMES = {"_add": np.add, "_sub": np.subtract, "_mul": np.multiply, "_div": n
              "_neg": np.negative, "_exp": np.exp, "_tanh": np.tanh, "_sin": np.sin,
              "_cos": np.cos, "_max": np.maximum,
              "_gt": np.greater, "_matmul": np.matmul, "_contig": np.ascontiguousarray,
-             "_thr_bw": _threshold_backward}
+             "_thr_bw": _threshold_backward, "_gemm_update": gemm_update}
 
 
 class _Plan:
@@ -305,6 +306,64 @@ def _scales_in_place(node: Node, plans: dict, dead_after: dict, dropped: set, gr
                for m in members.get(root, ()))
 
 
+# NOTE [Fused update GEMM]
+# In a compiled training step, `W.sub_(g, alpha=lr)` (or add_) whose gradient g is a product
+# `mm(a, b)` that nothing else reads becomes one BLAS call at the product's
+# place, W += -lr * (a @ b) with beta = 1 (kernels/blas.py): the weight-sized gradient is never
+# written and the update's passes over it disappear. It needs W to be the step's written-back
+# input (build._mark_written_back: no compiled backward reads it) that nothing reads between
+# the product and the update. The update then rounds once, inside the GEMM, where eager
+# rounds the product, its scaling and the subtraction: within an ulp or so of eager, not bit
+# for bit (config.verify's tolerance, and torch.compile's). A call the BLAS cannot take as it
+# is (another layout, a NumPy without its bundled BLAS, a small matrix) does eager's arithmetic.
+
+
+def _fused_updates(graph: Graph, body: list, plans: dict, groups: dict,
+                   members: dict) -> dict:
+    """mm node -> (update node, parameter node, signed alpha) for each update that
+    NOTE [Fused update GEMM] folds into its gradient's product."""
+    pos = {n: i for i, n in enumerate(body)}
+    found: dict = {}
+    for upd in body:
+        if not isinstance(upd.target, Functional) or upd.kwargs or upd.meta.get("casts") or \
+                upd.target.op.name not in ("add_.Tensor", "sub_.Tensor") or \
+                len(upd.args) not in (2, 3):
+            continue
+        w, g = upd.args[0], upd.args[1]
+        alpha = upd.args[2] if len(upd.args) == 3 else 1
+        if type(alpha) not in (int, float) or not isinstance(g, Node) or \
+                not isinstance(w, Node) or w.op != "placeholder":
+            continue
+        wpos = w.meta.get("written_back")
+        if wpos is None or graph.output_node.args[0][wpos] is not upd:
+            continue
+        mm = groups.get(g)
+        if not isinstance(mm, Node) or mm in found or plans.get(mm) is None or \
+                mm.target._op.name != "mm" or groups.get(w) is mm:
+            continue
+        wv, gv, mv = (x.meta.get("val") for x in (w, g, mm))
+        if not (isinstance(wv, np.ndarray) and isinstance(gv, np.ndarray) and
+                isinstance(mv, np.ndarray)) or wv.dtype not in (np.float32, np.float64) or \
+                mv.dtype != wv.dtype or gv.shape != wv.shape or wv.size < MIN_FUSED_SIZE:
+            continue
+        # g must be the product itself, maybe through views that give it back (a linear
+        # layer's t(t(mm)))
+        if gv.ctypes.data != mv.ctypes.data or gv.strides != mv.strides or \
+                gv.shape != mv.shape:
+            continue
+        group = members.get(mm, ())
+        # the gradient (and its views) feeds the update alone...
+        if any(u is not upd and u not in group for m in group for u in m.users):
+            continue
+        # ...and nothing reads the parameter between the product and the update
+        if any(u is not upd and u.op != "output" and pos.get(u, -1) > pos[mm]
+               for m in members.get(groups.get(w), ()) for u in m.users):
+            continue
+        sign = -1 if upd.target.op.name == "sub_.Tensor" else 1
+        found[mm] = (upd, w, sign * alpha)
+    return found
+
+
 def _key(node: Node) -> tuple:
     """The layout a buffer is reused by: shape, dtype and strides as captured, so every value
     the generated code makes is laid out as eager's (a view of it works as it did)."""
@@ -314,7 +373,7 @@ def _key(node: Node) -> tuple:
 
 # the generated code's form: bumped when it changes (its calling convention, or code it now
 # writes better), so cached sources rebuild
-FORMAT = 5
+FORMAT = 6
 
 
 def generate(graph: Graph, name: str, label: str, reuse: bool = True,
@@ -362,11 +421,24 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
     dropped: set = set()  # values no later node reads
     buffers: set = set()  # values made by a plan here that nothing else aliases
     pool: dict = {}       # layout -> names of dead buffers kept for reuse
+    fused = _fused_updates(graph, body, plans, groups, members)
+    # the fused products' views and updates: no line of their own (the product's line does
+    # the update); the update's value is the parameter
+    folded = {m for mm in fused for m in members[groups[mm]]}
+    folded_updates = {spec[0]: spec[1] for spec in fused.values()}
     for idx, node in enumerate(body):
         val = node.meta.get("val")
         plan = plans[node]
         reused = None
-        if plan is not None:
+        if node in fused:
+            param, alpha = fused[node][1:]
+            a, b = (w.matmul_operand(x, t) for x, t in zip(node.args, w.call_args(node)))
+            lines.append(f"    _gemm_update({param.name}, {a}, {b}, {alpha!r})")
+        elif node in folded:
+            pass
+        elif node in folded_updates:
+            lines.append(f"    {node.name} = {folded_updates[node].name}")
+        elif plan is not None:
             if reuse:
                 key = _key(node)
                 if pool.get(key):
@@ -407,7 +479,7 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
         drop = [] if reused is None else [reused]
         dropped.update(dead_after.get(node, ()))
         for d in dead_after.get(node, ()):
-            if d.name == reused:
+            if d.name == reused or d in folded:  # (a folded value is never bound)
                 continue
             if d in buffers and reuse and keys_after[idx].get(_key(d)):
                 pool.setdefault(_key(d), []).append(d.name)
