@@ -18,12 +18,13 @@ from retrograd._ops.special_digamma import int_arg
 from retrograd._ops.special_digamma import lgamma as _lgamma
 from retrograd._ops.special_digamma import mvlgamma as _mvlgamma
 from retrograd._ops.special_digamma import polygamma as _polygamma
+from retrograd._ops.special_digamma import special_zeta as _zeta
 from retrograd._tensor import Tensor
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfcx",
            "erfinv", "expit", "exp2", "expm1", "log1p", "logit", "logsumexp", "ndtr", "ndtri",
            "log_ndtr", "xlogy", "xlog1py", "sinc", "entr", "i0", "i0e", "i1", "i1e", "softmax",
-           "log_softmax", "round"]
+           "log_softmax", "round", "zeta"]
 
 
 def _tensor(fname: str, input: object) -> None:
@@ -126,6 +127,12 @@ def _binary(name: str, fn, doc: str):
 
 xlogy = _binary("xlogy", _math.xlogy, "x log(y), 0 where x is 0: torch.xlogy.")
 xlog1py = _binary("xlog1py", _special.special_xlog1py, "x log1p(y), 0 where x is 0.")
+
+
+def zeta(input, other, *, out: Tensor | None = None) -> Tensor:
+    """The Hurwitz zeta function sum_k (other + k)^-input (an op of torch.special's own: its
+    overloads' errors name special_zeta)."""
+    return _zeta(input, other) if out is None else _zeta(input, other, out=out)
 
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *,

@@ -89,8 +89,9 @@ ELEMENTWISE = frozenset({
 
 
 # ops torch refuses tangents for: it derives no forward formula where one input (igamma's
-# `input`) has no derivative, so a tangent on either input is an error there
+# `input`, zeta's `self`) has no derivative, so a tangent on either input is an error there
 NO_FORWARD = frozenset({"igamma", "igammac", "igamma_", "igammac_",
+                        "special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar",
                         "asinh_", "acosh_", "atanh_"})
 
 

@@ -1,10 +1,12 @@
-"""lgamma, digamma, polygamma and mvlgamma (kernels in kernels/special_gamma.py).
+"""lgamma, digamma, polygamma, mvlgamma and special_zeta (kernels in kernels/special_gamma.py).
 
 Each derivative is the next function of the family, written as an op so that it differentiates
 again: lgamma' = digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .),
 and mvlgamma's is the sum of digamma over its p shifted arguments (torch's mvlgamma_backward).
 Integer and bool inputs compute in the default float dtype, as in torch; mvlgamma refuses bool
-before that and words its cast errors its own way, so it promotes inside its forward.
+before that and words its cast errors its own way, so it promotes inside its forward. The Hurwitz
+zeta function zeta(x, q) (torch.special.zeta; polygamma is a multiple of it) differentiates in q
+only, d/dq zeta(x, q) = -x zeta(x + 1, q); its derivative in x raises torch's error.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from retrograd import _dtype as D
 from retrograd._ops.arg_check import type_name
 from retrograd._ops.creation import arange
 from retrograd._ops.kernels import special_gamma as K
-from retrograd._ops.layout import inplace_forward, inplace_of
+from retrograd._ops.layout import inplace_forward, inplace_of, pointwise, promoting
 from retrograd._ops.layout import type_name as dtype_name
 from retrograd._ops.out_variant import check_no_grad
+from retrograd._ops.overloads import overloaded
 from retrograd._ops.registry import op, register, register_method
+from retrograd._ops.unique import _no_derivative
 from retrograd._tensor import Tensor
 
 NEGATIVE_N = "polygamma(n, x) does not support negative n."
@@ -159,3 +163,16 @@ polygamma_ = op("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)",
                 _polygamma_inplace(inplace_forward(lambda x, n: _polygamma(n, x), "float")),
                 grads={"self": lambda grad, self, n: grad * polygamma(n + 1, self)},
                 node="PolygammaBackward1", function=False)
+
+
+# --- special_zeta ----------------------------------------------------------------------------
+
+_zeta_kernel = pointwise(promoting(K.zeta_array, (0, 1), to_float=True))
+_zeta_in_q = {"other": lambda grad, self, other: grad * -self * special_zeta(self + 1.0, other)}
+special_zeta_t = op("special_zeta(Tensor self, Tensor other) -> Tensor", _zeta_kernel,
+                    method=False, grads={"self": _no_derivative("zeta"), **_zeta_in_q})
+special_zeta_ss = op("special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
+                     _zeta_kernel, method=False, grads=_zeta_in_q)
+special_zeta_so = op("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
+                     _zeta_kernel, method=False, grads={"self": _no_derivative("zeta")})
+special_zeta = overloaded("special_zeta")

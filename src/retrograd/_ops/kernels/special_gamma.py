@@ -547,23 +547,29 @@ _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
            -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
 
 
-def hurwitz_zeta(s: int, q: np.ndarray, acc) -> np.ndarray:
-    """zeta(s, q) = sum_k (q + k)^-s for an integer s > 1 and a 1-D array q, by Cephes' method as
-    torch has it: terms summed one by one (at least nine, and until q + k > 9, or until a term
-    no longer counts), then the Euler-Maclaurin tail. The first power is taken in q's dtype,
-    the rest accumulates in `acc` (torch: float64 for float32 and float64, float32 for 16-bit).
-    +inf at q = 0, -1, -2, ... and -inf."""
+def hurwitz_zeta(s, q: np.ndarray, acc) -> np.ndarray:
+    """zeta(s, q) = sum_k (q + k)^-s for s > 1 (one number, or a 1-D array beside q) and a 1-D
+    array q, by Cephes' method as torch has it: terms summed one by one (at least nine, and
+    until q + k > 9, or until a term no longer counts), then the Euler-Maclaurin tail. The
+    first power is taken in q's dtype, the rest accumulates in `acc` (torch: float64 for
+    float32 and float64, float32 for 16-bit). +inf at q = 0, -1, -2, ... and -inf."""
     acc = np.dtype(acc)
     t = acc.type
-    x, eps = t(s), t(MACHEP)
+    eps = t(MACHEP)
     out = np.full(q.shape, np.inf, dtype=acc)
     run = np.flatnonzero(~((q <= 0) & (q == np.floor(q))))
     with np.errstate(all="ignore"):
-        total = np.power(q[run], q.dtype.type(-s)).astype(acc)
+        if np.ndim(s):  # an exponent per element, taken along with its element
+            first = np.power(q[run], -np.asarray(s, q.dtype)[run])
+            x = np.asarray(s)[run].astype(acc)
+        else:
+            first = np.power(q[run], q.dtype.type(-s))
+            x = t(s)
+        total = first.astype(acc)
         a, b = q[run].astype(acc), np.zeros(run.size, acc)
         tail = _direct_sum(x, eps, run, a, b, total, out)
         if tail is not None:
-            idx, w, last, partial = tail
+            idx, w, last, partial, x = tail
             _euler_maclaurin(x, eps, idx, w, last, partial, out)
     return out
 
@@ -572,16 +578,18 @@ def _direct_sum(x, eps, live: np.ndarray, a: np.ndarray, b: np.ndarray, total: n
                 out: np.ndarray) -> tuple | None:
     """The loop of one-by-one terms, run in blocks: a running cumsum adds in the loop's order
     (a += 1; total += a^-x), so each element stops exactly where the loop would. Elements the
-    loop returns from are written to `out`; the others are handed on (index, a, b, total)."""
+    loop returns from are written to `out`; the others are handed on (index, a, b, total, and
+    their exponents: x, or x's elements for them when x is an array beside `live`)."""
     t = a.dtype.type
     done_terms = 0
     width = 16
     handed: list = []
+    per_element = bool(np.ndim(x))
     while live.size:
         m = live.size
         steps = np.cumsum(np.concatenate([a[:, None], np.ones((m, width), a.dtype)], axis=1),
                           axis=1)
-        terms = np.power(steps[:, 1:], -x)
+        terms = np.power(steps[:, 1:], -(x[:, None] if per_element else x))
         sums = np.cumsum(np.concatenate([total[:, None], terms], axis=1), axis=1)
         # before term j the loop goes on while fewer than nine terms were added or a <= 9
         goes_on = (done_terms + np.arange(width) < 9) | (steps[:, :-1] <= t(9))
@@ -596,20 +604,26 @@ def _direct_sum(x, eps, live: np.ndarray, a: np.ndarray, b: np.ndarray, total: n
         if left.any():
             jl = j[left]
             last = np.where(jl > 0, terms[left, np.maximum(jl - 1, 0)], b[left])
-            handed.append((live[left], steps[left, jl], last, sums[left, jl]))
+            xl = x[left] if per_element else np.full(jl.size, x)
+            handed.append((live[left], steps[left, jl], last, sums[left, jl], xl))
         keep = ~stopped
         live, a, b, total = (live[keep], steps[keep, -1], terms[keep, -1], sums[keep, -1])
+        if per_element:
+            x = x[keep]
         done_terms += width
         width = min(2 * width, max(16, (1 << 22) // max(m, 1)))
     if not handed:
         return None
-    return tuple(np.concatenate(parts) for parts in zip(*handed))
+    parts = [np.concatenate(p) for p in zip(*handed)]
+    if not per_element:
+        parts[-1] = x  # one exponent for all: the tail keeps the scalar
+    return tuple(parts)
 
 
 def _euler_maclaurin(x, eps, idx: np.ndarray, w: np.ndarray, b: np.ndarray, total: np.ndarray,
                      out: np.ndarray) -> None:
     """The tail of the sum beyond w by Euler-Maclaurin, term by term until one no longer counts
-    (the running factors are the same for every element, so they are scalars)."""
+    (with one exponent x the running factors are the same for every element: scalars)."""
     t = w.dtype.type
     one = t(1)
     total = total + b * w / (x - one)
@@ -699,6 +713,31 @@ def polygamma_array(n: int, a: np.ndarray) -> np.ndarray:
         order = f32(np.array(n, a.dtype) + np.array(1, a.dtype))
     scale = f32(sign) * f32(math.exp(f32(lgamma(np.array([order], np.float64))[0])))
     return _as_result(scale * zeta, a)
+
+
+@_quiet
+def zeta_array(x, q) -> np.ndarray:
+    """torch.special.zeta: the Hurwitz zeta function zeta(x, q) = sum_k (q + k)^-x, broadcast,
+    in the operands' common dtype (float32 or float64: torch has no other zeta kernel; a Python
+    number takes the other operand's dtype). torch's cases first, in its order: inf at x = 1,
+    NaN for x < 1, inf at q = 0, -1, -2, ..., NaN for another q <= 0 with x not an integer;
+    the sum (hurwitz_zeta) in float64 after the first power in the operands' dtype."""
+    if type(x) is not np.ndarray:
+        x = np.asarray(x, dtype=q.dtype)
+    elif type(q) is not np.ndarray:
+        q = np.asarray(q, dtype=x.dtype)
+    if x.dtype not in (np.float32, np.float64):
+        raise not_implemented("zeta_cpu", x.dtype)
+    shape = np.broadcast_shapes(x.shape, q.shape)
+    xs = np.broadcast_to(x, shape).ravel()
+    qs = np.broadcast_to(q, shape).ravel()
+    res = np.full(xs.shape, np.nan)
+    non_positive = qs <= 0
+    res[(xs == 1) | ((xs > 1) & non_positive & (qs == np.floor(qs)))] = np.inf
+    run = np.flatnonzero(~(xs <= 1) & ~(non_positive & (xs != np.floor(xs))))
+    if run.size:
+        res[run] = hurwitz_zeta(xs[run], qs[run], np.float64)
+    return res.reshape(shape).astype(x.dtype, copy=False)
 
 
 def _row_sum(parts: list, zero: np.ndarray) -> np.ndarray:
