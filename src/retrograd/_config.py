@@ -84,7 +84,12 @@ def set_num_threads(n: int) -> None:
     if n <= 0:
         raise RuntimeError(E.SET_NUM_THREADS)
     _state["num_threads"] = n
-    try:  # NumPy's BLAS is where retrograd spends its threads
+    # NumPy's BLAS (matrix products, convolutions) is where retrograd spends its threads
+    from retrograd._ops.kernels.blas import set_blas_threads
+
+    if set_blas_threads(n):
+        return
+    try:  # a NumPy built against another BLAS
         from threadpoolctl import threadpool_limits
     except ImportError:
         return

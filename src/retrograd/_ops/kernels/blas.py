@@ -27,10 +27,10 @@ MIN_FUSED_SIZE = 4096
 
 # NumPy's bundled BLAS, by build: (library file pattern, symbol template, 64-bit integers)
 _CANDIDATES = (
-    ("libscipy_openblas64_*", "scipy_cblas_{}64_", True),
-    ("libscipy_openblas*", "scipy_cblas_{}", False),
-    ("libopenblas64_*", "cblas_{}64_", True),
-    ("libopenblas*", "cblas_{}", False),
+    ("libscipy_openblas64_*", "scipy_{}64_", True),
+    ("libscipy_openblas*", "scipy_{}", False),
+    ("libopenblas64_*", "{}64_", True),
+    ("libopenblas*", "{}", False),
 )
 
 
@@ -39,26 +39,36 @@ def _library_dirs() -> list[str]:
     return [os.path.join(os.path.dirname(root), "numpy.libs"), os.path.join(root, ".dylibs")]
 
 
-def _load() -> dict:
-    """dtype -> the CBLAS gemm of NumPy's own BLAS, typed; empty when none is found."""
+def _find() -> tuple | None:
+    """(library, symbol template, 64-bit integers) of NumPy's own BLAS, or None."""
     for directory in _library_dirs():
         for pattern, symbol, ilp64 in _CANDIDATES:
             for path in sorted(glob.glob(os.path.join(directory, pattern))):
                 try:
                     lib = ctypes.CDLL(path)
-                    fns = {np.dtype(np.float32): getattr(lib, symbol.format("sgemm")),
-                           np.dtype(np.float64): getattr(lib, symbol.format("dgemm"))}
+                    getattr(lib, symbol.format("cblas_sgemm"))
                 except (OSError, AttributeError):
                     continue
-                size = ctypes.c_int64 if ilp64 else ctypes.c_int32
-                for dt, fn in fns.items():
-                    scalar = ctypes.c_float if dt == np.float32 else ctypes.c_double
-                    fn.argtypes = [ctypes.c_int] * 3 + [size] * 3 + [
-                        scalar, ctypes.c_void_p, size, ctypes.c_void_p, size, scalar,
-                        ctypes.c_void_p, size]
-                    fn.restype = None
-                return fns
-    return {}
+                return lib, symbol, ilp64
+    return None
+
+
+def _load() -> dict:
+    """dtype -> the CBLAS gemm of NumPy's own BLAS, typed; empty when none is found."""
+    found = _find()
+    if found is None:
+        return {}
+    lib, symbol, ilp64 = found
+    size = ctypes.c_int64 if ilp64 else ctypes.c_int32
+    fns = {}
+    for dt, name in ((np.dtype(np.float32), "cblas_sgemm"), (np.dtype(np.float64), "cblas_dgemm")):
+        fn = getattr(lib, symbol.format(name))
+        scalar = ctypes.c_float if dt == np.float32 else ctypes.c_double
+        fn.argtypes = [ctypes.c_int] * 3 + [size] * 3 + [
+            scalar, ctypes.c_void_p, size, ctypes.c_void_p, size, scalar, ctypes.c_void_p, size]
+        fn.restype = None
+        fns[dt] = fn
+    return fns
 
 
 _gemms: dict | None = None
@@ -69,6 +79,37 @@ def _gemm_for(dt: np.dtype) -> Callable | None:
     if _gemms is None:
         _gemms = _load()
     return _gemms.get(dt)
+
+
+def _thread_functions() -> tuple | None:
+    """(set, get) of the number of threads of NumPy's OpenBLAS, or None."""
+    found = _find()
+    if found is None:
+        return None
+    lib, symbol, ilp64 = found
+    try:
+        set_fn = getattr(lib, symbol.format("openblas_set_num_threads"))
+        get_fn = getattr(lib, symbol.format("openblas_get_num_threads"))
+    except AttributeError:
+        return None
+    set_fn.argtypes, set_fn.restype = [ctypes.c_int], None
+    get_fn.argtypes, get_fn.restype = [], ctypes.c_int
+    return set_fn, get_fn
+
+
+def set_blas_threads(n: int) -> bool:
+    """Let NumPy's BLAS use n threads; False when its library is not found."""
+    fns = _thread_functions()
+    if fns is None:
+        return False
+    fns[0](n)
+    return True
+
+
+def get_blas_threads() -> int | None:
+    """The number of threads NumPy's BLAS uses, or None when its library is not found."""
+    fns = _thread_functions()
+    return None if fns is None else int(fns[1]())
 
 
 def _operand(x: np.ndarray) -> tuple[int, int] | None:
