@@ -26,6 +26,7 @@ LAYERS = [
         "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",
         # the one door from this layer and the autograd core to the ops (imported when called)
         "retrograd._autograd.op_seam",
+        "retrograd.version", "retrograd.torch_version",  # build facts: import nothing
     ]),
     ("autograd core", ["retrograd._autograd"]),
     ("ops", ["retrograd._ops", "retrograd.linalg", "retrograd._VF", "retrograd.ops",
@@ -40,6 +41,7 @@ LAYERS = [
         "retrograd.distributions", "retrograd.library", "retrograd.futures",
         "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
         "retrograd._vmap_internals",  # torch's legacy name for vmap
+        "retrograd.random", "retrograd._global_api",  # top-level settings and flags
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),

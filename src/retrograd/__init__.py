@@ -63,6 +63,15 @@ from retrograd import distributed
 from retrograd import futures
 from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
+from retrograd import random, torch_version, version
+from retrograd.amp import GradScaler
+from retrograd._global_api import (
+    has_lapack, has_mkl, has_openmp, has_spectral, is_anomaly_enabled, set_anomaly_enabled,
+    is_anomaly_check_nan_enabled, set_flush_denormal, set_default_tensor_type, is_distributed,
+    get_device, sym_not, sym_float, sym_int, sym_max, sym_min, sym_sum, sym_ite, sym_sqrt,
+    _sym_sqrt, _sym_cos, _sym_cosh, _sym_sin, _sym_sinh, _sym_tan, _sym_tanh, _sym_asin,
+    _sym_acos, _sym_atan, _sym_log2,
+)
 
 globals().update(_ns)
 from retrograd._lobpcg import lobpcg  # noqa: E402
@@ -79,6 +88,14 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"retrograd.{name}")
     raise AttributeError(f"module 'retrograd' has no attribute '{name}'")
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
+         chunk_size: "int | None" = None):
+    """torch.vmap: torch.func.vmap (loaded on first use, as retrograd.func is)."""
+    from retrograd.func import vmap as func_vmap
+
+    return func_vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
 def result_type(tensor1, tensor2):
@@ -110,4 +127,4 @@ def numel(input: Tensor):
     return input.numel()
 
 
-__version__ = "0.1.0"
+__version__ = torch_version.__version__

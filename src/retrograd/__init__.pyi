@@ -120,6 +120,40 @@ from retrograd import distributed as distributed
 from retrograd import futures as futures
 from retrograd import _logging as _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
+from retrograd import random as random
+from retrograd import torch_version as torch_version
+from retrograd import version as version
+from retrograd.amp import GradScaler as GradScaler
+from retrograd._global_api import has_lapack as has_lapack
+from retrograd._global_api import has_mkl as has_mkl
+from retrograd._global_api import has_openmp as has_openmp
+from retrograd._global_api import has_spectral as has_spectral
+from retrograd._global_api import is_anomaly_enabled as is_anomaly_enabled
+from retrograd._global_api import set_anomaly_enabled as set_anomaly_enabled
+from retrograd._global_api import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from retrograd._global_api import set_flush_denormal as set_flush_denormal
+from retrograd._global_api import set_default_tensor_type as set_default_tensor_type
+from retrograd._global_api import is_distributed as is_distributed
+from retrograd._global_api import get_device as get_device
+from retrograd._global_api import sym_not as sym_not
+from retrograd._global_api import sym_float as sym_float
+from retrograd._global_api import sym_int as sym_int
+from retrograd._global_api import sym_max as sym_max
+from retrograd._global_api import sym_min as sym_min
+from retrograd._global_api import sym_sum as sym_sum
+from retrograd._global_api import sym_ite as sym_ite
+from retrograd._global_api import sym_sqrt as sym_sqrt
+from retrograd._global_api import _sym_sqrt as _sym_sqrt
+from retrograd._global_api import _sym_cos as _sym_cos
+from retrograd._global_api import _sym_cosh as _sym_cosh
+from retrograd._global_api import _sym_sin as _sym_sin
+from retrograd._global_api import _sym_sinh as _sym_sinh
+from retrograd._global_api import _sym_tan as _sym_tan
+from retrograd._global_api import _sym_tanh as _sym_tanh
+from retrograd._global_api import _sym_asin as _sym_asin
+from retrograd._global_api import _sym_acos as _sym_acos
+from retrograd._global_api import _sym_atan as _sym_atan
+from retrograd._global_api import _sym_log2 as _sym_log2
 from retrograd._ops.random import Generator as Generator
 def _euclidean_dist(x1: Tensor, x2: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def _foreach_add(self: list, other: Any, *args: Any, **kwargs: Any) -> Any: ...
@@ -644,6 +678,8 @@ from math import e as e
 from math import inf as inf
 from math import nan as nan
 from math import pi as pi
+def vmap(func, in_dims=..., out_dims=..., randomness: _str=..., *, chunk_size: _int | None=...):
+    ...
 def result_type(tensor1, tensor2):
     ...
 def is_tensor(obj) -> _bool:
@@ -656,4 +692,4 @@ def is_inference(input: Tensor) -> _bool:
     ...
 def numel(input: Tensor):
     ...
-__version__: _str
+__version__: Any
