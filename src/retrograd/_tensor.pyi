@@ -345,6 +345,9 @@ class Tensor:
     def __and__(self, other: Any) -> Tensor:
         ...
 
+    def __contains__(self, element: Any) -> _bool:
+        ...
+
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         ...
 
@@ -439,6 +442,9 @@ class Tensor:
         ...
 
     def __rdiv__(self, other: Any) -> Tensor:
+        ...
+
+    def __reversed__(self) -> Tensor:
         ...
 
     def __rfloordiv__(self, other: Any) -> Tensor:
@@ -581,7 +587,13 @@ class Tensor:
     def aminmax(self, *, dim: _int | None=..., keepdim: _bool=...) -> Any:
         ...
 
+    def angle(self) -> Tensor:
+        ...
+
     def any(self, dim: _int | Sequence[_int] | None=..., keepdim: _bool=...) -> Tensor:
+        ...
+
+    def apply_(self, callable: Any) -> Tensor:
         ...
 
     def arccos(self, *, out: Tensor | None=...) -> Tensor:
@@ -645,6 +657,9 @@ class Tensor:
         ...
 
     def as_strided_scatter(self, src: Tensor, size: _int | Sequence[_int], stride: _int | Sequence[_int], storage_offset: _int | None=...) -> Tensor:
+        ...
+
+    def as_subclass(self, cls: Any) -> Any:
         ...
 
     def asin(self) -> Tensor:
@@ -804,6 +819,18 @@ class Tensor:
     def clone(self, *, memory_format: _MemoryFormat | None=...) -> Tensor:
         ...
 
+    def conj(self) -> Tensor:
+        ...
+
+    def conj_physical(self) -> Tensor:
+        ...
+
+    def conj_physical_(self) -> Tensor:
+        ...
+
+    def const_data_ptr(self) -> _int:
+        ...
+
     def contiguous(self, memory_format: Any=...) -> Tensor:
         ...
 
@@ -897,6 +924,9 @@ class Tensor:
     def digamma_(self) -> Tensor:
         ...
 
+    def dim_order(self, *, ambiguity_check: _bool | list=...) -> tuple:
+        ...
+
     def dist(self, other: Tensor | _int | _float | _bool, p: _int | _float | _bool=...) -> Tensor:
         ...
 
@@ -919,6 +949,9 @@ class Tensor:
         ...
 
     def dsplit(self, indices_or_sections: Any) -> tuple:
+        ...
+
+    def eig(self, eigenvectors: _bool=...) -> Any:
         ...
 
     def eq(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -1137,6 +1170,10 @@ class Tensor:
     def igammac_(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
+    @property
+    def imag(self) -> Any:
+        ...
+
     def index_add(self, dim: _int, index: Tensor, source: Tensor, *, alpha: _int | _float | _bool=...) -> Tensor:
         ...
 
@@ -1177,6 +1214,16 @@ class Tensor:
         ...
 
     def inverse(self, *, out: Any=...) -> Tensor:
+        ...
+
+    def is_conj(self) -> _bool:
+        ...
+
+    @property
+    def is_cpu(self) -> Any:
+        ...
+
+    def is_neg(self) -> _bool:
         ...
 
     def is_nonzero(self) -> _bool:
@@ -1344,10 +1391,25 @@ class Tensor:
     def long(self, memory_format: Any=...) -> Any:
         ...
 
+    def lstsq(self, other: Any) -> Any:
+        ...
+
     def lt(self, other: Tensor | _int | _float | _bool) -> Tensor:
         ...
 
     def lt_(self, other: _int | _float | _bool | Tensor) -> Tensor:
+        ...
+
+    def lu(self, pivot: _bool=..., get_infos: _bool=...) -> Any:
+        ...
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+        ...
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Tensor:
+        ...
+
+    def map_(self, tensor: Tensor, callable: Any) -> Tensor:
         ...
 
     def masked_fill(self, mask: Tensor, value: _int | _float | _bool | Tensor) -> Tensor:
@@ -1506,6 +1568,9 @@ class Tensor:
     def nonzero(self, *, as_tuple: _bool=...) -> Any:
         ...
 
+    def nonzero_static(self, *, size: _int, fill_value: _int=...) -> Tensor:
+        ...
+
     def norm(self, p: Any=..., dim: Any=..., keepdim: Any=..., dtype: Any=...) -> Any:
         ...
 
@@ -1557,6 +1622,9 @@ class Tensor:
     def put_(self, index: Tensor | _int | _float | _bool, source: Tensor | _int | _float | _bool, accumulate: _bool=...) -> Tensor:
         ...
 
+    def qr(self, some: _bool=...) -> Any:
+        ...
+
     def quantile(self, q: Any, dim: Any=..., keepdim: _bool=..., *, interpolation: _str=...) -> Tensor:
         ...
 
@@ -1570,6 +1638,10 @@ class Tensor:
         ...
 
     def ravel(self) -> Tensor:
+        ...
+
+    @property
+    def real(self) -> Any:
         ...
 
     def reciprocal(self) -> Tensor:
@@ -1608,10 +1680,22 @@ class Tensor:
     def reshape_as(self, other: Tensor) -> Tensor:
         ...
 
+    def resize(self, *sizes: Any) -> Tensor:
+        ...
+
     def resize_(self, *size: Any, memory_format: Any=...) -> Tensor:
         ...
 
+    def resize_as(self, tensor: Tensor) -> Tensor:
+        ...
+
     def resize_as_(self, the_template: Tensor, *, memory_format: Any=...) -> Tensor:
+        ...
+
+    def resolve_conj(self) -> Tensor:
+        ...
+
+    def resolve_neg(self) -> Tensor:
         ...
 
     def roll(self, shifts: Any, dims: Any=...) -> Tensor:
@@ -1719,6 +1803,9 @@ class Tensor:
     def softmax(self, dim: _int, dtype: Any=...) -> Tensor:
         ...
 
+    def solve(self, other: Any) -> Any:
+        ...
+
     def sort(self, dim: _int=..., descending: _bool=..., *, stable: _bool | None=...) -> Any:
         ...
 
@@ -1780,6 +1867,9 @@ class Tensor:
         ...
 
     def swapdims_(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def symeig(self, eigenvectors: _bool=...) -> Any:
         ...
 
     def t(self) -> Tensor:
