@@ -304,3 +304,40 @@ def test_removed_functions_raise_torchs_message(name):
         assert message(lambda: getattr(torch.eye(2), name)(*arg)) == want
         assert message(lambda: getattr(retrograd.eye(2), name)(*arg)) == want
     assert not hasattr(retrograd.Tensor, "matrix_rank")
+
+
+@pytest.mark.parametrize("b, a", [((3,), (3, 3)), ((4, 4), (3, 3)), ((3, 4), (3, 2)),
+                                  ((3, 4), (1, 3, 3))])
+def test_triangular_solve_checks(b, a):
+    def call(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.triangular_solve(lib.ones(b), lib.ones(a))
+
+    try:
+        want = call(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as info:  # torch's text, its name included
+            call(retrograd)
+        assert str(info.value) == str(e)
+    else:
+        got = call(retrograd)
+        assert tuple(got.solution.shape) == tuple(want.solution.shape)
+        assert got.cloned_coefficient.stride() == want.cloned_coefficient.stride()
+
+
+def test_triangular_solve_dtype_errors_and_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_error(lambda lib: lib.triangular_solve(lib.ones(3, 2), lib.ones(3, 3).double()),
+                   RuntimeError)
+        same_error(lambda lib: lib.triangular_solve(lib.ones(3, 2, dtype=lib.int64),
+                                                    lib.ones(3, 3, dtype=lib.int64)),
+                   NotImplementedError)
+    import retrograd._ops.legacy_linalg as L
+
+    L._warned.discard("triangular_solve")
+    with pytest.warns(UserWarning, match="torch.triangular_solve is deprecated"):
+        r = retrograd.triangular_solve(retrograd.ones(2, 1), retrograd.eye(2))
+    assert type(r).__name__ == "triangular_solve"
+    assert r._fields == ("solution", "cloned_coefficient") if hasattr(r, "_fields") else True

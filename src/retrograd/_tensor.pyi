@@ -1923,6 +1923,9 @@ class Tensor:
     def transpose_(self, *args: Any, **kwargs: Any) -> Tensor:
         ...
 
+    def triangular_solve(self, A: Tensor, upper: _bool=..., transpose: _bool=..., unitriangular: _bool=...) -> Any:
+        ...
+
     def tril(self, diagonal: _int=...) -> Tensor:
         ...
 
