@@ -42,6 +42,7 @@ LAYERS = [
         "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
         "retrograd._vmap_internals",  # torch's legacy name for vmap
         "retrograd.random", "retrograd._global_api",  # top-level settings and flags
+        "retrograd.signal",  # window functions written on the public namespace, as torch's
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
@@ -86,6 +87,8 @@ ALLOWED = {
         "modules call ops through the public namespace (`retrograd.matmul`), as torch code does"),
     ("retrograd.distributions", "retrograd"): ("import",
         "distributions are written as user code on the public namespace, as torch's are"),
+    ("retrograd.signal", "retrograd"): ("import",
+        "the signal windows are written on the public namespace, as torch's are"),
     ("retrograd._lobpcg", "retrograd"): ("called",
         "lobpcg's backward is written as user code on the public namespace"),
     ("retrograd.optim", "retrograd"): ("called",

@@ -82,7 +82,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
-    if name in ("profiler", "distributions", "fx", "library", "func",
+    if name in ("profiler", "distributions", "fx", "library", "func", "signal",
                 "_vmap_internals", "overrides"):  # loaded on first use
         import importlib
 
