@@ -406,7 +406,8 @@ def _dims_rule(op: Any, dims: tuple, same_rank: bool) -> Callable:
     sizes = tuple(i for i, a in enumerate(op.schema.args)
                   if a.name in SIZE_ARGS and a.type.endswith("[]"))
     first = op.tensor_idx[0]
-    rank_plus = 1 if op.schema.name in ("unsqueeze", "stack", "diag_embed") else 0
+    rank_plus = 1 if op.schema.name in ("unsqueeze", "unsqueeze_copy", "stack",
+                                        "diag_embed") else 0
     list_first = first in op.list_idx
 
     def rule(func: Any, args: tuple, level: int) -> Any:
@@ -960,6 +961,8 @@ def _unfold_rule(func: Any, args: tuple, level: int) -> Any:
 EXPLICIT: dict = {
     "view": _view_rule, "reshape": _view_rule, "_unsafe_view": _view_rule,
     "_reshape_alias": _view_rule, "expand": _expand_rule, "permute": _permute_rule,
+    # the *_copy ops take their view's rule (the rules call the op they are given)
+    "view_copy": _view_rule, "expand_copy": _expand_rule, "permute_copy": _permute_rule,
     "repeat": _repeat_rule,
     "t": _t_rule, "squeeze": _squeeze_rule, "_as_strided_rel": _as_strided_rule,
     "sum": _full_reduction("sum.dim_IntList"), "mean": _full_reduction("mean.dim"),
