@@ -2,12 +2,40 @@
 
 import numpy as np
 
-from tests.op_samples import Sample, arr
+from tests.op_samples import Sample, arr, pos
 
 
 def _tri(n, *batch):
     # a strong diagonal keeps the triangular solves well conditioned
     return arr(*batch, n, n) + 3 * np.eye(n)
+
+
+def _quiet(fn):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def chain_matmul3(lib, a, b, c):
+    return _quiet(lambda: lib.chain_matmul(a, b, c))
+
+
+def chain_matmul1(lib, a):
+    return _quiet(lambda: lib.chain_matmul(a))
+
+
+def frobenius(lib, a):
+    return _quiet(lambda: lib.frobenius_norm(a, (0, 1)))
+
+
+def nuclear(lib, a):
+    return _quiet(lambda: lib.nuclear_norm(a, True))
+
+
+def nuclear_batch(lib, a):
+    return _quiet(lambda: lib.nuclear_norm(a, (1, 2)))
 
 
 def triangular_solve_both(lib, b, a):
@@ -58,4 +86,20 @@ SAMPLES = [
     Sample("split_with_sizes_copy", (arr(6, 2), [1, 2, 3])),
     Sample("unfold_copy", (arr(4, 5), 1, 2, 1)),
     Sample("alias_copy", (arr(3, 4),)),
+    Sample("column_stack", ([arr(3), arr(3, 2), arr(3)],)),
+    Sample("column_stack", ([arr(), arr()],), name="scalars"),
+    Sample("trapezoid", (arr(3, 4),)),
+    Sample("trapezoid", (arr(3, 4),), {"dx": 0.5, "dim": 0}, name="dx"),
+    Sample("trapezoid", (arr(3, 4), pos(4)), name="x"),
+    Sample("trapezoid", (arr(3, 4), arr(3, 4)), {"dim": 0}, name="x_full"),
+    Sample("trapz", (arr(2, 5), pos(5)), name="x"),
+    Sample("trapz", (arr(2, 5),), {"dx": 2.0}, name="dx"),
+    Sample("cumulative_trapezoid", (arr(3, 4),)),
+    Sample("cumulative_trapezoid", (arr(3, 4),), {"dx": 0.5, "dim": 0}, name="dx"),
+    Sample("cumulative_trapezoid", (arr(3, 4), pos(4)), name="x"),
+    Sample(chain_matmul3, (arr(2, 3), arr(3, 4), arr(4, 2))),
+    Sample(chain_matmul1, (arr(2, 3),)),
+    Sample(frobenius, (arr(3, 4),), check_node=False),
+    Sample(nuclear, (arr(3, 4),)),
+    Sample(nuclear_batch, (arr(2, 3, 3),)),
 ]
