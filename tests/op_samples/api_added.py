@@ -38,6 +38,16 @@ def nuclear_batch(lib, a):
     return _quiet(lambda: lib.nuclear_norm(a, (1, 2)))
 
 
+def gradient_all(lib, x):
+    return lib.gradient(x, spacing=[0.5, 2.0], edge_order=2)
+
+
+def gradient_coordinates(lib, x, t):
+    # the sample coordinates are differentiated too
+    return lib.gradient(x, spacing=(t,), dim=1, edge_order=2) + lib.gradient(
+        x, spacing=(t,), dim=-1)
+
+
 def triangular_solve_both(lib, b, a):
     import warnings
 
@@ -102,4 +112,8 @@ SAMPLES = [
     Sample(frobenius, (arr(3, 4),), check_node=False),
     Sample(nuclear, (arr(3, 4),)),
     Sample(nuclear_batch, (arr(2, 3, 3),)),
+    Sample("gradient", (arr(4, 5),)),
+    Sample("gradient", (arr(4, 5),), {"dim": 1, "spacing": 2.0}, name="dim"),
+    Sample(gradient_all, (arr(3, 4),)),
+    Sample(gradient_coordinates, (arr(3, 5), np.array([0.0, 0.5, 1.7, 2.0, 3.5]))),
 ]
