@@ -48,6 +48,24 @@ def gradient_coordinates(lib, x, t):
         x, spacing=(t,), dim=-1)
 
 
+def _gen(lib):
+    return lib.Generator().manual_seed(0)
+
+
+def poisson_draw(lib, rates):
+    return lib.poisson(rates, generator=_gen(lib))
+
+
+def poisson_times0(lib, rates):
+    # the zero derivative confirmed through a product with 0, the node still in the graph
+    return lib.poisson(rates, generator=_gen(lib)) * 0
+
+
+def scaled_binomial(lib, x, count, prob):
+    # binomial's derivative is not implemented: only x is differentiated
+    return x * lib.binomial(count, prob, generator=_gen(lib))
+
+
 def triangular_solve_both(lib, b, a):
     import warnings
 
@@ -116,4 +134,8 @@ SAMPLES = [
     Sample("gradient", (arr(4, 5),), {"dim": 1, "spacing": 2.0}, name="dim"),
     Sample(gradient_all, (arr(3, 4),)),
     Sample(gradient_coordinates, (arr(3, 5), np.array([0.0, 0.5, 1.7, 2.0, 3.5]))),
+    Sample(poisson_draw, (pos(2, 3, low=1.0, high=4.0),), random=True),
+    Sample(poisson_times0, (pos(3, low=1.0, high=4.0),), random=True),
+    Sample(scaled_binomial, (arr(3), np.array([3.0, 10.0, 0.0]), np.array([0.2, 0.5, 0.9])),
+           requires_grad=(True, False, False), random=True),
 ]

@@ -24,7 +24,7 @@ from retrograd._ops import repeat_interleave, index_fill, masked_scatter, matrix
 from retrograd._ops import scatter_views, tensor_extras
 from retrograd._ops import real_views, tensor_protocols, legacy_linalg, triangular_solve
 from retrograd._ops import spectral_windows, view_copies, scalar_overloads, numeric_composites
-from retrograd._ops import inplace_functions, finite_differences
+from retrograd._ops import inplace_functions, finite_differences, random_counts
 from retrograd._ops import forward_ad_fast
 
 operators.install()
