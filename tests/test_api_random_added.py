@@ -79,3 +79,20 @@ def test_errors():
                ValueError)
     same_error(lambda lib: lib.binomial(lib.tensor([10.0]), lib.tensor([0.5]).double()),
                RuntimeError)
+
+
+def test_native_channel_shuffle():
+    data = np.arange(24.0).reshape(2, 4, 3)
+    outs = []
+    for lib in (torch, retrograd):
+        x = lib.tensor(data, requires_grad=True)
+        y = lib.native_channel_shuffle(x.transpose(0, 2).transpose(0, 2), 2)
+        assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+        assert lib.nn.functional.native_channel_shuffle(x, 2).is_contiguous()
+        with pytest.raises(RuntimeError, match="derivative for aten::native_channel_shuffle"):
+            y.sum().backward()
+        outs.append(y.detach().numpy())
+    np.testing.assert_array_equal(outs[0], outs[1])
+    same_error(lambda lib: lib.native_channel_shuffle(lib.rand(2, 4), 2), RuntimeError)
+    same_error(lambda lib: lib.native_channel_shuffle(lib.rand(2, 4, 3), 0), RuntimeError)
+    same_error(lambda lib: lib.native_channel_shuffle(lib.rand(2, 4, 3), 3), RuntimeError)

@@ -66,6 +66,11 @@ def scaled_binomial(lib, x, count, prob):
     return x * lib.binomial(count, prob, generator=_gen(lib))
 
 
+def scaled_native_shuffle(lib, x, y):
+    # native_channel_shuffle has no derivative in torch: only x is differentiated
+    return x * lib.native_channel_shuffle(y, 2)
+
+
 def triangular_solve_both(lib, b, a):
     import warnings
 
@@ -138,4 +143,5 @@ SAMPLES = [
     Sample(poisson_times0, (pos(3, low=1.0, high=4.0),), random=True),
     Sample(scaled_binomial, (arr(3), np.array([3.0, 10.0, 0.0]), np.array([0.2, 0.5, 0.9])),
            requires_grad=(True, False, False), random=True),
+    Sample(scaled_native_shuffle, (arr(2, 4, 3), arr(2, 4, 3)), requires_grad=(True, False)),
 ]

@@ -32,3 +32,20 @@ channel_shuffle = op(
 
 register_functional("channel_shuffle", channel_shuffle)
 label_entry_points([channel_shuffle])
+
+
+def _native_no_derivative(grad):
+    raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
+
+
+def _declare_native() -> None:
+    # torch's kernel without an autograd formula (its node is NotImplemented)
+    from retrograd._ops.pointwise import _not_implemented_node
+
+    fn = _not_implemented_node(op("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor",
+                                  _shuffle, grads={"self": _native_no_derivative},
+                                  method=False))
+    register_functional("native_channel_shuffle", fn)
+
+
+_declare_native()
