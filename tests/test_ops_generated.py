@@ -68,7 +68,8 @@ _DRAWS = frozenset({"native_dropout-p0", "normal_tensor_float_times0",
 def _opinfo_name(sample) -> str:
     """The name torch's OpInfo for the sample's op has (Tensor.x is x, operator.x is __x__)."""
     if not isinstance(sample.op, str):
-        return ""
+        # a sample function wrapping an op (as an OpInfo's gradcheck_wrapper does) names it
+        return getattr(sample.op, "opinfo_name", "")
     name = sample.op
     if name.startswith("Tensor."):
         return name[len("Tensor."):]
