@@ -63,6 +63,7 @@ from retrograd.nn.modules.channel_ops import LocalResponseNorm, ChannelShuffle
 from retrograd.nn.modules.embedding_bag import EmbeddingBag
 from retrograd.nn.modules.lazy_linear import LazyLinear
 from retrograd.nn.modules.ctc_loss import CTCLoss
+from retrograd.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
@@ -88,4 +89,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LocalResponseNorm",
-    "ChannelShuffle", "EmbeddingBag", "LazyLinear", "CTCLoss"]
+    "ChannelShuffle", "EmbeddingBag", "LazyLinear", "CTCLoss",
+    "FractionalMaxPool2d", "FractionalMaxPool3d"]
