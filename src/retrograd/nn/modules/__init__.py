@@ -64,6 +64,7 @@ from retrograd.nn.modules.embedding_bag import EmbeddingBag
 from retrograd.nn.modules.lazy_linear import LazyLinear
 from retrograd.nn.modules.ctc_loss import CTCLoss
 from retrograd.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
+from retrograd.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
@@ -90,4 +91,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LocalResponseNorm",
     "ChannelShuffle", "EmbeddingBag", "LazyLinear", "CTCLoss",
-    "FractionalMaxPool2d", "FractionalMaxPool3d"]
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss"]
