@@ -119,7 +119,8 @@ def _flash_ok(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, enable_gq
         return False
     if any(t.stride()[-1] != 1 for t in (q, k, v)):
         return False
-    return mask is None or mask.ndim in (2, 4)
+    # the fused kernel has no gradient for the mask: a mask that requires grad takes math
+    return mask is None or (mask.ndim in (2, 4) and not mask.requires_grad)
 
 
 def _check_sdpa(q: Tensor, k: Tensor, v: Tensor, mask) -> None:
@@ -170,6 +171,13 @@ def _attention_math(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, is_
         k = _repeat_heads(k, q.shape[-3] // k.shape[-3])
         v = _repeat_heads(v, q.shape[-3] // v.shape[-3])
     attn = matmul(q, k.transpose(-2, -1) * root)
+    if mask is not None and mask.requires_grad:
+        # _masked_softmax reads the mask's values; a term equal to zero carries its gradient
+        # (that of the scores), left out where the mask is infinite (x - x is nan there)
+        from retrograd._ops.pointwise import where
+
+        carry = where(mask.detach().isfinite(), mask - mask.detach(), 0.0)
+        attn = attn + carry
     attn = _masked_softmax(attn, mask, is_causal)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
