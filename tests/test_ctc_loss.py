@@ -212,3 +212,21 @@ def test_targets_of_other_dtypes(dtype):
     RNG.bit_generator.state = state
     theirs = _call(torch, targets=targets, tl=[2, 1])
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("layout", ["padded", "flat"])
+def test_gradcheck(reduction, layout):
+    """The gradient against finite differences, through log_softmax as torch's OpInfo checks
+    it (torch's formula is the gradient of the composition); zero_infinity zeroes an
+    impossible alignment. No forward mode: torch has none for _ctc_loss."""
+    targets = retrograd.from_numpy(PADDED if layout == "padded" else FLAT)
+    x = retrograd.from_numpy(LOGITS.copy()).requires_grad_()
+
+    def f(logits):
+        return retrograd.nn.functional.ctc_loss(logits.log_softmax(2), targets, SHORT,
+                                                TARGET_LENGTHS, reduction=reduction,
+                                                zero_infinity=True)
+
+    assert retrograd.autograd.gradcheck(f, (x,), check_forward_ad=False,
+                                        check_batched_grad=False)

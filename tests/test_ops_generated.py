@@ -68,8 +68,7 @@ _DRAWS = frozenset({"native_dropout-p0", "normal_tensor_float_times0",
 def _opinfo_name(sample) -> str:
     """The name torch's OpInfo for the sample's op has (Tensor.x is x, operator.x is __x__)."""
     if not isinstance(sample.op, str):
-        # a sample function wrapping an op (as an OpInfo's gradcheck_wrapper does) names it
-        return getattr(sample.op, "opinfo_name", "")
+        return ""
     name = sample.op
     if name.startswith("Tensor."):
         return name[len("Tensor."):]

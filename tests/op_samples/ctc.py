@@ -2,8 +2,10 @@
 
 torch's gradient of _ctc_loss is the one of its loss through a log_softmax (it adds exp(lp)
 terms that log_softmax's backward cancels), so, as torch's OpInfo does, the samples apply
-log_softmax to the input first. torch does not differentiate the gradient again (gradgrad off)
-and has no forward-mode derivative for it.
+log_softmax to the input first. torch has no forward-mode derivative for _ctc_loss and does not
+differentiate its gradient again, and every gradcheck sample also runs forward mode: these are
+parity samples (values, gradients, nodes against torch); gradcheck runs in
+tests/test_ctc_loss.py.
 """
 
 import numpy as np
@@ -21,11 +23,6 @@ def ctc_loss_unbatched(lib, x, targets, input_lengths, target_lengths, **kwargs)
                                       **kwargs)
 
 
-# torch's OpInfo of the op they wrap (its gradcheck flags apply)
-ctc_loss_of_log_softmax.opinfo_name = "nn.functional.ctc_loss"  # type: ignore[attr-defined]
-ctc_loss_unbatched.opinfo_name = "nn.functional.ctc_loss"  # type: ignore[attr-defined]
-
-
 def _ids(*rows):
     return np.array(rows, dtype=np.int64)
 
@@ -37,18 +34,18 @@ SAMPLES = []
 for red in ("none", "mean", "sum"):
     SAMPLES += [
         Sample(ctc_loss_of_log_softmax, (arr(6, 3, 4), PADDED, [6, 5, 4], [3, 2, 1]),
-               {"reduction": red}, name=f"padded_{red}", gradgrad=False),
+               {"reduction": red}, name=f"padded_{red}", gradcheck=False),
         Sample(ctc_loss_of_log_softmax, (arr(6, 3, 4), FLAT, [6, 5, 4], [3, 2, 1]),
-               {"reduction": red, "blank": 0}, name=f"flat_{red}", gradgrad=False),
+               {"reduction": red, "blank": 0}, name=f"flat_{red}", gradcheck=False),
         # one impossible alignment (3 labels with a repeat need 4 steps) zeroed
         Sample(ctc_loss_of_log_softmax, (arr(6, 3, 4), PADDED, [3, 5, 2], [3, 2, 0]),
                {"reduction": red, "zero_infinity": True}, name=f"zero_inf_{red}",
-               gradgrad=False),
+               gradcheck=False),
     ]
 SAMPLES += [
     Sample(ctc_loss_of_log_softmax, (arr(5, 2, 5), _ids([0, 1], [4, 4]), [5, 4], [2, 2]),
-           {"blank": 3}, name="blank3", gradgrad=False),
+           {"blank": 3}, name="blank3", gradcheck=False),
     Sample(ctc_loss_unbatched, (arr(5, 4), _ids(1, 3), [5], [2]), {"reduction": "none"},
-           name="none", gradgrad=False),
-    Sample(ctc_loss_unbatched, (arr(5, 4), _ids(2), [4], [1]), name="mean", gradgrad=False),
+           name="none", gradcheck=False),
+    Sample(ctc_loss_unbatched, (arr(5, 4), _ids(2), [4], [1]), name="mean", gradcheck=False),
 ]

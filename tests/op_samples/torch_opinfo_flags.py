@@ -20,7 +20,6 @@ NO_BATCHED_GRAD = frozenset({
 # supports_forward_ad=False (so no forward-mode checks at all)
 NO_FORWARD_AD = frozenset({
     "index_reduce",
-    "nn.functional.ctc_loss",
     "nn.functional.one_hot",
     "nn.functional.pdist",
     "nn.functional.scaled_dot_product_attention",
