@@ -73,12 +73,14 @@ class Adafactor(Optimizer):
                 if eps1 is None:  # the first parameter's dtype fixes it for the group, as in torch
                     eps1 = D.finfo(p.dtype).eps
                 _adafactor_update(p, state, lr, group["beta2_decay"], eps1, eps2, group["d"],
-                                  group["weight_decay"], group["maximize"])
+                                  group["weight_decay"], group["maximize"],
+                                  bool(group["foreach"]))
         return loss
 
 
 def _adafactor_update(p: Tensor, state: dict[str, Any], lr: float | Tensor, beta2_decay: float,
-                      eps1: float, eps2: float, d: float, wd: float, maximize: bool) -> None:
+                      eps1: float, eps2: float, d: float, wd: float, maximize: bool,
+                      foreach: bool) -> None:
     grad = -p._grad if maximize else p._grad
     step_t = state["step"]
     step_t += 1
@@ -104,4 +106,7 @@ def _adafactor_update(p: Tensor, state: dict[str, Any], lr: float | Tensor, beta
     update = estimate.clamp_(min=eps1 * eps1).rsqrt_()
     update.mul_(grad)
     denom = max(1.0, update.norm(2).item() / (math.sqrt(update.numel()) * d))
-    p.add_(update, alpha=-alpha / denom)
+    if foreach:  # torch's multi-tensor step scales the update first, then adds it
+        p.add_(update.mul_(-alpha / denom))
+    else:
+        p.add_(update, alpha=-alpha / denom)

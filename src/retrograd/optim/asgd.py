@@ -5,13 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from retrograd._ops import dispatch
 from retrograd._ops.creation import as_tensor
 from retrograd._tensor import Tensor
 from retrograd.optim.optimizer import (
     Optimizer,
+    _add_,
+    _addcmul_,
+    _added,
+    _bump,
     _check_flags,
+    _ctype,
     _eval_closure,
+    _incr_step,
     _lr_operand,
+    _mul_,
+    _round,
+    _scratch,
     _step_tensor,
     _to_scalar,
 )
@@ -59,23 +71,32 @@ class ASGD(Optimizer):
         loss = _eval_closure(closure)
         for group in self.param_groups:
             lr = _lr_operand(group["lr"])
-            update = _asgd_foreach_update if group["foreach"] else _asgd_update
+            lambd, foreach = group["lambd"], bool(group["foreach"])
+            update = _asgd_update if dispatch.mode_stack else _asgd_arrays
             for p in group["params"]:
                 if p._grad is None:
                     continue
                 state = self._state_of(p, lr)
-                update(p, state, lr, group["lambd"], group["alpha"], group["t0"],
-                       group["weight_decay"], group["maximize"])
+                update(p, state, lambd, group["weight_decay"], group["maximize"], foreach)
+                _next_eta_mu(state, lr, lambd, group["alpha"], group["t0"], foreach)
         return loss
 
 
-def _asgd_update(p: Tensor, state: dict[str, Any], lr: float | Tensor, lambd: float, alpha: float,
-                 t0: float, wd: float, maximize: bool) -> None:
+def _asgd_update(p: Tensor, state: dict[str, Any], lambd: float, wd: float, maximize: bool,
+                 foreach: bool) -> None:
+    """The parameter and average updates through tensor ops (while a dispatch mode is active,
+    so it sees torch's ops). foreach=True takes torch's multi-tensor arrangement:
+    param -= eta * (grad + (weight_decay + lambd) * param), ax += mu * (param - ax)."""
     grad = -p._grad if maximize else p._grad
-    eta, mu, ax, step_t = state["eta"], state["mu"], state["ax"], state["step"]
-    step_t += 1
+    eta, mu, ax = state["eta"], state["mu"], state["ax"]
+    state["step"] += 1
     if wd != 0:
         grad = grad.add(p, alpha=wd)
+    if foreach:
+        grad = grad.add(p, alpha=lambd)
+        p.addcmul_(grad, eta, value=-1)
+        ax.addcmul_(p.sub(ax), mu)
+        return
     eta_value = eta.item()
     p.mul_(1 - lambd * eta_value)
     p.add_(grad, alpha=-eta_value)
@@ -83,24 +104,49 @@ def _asgd_update(p: Tensor, state: dict[str, Any], lr: float | Tensor, lambd: fl
         ax.add_(p.sub(ax).mul_(mu))
     else:
         ax.copy_(p)
-    step = step_t.item()
-    # the next step's eta and mu, made as default-dtype tensors and copied, as torch does
-    eta.copy_(as_tensor(lr / ((1 + lambd * lr * step) ** alpha)))
-    mu.copy_(as_tensor(1 / max(1, step - t0)))
 
 
-def _asgd_foreach_update(p: Tensor, state: dict[str, Any], lr: float | Tensor, lambd: float,
-                         alpha: float, t0: float, wd: float, maximize: bool) -> None:
-    """torch's multi-tensor arrangement of the same step (its roundings differ):
-    param -= eta * (grad + (weight_decay + lambd) * param), ax += mu * (param - ax), and eta
-    computed from the step counter tensor."""
-    grad = -p._grad if maximize else p._grad
-    eta, mu, ax, step_t = state["eta"], state["mu"], state["ax"], state["step"]
-    step_t += 1
+def _asgd_arrays(p: Tensor, state: dict[str, Any], lambd: float, wd: float, maximize: bool,
+                 foreach: bool) -> None:
+    """_asgd_update on the arrays (NOTE [Optimizer arithmetic]), with torch's roundings for
+    narrow floats: a 0-dim operand of addcmul_ is cast to the parameter's dtype, a number
+    multiplier and `p.sub(ax).mul_(mu)`'s mu are not."""
+    d = p._data
+    ct = _ctype(d)
+    g = p._grad._data
+    if maximize:
+        g = np.negative(g, out=np.empty_like(g))
+    _incr_step(state["step"])
     if wd != 0:
-        grad = grad.add(p, alpha=wd)
-    grad = grad.add(p, alpha=lambd)
-    p.addcmul_(grad, eta, value=-1)
-    ax.addcmul_(p.sub(ax), mu)
-    eta.copy_(as_tensor(lr / ((1 + lambd * lr * step_t) ** alpha)))
-    mu.copy_(as_tensor(1 / max(1, step_t.item() - t0)))
+        g = _added(g, d, wd, ct)
+    eta_value, mu_value = state["eta"]._data.item(), state["mu"]._data.item()
+    ax = state["ax"]
+    a = ax._data
+    if foreach:
+        g = _added(g, d, lambd, ct)
+        _addcmul_(d, g, ct(d.dtype.type(eta_value)), -1, ct)
+        diff = _round(np.subtract(d, a, out=_scratch(d, ct), dtype=ct), d.dtype)
+        _addcmul_(a, diff, ct(d.dtype.type(mu_value)), 1, ct)
+    else:
+        _mul_(d, ct(1 - lambd * eta_value), ct)
+        _add_(d, g, -eta_value, ct)
+        if mu_value != 1:
+            diff = _round(np.subtract(d, a, out=_scratch(d, ct), dtype=ct), d.dtype)
+            diff = _round(np.multiply(diff, ct(mu_value), out=_scratch(d, ct), dtype=ct),
+                          d.dtype)
+            _add_(a, diff, 1, ct)
+        else:
+            np.copyto(a, d)
+    _bump(p)
+    _bump(ax)
+
+
+def _next_eta_mu(state: dict[str, Any], lr: float | Tensor, lambd: float, alpha: float,
+                 t0: float, foreach: bool) -> None:
+    """The next step's eta and mu, made as default-dtype tensors and copied, as torch does;
+    torch's multi-tensor step computes eta from the step counter tensor."""
+    step_t = state["step"]
+    step = step_t.item()
+    count = step_t if foreach else step
+    state["eta"].copy_(as_tensor(lr / ((1 + lambd * lr * count) ** alpha)))
+    state["mu"].copy_(as_tensor(1 / max(1, step - t0)))

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd._ops.creation import full_like
-from retrograd._ops.pointwise import where
 from retrograd._tensor import Tensor
 from retrograd.optim.optimizer import (
     Optimizer,
@@ -77,9 +76,12 @@ def _rprop_update(p: Tensor, state: dict[str, Any], etaminus: float, etaplus: fl
     state["step"] += 1
     sign = grad.mul(prev).sign()
     # the factor for each coordinate; a NaN sign (NaN gradient) stays NaN, as in torch
-    factor = where(sign.gt(0), etaplus, where(sign.lt(0), etaminus, where(sign.eq(0), 1, sign)))
-    step_size.mul_(factor).clamp_(smin, smax)
+    sign[sign.gt(0)] = etaplus
+    sign[sign.lt(0)] = etaminus
+    sign[sign.eq(0)] = 1
+    step_size.mul_(sign).clamp_(smin, smax)
     # a coordinate whose gradient changed sign does not move this step, and is forgotten
-    grad = where(factor.eq(etaminus), 0, grad)
+    grad = grad.clone()
+    grad[sign.eq(etaminus)] = 0
     p.addcmul_(grad.sign(), step_size, value=-1)
     prev.copy_(grad)
