@@ -57,7 +57,7 @@ class ASGD(Optimizer):
         self._restore((("foreach", None), ("maximize", False), ("differentiable", False),
                        ("capturable", False)), counters=("step", "eta", "mu"))
 
-    def _state_of(self, p: Tensor, lr: float) -> dict[str, Any]:
+    def _state_of(self, p: Tensor, lr: float | Tensor) -> dict[str, Any]:
         state = self.state[p]
         if len(state) == 0:
             state["step"] = _step_tensor()

@@ -10,8 +10,11 @@ from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any, Literal
 
-import retrograd
+from retrograd import _dtype as D
+from retrograd._ops.creation import tensor
+from retrograd._ops.foreach import _foreach_lerp_
 from retrograd._tensor import Tensor
+from retrograd.autograd.grad_mode import no_grad
 from retrograd.nn.modules.module import Module
 from retrograd.nn.modules.normalization import _BatchNorm
 from retrograd.optim.lr_scheduler import LRScheduler, _format_param
@@ -37,10 +40,10 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
     """An in-place EMA over lists: ema = decay * ema + (1 - decay) * current."""
     _check_decay(decay)
 
-    @retrograd.no_grad()
+    @no_grad()
     def ema_update(ema_param_list: PARAM_LIST, current_param_list: PARAM_LIST, _: Any) -> None:
         if _is_inexact(ema_param_list[0]):
-            retrograd._foreach_lerp_(list(ema_param_list), list(current_param_list), 1 - decay)
+            _foreach_lerp_(list(ema_param_list), list(current_param_list), 1 - decay)
         else:
             for p_ema, p_model in zip(ema_param_list, current_param_list, strict=True):
                 p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -51,7 +54,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
 def get_swa_multi_avg_fn() -> Callable:
     """An in-place running mean over lists: avg += (current - avg) / (num_averaged + 1)."""
 
-    @retrograd.no_grad()
+    @no_grad()
     def swa_update(averaged_param_list: PARAM_LIST, current_param_list: PARAM_LIST,
                    num_averaged: Tensor | int) -> None:
         if _is_inexact(averaged_param_list[0]):
@@ -59,7 +62,7 @@ def get_swa_multi_avg_fn() -> Callable:
             # a tensor count gives a default-dtype weight, used at that precision as in torch
             if isinstance(weight, Tensor):
                 weight = weight.item()
-            retrograd._foreach_lerp_(list(averaged_param_list), list(current_param_list),
+            _foreach_lerp_(list(averaged_param_list), list(current_param_list),
                                      weight)
             return
         diffs = [c.sub(a) for a, c in zip(averaged_param_list, current_param_list, strict=True)]
@@ -76,7 +79,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> Callable:
     """The EMA of one parameter: returns decay * ema + (1 - decay) * current."""
     _check_decay(decay)
 
-    @retrograd.no_grad()
+    @no_grad()
     def ema_update(ema_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         return decay * ema_param + (1 - decay) * current_param
 
@@ -86,7 +89,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> Callable:
 def get_swa_avg_fn() -> Callable:
     """The running mean of one parameter: returns avg + (current - avg) / (num_averaged + 1)."""
 
-    @retrograd.no_grad()
+    @no_grad()
     def swa_update(averaged_param: Tensor, current_param: Tensor,
                    num_averaged: Tensor | int) -> Tensor:
         return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
@@ -124,7 +127,7 @@ class AveragedModel(Module):
         if device is not None:
             self.module = self.module.to(device)
         self.register_buffer("n_averaged",
-                             retrograd.tensor(0, dtype=retrograd.long, device=device))
+                             tensor(0, dtype=D.long, device=device))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
@@ -170,7 +173,7 @@ class AveragedModel(Module):
         self.n_averaged += 1
 
 
-@retrograd.no_grad()
+@no_grad()
 def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     """Recomputes the running statistics of `model`'s batch norm layers with one pass over
     `loader` (each batch a tensor, or a list/tuple whose first item is the input): the stats
