@@ -189,7 +189,7 @@ def test_xpu_queries(lib):
 
 
 def test_set_num_threads_sets_numpys_blas_threads():
-    from retrograd._ops.kernels.blas import get_blas_threads
+    from retrograd._numpy_blas import get_blas_threads
 
     before = get_blas_threads()
     if before is None:

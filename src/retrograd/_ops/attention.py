@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from retrograd._config import _sdp
 from retrograd._ops import dispatch
 from retrograd._ops.dropout import dropout
 from retrograd._ops.kernels.attention import (
@@ -21,7 +22,6 @@ from retrograd._ops.kernels.attention import (
 )
 from retrograd._ops.registry import op, register_functional
 from retrograd._tensor import Tensor, _wrap
-from retrograd.backends.cuda import _sdp
 
 # --- scaled_dot_product_attention ------------------------------------------------------------
 
