@@ -5,6 +5,7 @@ hold torch's weights, state_dict round trips, copies, optimizers, and torch's er
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import re
 import warnings
@@ -456,3 +457,57 @@ def test_optimizer_built_before_first_call(opt):
     assert [type(s).__name__ for s in modules[1]] == ["Linear", "Tanh", "Linear"]
     _assert_close(params[1], params[0])
     assert not np.allclose(params[0]["0.weight"], initial["0.weight"])
+
+
+def test_module_share_memory_refuses_uninitialized():
+    raises_like(lambda: retrograd.nn.LazyLinear(2).share_memory(),
+                lambda: torch.nn.LazyLinear(2).share_memory())
+    m = retrograd.nn.LazyLinear(2)
+    m(retrograd.ones(1, 3))
+    assert m.share_memory() is m
+
+
+def test_channels_last_conversion_refuses_uninitialized():
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.LazyConv2d(3, 2).to(memory_format=torch.channels_last)
+    with pytest.raises(ValueError) as ours:
+        retrograd.nn.LazyConv2d(3, 2).to(memory_format=retrograd.channels_last)
+    assert _op_message(ours.value) == _op_message(theirs.value)
+
+
+def test_save_and_load_uninitialized_state_dict(tmp_path):
+    # torch.save pickles them (torch.load needs weights_only=False); retrograd's format keeps
+    # them as nodes of their own
+    m = retrograd.nn.LazyBatchNorm1d()
+    m.double()
+    retrograd.save(m.state_dict(), tmp_path / "lazy.pt")
+    sd = retrograd.load(tmp_path / "lazy.pt")
+    theirs = torch.nn.LazyBatchNorm1d().double().state_dict()
+    assert [(k, type(v).__name__, v.dtype.is_floating_point, v.requires_grad)
+            for k, v in sd.items()] == \
+        [(k, type(v).__name__, v.dtype.is_floating_point, v.requires_grad)
+         for k, v in theirs.items()]
+    assert sd["weight"].dtype == sd["running_mean"].dtype == retrograd.float64
+    fresh = retrograd.nn.LazyBatchNorm1d()
+    fresh.load_state_dict(sd)
+    assert fresh.has_uninitialized_params()
+    fresh(retrograd.ones(2, 4))
+    assert type(fresh) is retrograd.nn.BatchNorm1d and tuple(fresh.weight.shape) == (4,)
+
+
+def test_dispatcher_leaves_once_all_are_initialized():
+    from retrograd._ops import dispatch, subclass
+
+    gc.collect()  # lazy modules of earlier tests may wait in cycles
+    before = subclass._live[0]
+    m = retrograd.nn.Sequential(retrograd.nn.LazyConv1d(2, 1), retrograd.nn.LazyBatchNorm1d())
+    assert subclass._live[0] == before + 6 and subclass._DISPATCHER in dispatch.mode_stack
+    m(retrograd.ones(2, 3, 4))
+    assert subclass._live[0] == before
+    if before == 0:
+        assert subclass._DISPATCHER not in dispatch.mode_stack
+    dropped = retrograd.nn.LazyLinear(2)
+    assert subclass._live[0] == before + 2
+    del dropped
+    gc.collect()  # the module's hooks are its own bound methods: a cycle
+    assert subclass._live[0] == before

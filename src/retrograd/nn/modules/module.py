@@ -442,6 +442,10 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self) -> Module:
+        # NumPy memory needs no moving; an uninitialized tensor has none to share (its error)
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            if is_lazy(t):
+                t.share_memory_()
         return self
 
     # --- hooks ----------------------------------------------------------------------------------
