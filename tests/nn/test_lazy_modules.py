@@ -511,3 +511,14 @@ def test_dispatcher_leaves_once_all_are_initialized():
     del dropped
     gc.collect()  # the module's hooks are its own bound methods: a cycle
     assert subclass._live[0] == before
+
+
+def test_compiled_lazy_module():
+    m = retrograd.nn.Sequential(retrograd.nn.LazyLinear(3), retrograd.nn.ReLU(),
+                                retrograd.nn.LazyLinear(2))
+    compiled = retrograd.compile(m)
+    x = _ours(randn(4, 5))
+    out = compiled(x)
+    assert [type(s).__name__ for s in m] == ["Linear", "ReLU", "Linear"]
+    np.testing.assert_allclose(out.detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(compiled(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
