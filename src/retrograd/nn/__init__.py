@@ -1,7 +1,7 @@
 """retrograd.nn: modules, parameters, functional."""
 
 from retrograd.nn import functional
-from retrograd.nn.parameter import Parameter, Buffer
+from retrograd.nn.parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from retrograd.nn.modules import *
 from retrograd.nn.modules import Module
 from retrograd.nn import attention, init, parallel, utils
