@@ -76,7 +76,8 @@ def train(case, **join_kwargs):
 
 train({"name": "default"})
 train({"name": "undivided"}, divide_by_initial_world_size=False)
-train({"name": "no_buffer_sync", "ddp": {"broadcast_buffers": False}})
+train({"name": "no_buffer_sync", "ddp": {"forward_sync_buffers": False}})
+train({"name": "no_buffer_broadcast", "ddp": {"broadcast_buffers": False}})
 train({"name": "small_buckets", "ddp": {"bucket_cap_mb": 0.0001}})
 train({"name": "no_sync_first"})
 
@@ -97,3 +98,5 @@ except KeyError as e:
 dist.barrier()
 report("done")
 out.close()
+del ddp
+dist.destroy_process_group()  # (torch's gloo threads may abort the exit otherwise)

@@ -16,6 +16,7 @@ a rank that joined last. Buffers are broadcast from the highest-ranked rank stil
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -39,11 +40,11 @@ PARAM_SIZES = ("[{rank}]: params[{i}] in this process with sizes {sizes} appears
 
 class DistributedDataParallel(Module, Joinable):
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
-                 dim: int = 0, broadcast_buffers: bool | None = True, init_sync: bool = True,
+                 dim: int = 0, broadcast_buffers: bool | None = None, init_sync: bool = True,
                  process_group: Any = None, bucket_cap_mb: float | None = None,
                  find_unused_parameters: bool = False, check_reduction: bool = False,
                  gradient_as_bucket_view: bool = False, static_graph: bool = False,
-                 **kwargs: Any) -> None:
+                 forward_sync_buffers: bool | None = None, **kwargs: Any) -> None:
         Module.__init__(self)
         self._join_config = _disabled_join_config()  # (Joinable's __init__, without Module's)
         self._divide_by_initial_world_size = True
@@ -58,7 +59,12 @@ class DistributedDataParallel(Module, Joinable):
         self.output_device = None
         self.dim = dim
         self.process_group = process_group
-        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        init_sync_buffers = _buffer_sync(broadcast_buffers, forward_sync_buffers)
+        self.forward_sync_buffers = self.broadcast_buffers = (
+            init_sync_buffers if forward_sync_buffers is None else forward_sync_buffers)
+        if check_reduction:
+            warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module "
+                          "is deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
@@ -69,7 +75,8 @@ class DistributedDataParallel(Module, Joinable):
         self._module_buffers = list(module.buffers())
         self._check_same_model(params)
         if init_sync:
-            _broadcast_coalesced([*(p for p in module.parameters()), *self._module_buffers],
+            _broadcast_coalesced([*(p for p in module.parameters()),
+                                  *(self._module_buffers if init_sync_buffers else ())],
                                  process_group)
         self.reducer = Reducer(params, process_group, bucket_cap_mb, find_unused_parameters,
                                gradient_as_bucket_view, static_graph)
@@ -193,6 +200,27 @@ class DistributedDataParallel(Module, Joinable):
 
     def __getstate__(self) -> dict:
         raise RuntimeError("DistributedDataParallel cannot be pickled")
+
+
+def _buffer_sync(broadcast_buffers: bool | None, forward_sync_buffers: bool | None) -> bool:
+    """Whether construction broadcasts the buffers, with torch's deprecation warnings:
+    `broadcast_buffers` (deprecated) governs construction and forward, `forward_sync_buffers`
+    the forward only (construction always broadcasts then)."""
+    if broadcast_buffers is not None:
+        if forward_sync_buffers is not None:
+            warnings.warn("Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
+                          "`broadcast_buffers` is deprecated and its value is ignored when "
+                          "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=3)
+        else:
+            warnings.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` "
+                          "instead. IMPORTANT: unlike `broadcast_buffers=False`, "
+                          "`forward_sync_buffers=False` still syncs buffers at init. If you "
+                          "rely on buffers NOT being synced at init (e.g. rank-local buffers), "
+                          "keep using `broadcast_buffers=False` until `init_sync_buffers` is "
+                          "available.", FutureWarning, stacklevel=3)
+    if forward_sync_buffers is not None:
+        return True
+    return True if broadcast_buffers is None else bool(broadcast_buffers)
 
 
 def _disabled_join_config() -> Any:
