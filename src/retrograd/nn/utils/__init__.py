@@ -1,6 +1,7 @@
-"""retrograd.nn.utils: gradient clipping, parameter/vector conversion, packed sequences."""
+"""retrograd.nn.utils: gradient clipping, parameter/vector conversion, packed sequences,
+parametrizations."""
 
-from retrograd.nn.utils import clip_grad, convert_parameters, rnn
+from retrograd.nn.utils import clip_grad, convert_parameters, parametrize, rnn
 from retrograd.nn.utils.clip_grad import (
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
