@@ -1,11 +1,10 @@
 """QR in Householder form: geqrf (LAPACK's compact factorization) and
-linalg.householder_product / orgqr (the product of its reflectors).
+linalg.householder_product / orgqr (the product of its reflectors H_i = I - tau_i v_i v_i^T,
+applied to the first columns of the identity).
 
 geqrf comes from NumPy's raw QR, which is LAPACK's geqrf output stored transposed; like torch
-it has no derivative. householder_product is written with retrograd ops, one reflector
-H_i = I - tau_i v_i v_i^H at a time applied to the first columns of the identity, so its gradient
-(and the gradient of that) come from those ops; the node on the result is therefore that of the
-last op, not torch's LinalgHouseholderProductBackward0.
+it has no derivative. householder_product's gradient is a reverse sweep over the reflectors
+written with retrograd ops (LinalgHouseholderProductBackward0). Real dtypes only.
 """
 
 from __future__ import annotations
@@ -79,25 +78,71 @@ def _check_householder(name: str, a: Tensor, tau: Tensor) -> None:
                            f"input.shape[:-2], but got {tuple(tau.shape[:-1])}")
 
 
-def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
-    """torch.linalg.householder_product: the first n columns of H_1 ... H_k."""
+def _hp_forward(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    m, n = a.shape[-2:]
+    q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+    # right to left: Q = H_0 (H_1 (... (H_{k-1} E)))
+    for i in range(tau.shape[-1] - 1, -1, -1):
+        v = np.zeros(a.shape[:-1], a.dtype)
+        v[..., i] = 1
+        v[..., i + 1:] = a[..., i + 1:, i]
+        w = np.einsum("...m,...mn->...n", v, q)
+        q -= tau[..., i, None, None] * v[..., :, None] * w[..., None, :]
+    return column_major(q)
+
+
+def _reflector(a: Tensor, i: int) -> Tensor:
+    """v_i as a column: zeros above row i, one at row i, a's column i below."""
     import retrograd
 
+    batch, m = tuple(a.shape[:-2]), a.shape[-2]
+    parts = [retrograd.zeros(*batch, i, dtype=a.dtype), retrograd.ones(*batch, 1, dtype=a.dtype)]
+    if i + 1 < m:
+        parts.append(a[..., i + 1:, i])
+    return retrograd.cat(parts, dim=-1).unsqueeze(-1)
+
+
+def _hp_grads(grad: Tensor, input: Tensor, tau: Tensor) -> tuple:
+    """Reverse sweep over Q_i = H_i Q_{i+1} (Q_k = E): with G_i the gradient for Q_i,
+    d tau_i = -<G_i, v_i v_i^T Q_{i+1}>, d v_i = -tau_i (G_i Q_{i+1}^T + Q_{i+1} G_i^T) v_i and
+    G_{i+1} = H_i^T G_i. The Q_{i+1} are recomputed from input, so this differentiates again."""
+    import retrograd
+
+    a = input
+    batch, (m, n), k = tuple(a.shape[:-2]), tuple(a.shape[-2:]), tau.shape[-1]
+    vs = [_reflector(a, i) for i in range(k)]
+    ts = [tau[..., i].unsqueeze(-1).unsqueeze(-1) for i in range(k)]
+    states: list = [None] * k
+    q = retrograd.eye(m, n, dtype=a.dtype).expand(*batch, m, n)
+    for i in range(k - 1, -1, -1):
+        states[i] = q
+        q = q - ts[i] * (vs[i] @ (vs[i].mT @ q))
+    g = grad
+    cols, dtau = [], []
+    for i in range(k):
+        v, t, qi = vs[i], ts[i], states[i]
+        vg, vq = v.mT @ g, v.mT @ qi
+        dtau.append(-(vg * vq).sum((-2, -1)))
+        dv = -t * (g @ vq.mT + qi @ vg.mT)
+        col = retrograd.zeros(*batch, i + 1, 1, dtype=a.dtype)
+        cols.append(retrograd.cat([col, dv[..., i + 1:, :]], dim=-2) if i + 1 < m else col)
+        g = g - t * (v @ vg)
+    if n > k:
+        cols.append(retrograd.zeros(*batch, m, n - k, dtype=a.dtype))
+    return retrograd.cat(cols, dim=-1), retrograd.stack(dtau, dim=-1)
+
+
+_householder_product = op(
+    "linalg_householder_product(Tensor input, Tensor tau) -> Tensor", _hp_forward,
+    grads={"input, tau": _hp_grads}, function=False, method=False)
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """torch.linalg.householder_product: the first n columns of H_0 ... H_{k-1}."""
     if out is not None:
         raise NotImplementedError("retrograd.linalg.householder_product does not support out=")
     _check_householder("torch.linalg.householder_product", A, tau)
-    m, n = A.shape[-2], A.shape[-1]
-    batch = tuple(A.shape[:-2])
-    q = retrograd.eye(m, n, dtype=A.dtype).expand(*batch, m, n)
-    # applied right to left: Q = H_1 (H_2 (... (H_k E)))
-    for i in range(tau.shape[-1] - 1, -1, -1):
-        head = retrograd.zeros(*batch, i, dtype=A.dtype)
-        one = retrograd.ones(*batch, 1, dtype=A.dtype)
-        parts = [head, one] + ([A[..., i + 1:, i]] if i + 1 < m else [])
-        v = retrograd.cat(parts, dim=-1).unsqueeze(-1)
-        t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
-        q = q - t * (v @ (v.mT @ q))
-    return q
+    return _householder_product(A, tau)
 
 
 def orgqr(input: Tensor, tau: Tensor) -> Tensor:
