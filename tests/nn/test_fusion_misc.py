@@ -152,3 +152,24 @@ def test_stateless_functional_call():
         return out
 
     both(prog, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "contiguous_format"])
+def test_convert_conv_weight_memory_format(fmt):
+    x2 = RNG.standard_normal((1, 3, 5, 5))
+
+    def prog(lib):
+        mf = getattr(lib, fmt)
+        net = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.ReLU(),
+                                lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 2)),
+                                lib.nn.Conv3d(1, 1, 1), lib.nn.Linear(3, 3))
+        _fill(lib, net, 8)
+        w = net[0].weight
+        out = lib.nn.utils.convert_conv2d_weight_memory_format(net, mf)
+        net3 = lib.nn.utils.convert_conv3d_weight_memory_format(
+            lib.nn.Sequential(lib.nn.Conv3d(2, 3, 2)), lib.channels_last_3d)
+        return [out is net, net[0].weight is w, net[0].weight.stride(),
+                net[2][0].weight.stride(), net[3].weight.stride(), net[4].weight.stride(),
+                net3[0].weight.stride(), net[2](net[0](lib.from_numpy(x2.copy())))]
+
+    both(prog, rtol=1e-6, atol=1e-9)
