@@ -1059,7 +1059,7 @@ class Tensor:
     def geometric_(self, p: _float, *, generator: _Generator | None=...) -> Tensor:
         ...
 
-    def geqrf(self, *, out: Any=...) -> tuple:
+    def geqrf(self) -> tuple:
         ...
 
     def ger(self, vec2: Tensor) -> Tensor:

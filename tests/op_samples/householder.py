@@ -23,6 +23,7 @@ SAMPLES = [
     Sample("geqrf", (arr(4, 3, seed=1),), name="tall", **NOT_DIFF),
     Sample("geqrf", (arr(3, 5, seed=2),), name="wide", **NOT_DIFF),
     Sample("geqrf", (arr(2, 4, 4, seed=3),), name="batch", **NOT_DIFF),
+    Sample("Tensor.geqrf", (arr(5, 2, seed=4),), **NOT_DIFF),
     Sample("linalg.householder_product", (A43, T43)),
     Sample("linalg.householder_product", (A33, T33), name="square"),
     Sample("linalg.householder_product", (AB, TB), name="batch"),

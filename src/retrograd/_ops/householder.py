@@ -14,7 +14,7 @@ import numpy as np
 from retrograd._ops.kernels.linalg_solvers import column_major
 from retrograd._ops.layout import not_implemented
 from retrograd._ops.linalg_returns import _named
-from retrograd._ops.registry import op, register
+from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
 
 _named("geqrf", ("a", "tau"))
@@ -150,5 +150,11 @@ def orgqr(input: Tensor, tau: Tensor) -> Tensor:
     return householder_product(input, tau)
 
 
-register("geqrf", geqrf, method=True)
+def _geqrf_method(self: Tensor) -> tuple:
+    """Tensor.geqrf: torch.geqrf of self."""
+    return geqrf(self)
+
+
+register("geqrf", geqrf)
+register_method("geqrf", _geqrf_method)
 register("orgqr", orgqr, method=True)
