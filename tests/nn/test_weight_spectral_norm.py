@@ -230,3 +230,35 @@ def test_spectral_norm_hooks_errors():
                 error_of(sn, m, "bias"), error_of(sn, m, "nothing")]
 
     both(prog)
+
+
+def test_training_loop_with_parametrizations():
+    """SGD on a small net with weight_norm and spectral_norm layers, then .float()."""
+
+    def build(lib):
+        net = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.Tanh(), lib.nn.Linear(6, 2))
+        _fill(lib, net)
+        lib.nn.utils.parametrizations.weight_norm(net[0])
+        lib.nn.utils.parametrizations.spectral_norm(net[2])
+        return net
+
+    state = _torch_state(build)
+    x, target = RNG.standard_normal((8, 4)), RNG.standard_normal((8, 2))
+
+    def prog(lib):
+        net = build(lib)
+        _load(lib, net, state)
+        opt = lib.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = ((net(lib.from_numpy(x.copy())) - lib.from_numpy(target.copy())) ** 2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss)
+        net.float()
+        y = net(lib.from_numpy(x.astype(np.float32)))
+        return [losses, net.state_dict(), y, y.dtype, net[0].weight.dtype,
+                [n for n, _ in net.named_parameters()]]
+
+    both(prog, rtol=1e-5, atol=1e-7)
