@@ -1,0 +1,296 @@
+"""kl_divergence(p, q) and register_kl: KL(p || q) in closed form, chosen by the most specific
+registered pair of types (torch's dispatch, including its ambiguity warning)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from functools import total_ordering
+from typing import Any
+
+import retrograd
+from retrograd._tensor import Tensor
+from retrograd.distributions.bernoulli import Bernoulli
+from retrograd.distributions.binomial import Binomial
+from retrograd.distributions.categorical import Categorical
+from retrograd.distributions.cauchy import Cauchy
+from retrograd.distributions.distribution import Distribution
+from retrograd.distributions.exp_family import ExponentialFamily
+from retrograd.distributions.exponential import Exponential
+from retrograd.distributions.geometric import Geometric
+from retrograd.distributions.independent import Independent
+from retrograd.distributions.laplace import Laplace
+from retrograd.distributions.normal import Normal
+from retrograd.distributions.one_hot_categorical import OneHotCategorical
+from retrograd.distributions.poisson import Poisson
+from retrograd.distributions.transformed_distribution import TransformedDistribution
+from retrograd.distributions.uniform import Uniform
+from retrograd.distributions.utils import _sum_rightmost
+
+__all__ = ["register_kl", "kl_divergence"]
+
+_KL_REGISTRY: dict[tuple[type, type], Callable] = {}  # what was registered
+_KL_MEMOIZE: dict[tuple[type, type], Any] = {}  # the lookup for concrete type pairs
+
+
+def register_kl(type_p: type, type_q: type) -> Callable:
+    """Decorator: `fun(p, q)` computes KL(p || q) for p of type_p and q of type_q."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun: Callable) -> Callable:
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()  # a new pair can change which one is most specific
+        return fun
+    return decorator
+
+
+@total_ordering
+class _Match:
+    """Orders type pairs lexicographically by specificity (a subclass sorts first)."""
+
+    __slots__ = ["types"]
+
+    def __init__(self, *types: type) -> None:
+        self.types = types
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Match) and self.types == other.types
+
+    def __le__(self, other: _Match) -> bool:
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p: type, type_q: type) -> Any:
+    matches = [(sp, sq) for sp, sq in _KL_REGISTRY
+               if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    if not matches:
+        return NotImplemented
+    # most specific in p first, and most specific in q first: they must agree
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun = _KL_REGISTRY[left_p, left_q]
+    right_fun = _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(
+            f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+            f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+            RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
+    """KL(p || q), batched over the two distributions' batch shapes."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _dispatch_kl(type(p), type(q))
+        _KL_MEMOIZE[type(p), type(q)] = fun
+    if fun is NotImplemented:
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
+            f"{q.__class__.__name__}")
+    return fun(p, q)
+
+
+def _infinite_like(tensor: Tensor) -> Tensor:
+    return retrograd.full_like(tensor, math.inf)
+
+
+def _set_where(t: Tensor, mask: Tensor, value: float) -> Tensor:
+    """t with value where mask holds (no gradient flows through those entries)."""
+    return t.masked_fill(mask.expand_as(t), value)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p: Any, q: Any) -> Tensor:
+    softplus = retrograd.nn.functional.softplus
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = _set_where(_set_where(t1, q.probs == 0, math.inf), p.probs == 0, 0)
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = _set_where(_set_where(t2, q.probs == 1, math.inf), p.probs == 1, 0)
+    return t1 + t2
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Any, q: Any) -> Tensor:
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    return _set_where(kl, p.total_count > q.total_count, math.inf)
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p: Any, q: Any) -> Tensor:
+    t = p.probs * (p.logits - q.logits)
+    t = _set_where(_set_where(t, q.probs == 0, math.inf), p.probs == 0, 0)
+    return t.sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Any, q: Any) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: Any, q: Any) -> Tensor:
+    # the Bregman divergence of the log normalizer between the natural parameters
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot"
+            + " " * 29 + "be computed using Bregman divergences")
+    p_params = [n.detach().requires_grad_() for n in p._natural_params]
+    q_params = q._natural_params
+    log_norm = p._log_normalizer(*p_params)
+    grads = retrograd.autograd.grad(log_norm.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - log_norm
+    for pn, qn, g in zip(p_params, q_params, grads):
+        result = result - _sum_rightmost((qn - pn) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Any, q: Any) -> Tensor:
+    return -p.entropy() - retrograd.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Any, q: Any) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return (-scale_ratio.log() + loc_abs_diff / q.scale
+            + scale_ratio * retrograd.exp(-loc_abs_diff / p.scale) - 1)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p: Any, q: Any) -> Tensor:
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p: Any, q: Any) -> Tensor:
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Any, q: Any) -> Tensor:
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: Any, q: Any) -> Tensor:
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p: Any, q: Any) -> Tensor:
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _set_where(result, (q.low > p.low) | (q.high < p.high), math.inf)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p: Any, q: Any) -> Tensor:
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.rate)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p: Any, q: Any) -> Tensor:
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * retrograd.log(rate_sqr * var_normal * 2 * math.pi)
+    t2 = rate_sqr.reciprocal()
+    t3 = q.loc / p.rate
+    t4 = q.loc.pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Uniform)
+def _kl_laplace_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.loc)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p: Any, q: Any) -> Tensor:
+    var_normal = q.scale.pow(2)
+    ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * retrograd.log(2 * ratio / math.pi)
+    t2 = 0.5 * p.loc.pow(2)
+    t3 = p.loc * q.loc
+    t4 = 0.5 * q.loc.pow(2)
+    return -t1 + ratio + (t2 - t3 + t4) / var_normal - 1
+
+
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Uniform)
+def _kl_normal_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.loc)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p: Any, q: Any) -> Tensor:
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    z = loc_diff / p.scale
+    t1 = retrograd.log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * retrograd.exp(-0.5 * z.pow(2))
+    t3 = loc_diff * retrograd.erf(math.sqrt(0.5) * z)
+    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.rate)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponetial(p: Any, q: Any) -> Tensor:
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _set_where(result, p.low < q.support.lower_bound, math.inf)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p: Any, q: Any) -> Tensor:
+    width = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / width).log()
+    t2 = width.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Any, q: Any) -> Tensor:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist),
+                          p.reinterpreted_batch_ndims)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Any, q: Any) -> Tensor:
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    t2 = (4 * p.scale * q.scale).log()
+    return t1 - t2
