@@ -34,7 +34,8 @@ def _grads(lib: Any, leaves: list, fn: Callable[[], Any]) -> Any:
         out = fn()
         if not out.requires_grad:
             return "no grad"
-        grads = lib.autograd.grad(out.sum(), leaves, allow_unused=True)
+        # parameters derived once in __init__ (Chi2's concentration) share a graph across calls
+        grads = lib.autograd.grad(out.sum(), leaves, allow_unused=True, retain_graph=True)
         return [g if g is not None else "none" for g in grads]
     return error_of(run)
 

@@ -1,24 +1,33 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
-Bernoulli, Binomial, Categorical, Cauchy, Exponential, Geometric, Independent, Laplace,
-LogNormal, Normal, OneHotCategorical (and its StraightThrough variant), Poisson,
-TransformedDistribution and Uniform, with torch's methods (sample/rsample, log_prob, cdf/icdf,
-entropy, mean/mode/variance/stddev, expand, enumerate_support), `transforms`, `constraints`, and
-`kl_divergence`/`register_kl` for the pairs torch defines among them. Arguments and the values
-given to log_prob/cdf are validated by default with torch's error texts
-(`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
+Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric,
+Independent, Laplace, LogNormal, Normal, OneHotCategorical (and its StraightThrough variant),
+Poisson, StudentT, TransformedDistribution and Uniform, with torch's methods (sample/rsample,
+log_prob, cdf/icdf, entropy, mean/mode/variance/stddev, expand, enumerate_support),
+`transforms`, `constraints`, and `kl_divergence`/`register_kl` for the pairs torch defines
+among them. Arguments and the values given to log_prob/cdf are validated by default with
+torch's error texts (`Distribution.set_default_validate_args(False)` or `validate_args=False`
+turns it off).
+
 Samples come from retrograd's own generator: the same distributions as torch's, not the same
-numbers.
+numbers. Gamma's rsample (and Chi2's, Beta's, Dirichlet's, StudentT's through it)
+differentiates the draws in the concentration implicitly through the Gamma CDF, as torch does;
+Dirichlet's gradient goes through normalized Gamma draws rather than torch's closed-form
+Dirichlet one (the same expectation).
 """
 
 from retrograd.distributions import constraints, transforms
 from retrograd.distributions.bernoulli import Bernoulli
+from retrograd.distributions.beta import Beta
 from retrograd.distributions.binomial import Binomial
 from retrograd.distributions.categorical import Categorical
+from retrograd.distributions.chi2 import Chi2
 from retrograd.distributions.cauchy import Cauchy
+from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.distribution import Distribution
 from retrograd.distributions.exp_family import ExponentialFamily
 from retrograd.distributions.exponential import Exponential
+from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.kl import kl_divergence, register_kl
@@ -30,6 +39,7 @@ from retrograd.distributions.one_hot_categorical import (
     OneHotCategoricalStraightThrough,
 )
 from retrograd.distributions.poisson import Poisson
+from retrograd.distributions.studentT import StudentT
 from retrograd.distributions.transformed_distribution import TransformedDistribution
 from retrograd.distributions.transforms import (
     AbsTransform,
@@ -51,9 +61,10 @@ from retrograd.distributions.transforms import (
 from retrograd.distributions.uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
-    "ExponentialFamily", "Geometric", "Independent", "Laplace", "LogNormal", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent",
+    "Laplace", "LogNormal", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "StudentT",
     "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
     "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",

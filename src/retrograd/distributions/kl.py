@@ -12,12 +12,15 @@ from typing import Any
 import retrograd
 from retrograd._tensor import Tensor
 from retrograd.distributions.bernoulli import Bernoulli
+from retrograd.distributions.beta import Beta
 from retrograd.distributions.binomial import Binomial
 from retrograd.distributions.categorical import Categorical
 from retrograd.distributions.cauchy import Cauchy
+from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.distribution import Distribution
 from retrograd.distributions.exp_family import ExponentialFamily
 from retrograd.distributions.exponential import Exponential
+from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.laplace import Laplace
@@ -26,7 +29,7 @@ from retrograd.distributions.one_hot_categorical import OneHotCategorical
 from retrograd.distributions.poisson import Poisson
 from retrograd.distributions.transformed_distribution import TransformedDistribution
 from retrograd.distributions.uniform import Uniform
-from retrograd.distributions.utils import _sum_rightmost
+from retrograd.distributions.utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -210,6 +213,7 @@ def _kl_bernoulli_poisson(p: Any, q: Any) -> Tensor:
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
+@register_kl(Exponential, Beta)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.rate)
@@ -226,7 +230,9 @@ def _kl_exponential_normal(p: Any, q: Any) -> Tensor:
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
+@register_kl(Laplace, Beta)
 @register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
 @register_kl(Laplace, Uniform)
 def _kl_laplace_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
@@ -243,7 +249,9 @@ def _kl_laplace_normal(p: Any, q: Any) -> Tensor:
     return -t1 + ratio + (t2 - t3 + t4) / var_normal - 1
 
 
+@register_kl(Normal, Beta)
 @register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
@@ -294,3 +302,130 @@ def _kl_cauchy_cauchy(p: Any, q: Any) -> Tensor:
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+def _x_log_x(tensor: Tensor) -> Tensor:
+    return retrograd.xlogy(tensor, tensor)  # 0 at 0
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Any, q: Any) -> Tensor:
+    sum_p = p.concentration1 + p.concentration0
+    sum_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * retrograd.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * retrograd.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * retrograd.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Any, q: Any) -> Tensor:
+    sum_p = p.concentration.sum(-1)
+    sum_q = q.concentration.sum(-1)
+    t1 = sum_p.lgamma() - sum_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Any, q: Any) -> Tensor:
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = retrograd.lgamma(q.concentration) - retrograd.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * retrograd.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p: Any, q: Any) -> Tensor:
+    return (-p.entropy() - q.rate.log()
+            + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0)))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p: Any, q: Any) -> Tensor:
+    total = p.concentration1 + p.concentration0
+    t1 = -p.entropy()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (p.concentration1.digamma() - total.digamma())
+    t4 = q.rate * p.concentration1 / total
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p: Any, q: Any) -> Tensor:
+    total = p.concentration1 + p.concentration0
+    e_beta = p.concentration1 / total
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    t3 = (e_beta * (1 - e_beta) / (total + 1) + e_beta.pow(2)) * 0.5
+    t4 = q.loc * e_beta
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p: Any, q: Any) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
+    return _set_where(result, outside, math.inf)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p: Any, q: Any) -> Tensor:
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * retrograd.log(ratio)
+    return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
+            - (1 + euler_constant))
+
+
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p: Any, q: Any) -> Tensor:
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p: Any, q: Any) -> Tensor:
+    var_normal = q.scale.pow(2)
+    beta_sqr = p.rate.pow(2)
+    t1 = (0.5 * retrograd.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
+          - p.concentration.lgamma())
+    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t3 = q.loc * p.concentration / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p: Any, q: Any) -> Tensor:
+    width = p.high - p.low
+    t1 = retrograd.log(width)
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
+    t4 = (q.concentration1.lgamma() + q.concentration0.lgamma()
+          - (q.concentration1 + q.concentration0).lgamma())
+    result = t3 + t4 - t1 - t2
+    outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
+    return _set_where(result, outside, math.inf)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p: Any, q: Any) -> Tensor:
+    width = p.high - p.low
+    t1 = width.log()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t4 = q.rate * (p.high + p.low) / 2
+    result = -t1 + t2 + t3 + t4
+    return _set_where(result, p.low < q.support.lower_bound, math.inf)
