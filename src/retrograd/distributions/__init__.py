@@ -1,8 +1,9 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
 Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric,
-Independent, Laplace, LogNormal, Normal, OneHotCategorical (and its StraightThrough variant),
-Poisson, StudentT, TransformedDistribution and Uniform, with torch's methods (sample/rsample,
+Independent, Laplace, LogNormal, MultivariateNormal, Normal, OneHotCategorical (and its
+StraightThrough variant), Poisson, RelaxedBernoulli, RelaxedOneHotCategorical, StudentT,
+TransformedDistribution and Uniform, with torch's methods (sample/rsample,
 log_prob, cdf/icdf, entropy, mean/mode/variance/stddev, expand, enumerate_support),
 `transforms`, `constraints`, and `kl_divergence`/`register_kl` for the pairs torch defines
 among them. Arguments and the values given to log_prob/cdf are validated by default with
@@ -33,12 +34,15 @@ from retrograd.distributions.independent import Independent
 from retrograd.distributions.kl import kl_divergence, register_kl
 from retrograd.distributions.laplace import Laplace
 from retrograd.distributions.log_normal import LogNormal
+from retrograd.distributions.multivariate_normal import MultivariateNormal
 from retrograd.distributions.normal import Normal
 from retrograd.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
 from retrograd.distributions.poisson import Poisson
+from retrograd.distributions.relaxed_bernoulli import RelaxedBernoulli
+from retrograd.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from retrograd.distributions.studentT import StudentT
 from retrograd.distributions.transformed_distribution import TransformedDistribution
 from retrograd.distributions.transforms import (
@@ -63,8 +67,9 @@ from retrograd.distributions.uniform import Uniform
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
     "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent",
-    "Laplace", "LogNormal", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "StudentT",
+    "Laplace", "LogNormal", "MultivariateNormal", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT",
     "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
     "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",

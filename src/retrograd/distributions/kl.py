@@ -24,6 +24,7 @@ from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.laplace import Laplace
+from retrograd.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from retrograd.distributions.normal import Normal
 from retrograd.distributions.one_hot_categorical import OneHotCategorical
 from retrograd.distributions.poisson import Poisson
@@ -429,3 +430,24 @@ def _kl_uniform_gamma(p: Any, q: Any) -> Tensor:
     t4 = q.rate * (p.high + p.low) / 2
     result = -t1 + t2 + t3 + t4
     return _set_where(result, p.low < q.support.lower_bound, math.inf)
+
+
+def _batch_trace_XXT(bmat: Tensor) -> Tensor:
+    """trace(X X^T) over the batch: the sum of squares of each matrix."""
+    return bmat.pow(2).sum((-2, -1))
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with"
+                         + " " * 26 + "different event shapes cannot be computed")
+    Lq, Lp = q._unbroadcasted_scale_tril, p._unbroadcasted_scale_tril
+    half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    batch = retrograd.broadcast_shapes(tuple(Lq.shape[:-2]), tuple(Lp.shape[:-2]))
+    n = p.event_shape[0]
+    term2 = _batch_trace_XXT(retrograd.linalg.solve_triangular(
+        Lq.expand(tuple(batch) + (n, n)), Lp.expand(tuple(batch) + (n, n)), upper=False))
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
