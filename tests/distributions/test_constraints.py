@@ -71,6 +71,4 @@ def test_independent_cat_stack():
 
 
 def test_all():
-    # MixtureSameFamily (and its constraint) is not in retrograd yet
-    both(lambda lib: sorted(set(lib.distributions.constraints.__all__)
-                            - {"MixtureSameFamilyConstraint"}))
+    both(lambda lib: sorted(lib.distributions.constraints.__all__))

@@ -30,6 +30,14 @@ from retrograd.distributions.exp_family import ExponentialFamily
 from retrograd.distributions.exponential import Exponential
 from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
+from retrograd.distributions.gumbel import Gumbel
+from retrograd.distributions.half_cauchy import HalfCauchy
+from retrograd.distributions.half_normal import HalfNormal
+from retrograd.distributions.mixture_same_family import MixtureSameFamily
+from retrograd.distributions.multinomial import Multinomial
+from retrograd.distributions.negative_binomial import NegativeBinomial
+from retrograd.distributions.pareto import Pareto
+from retrograd.distributions.weibull import Weibull
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.kl import kl_divergence, register_kl
 from retrograd.distributions.laplace import Laplace
@@ -65,6 +73,8 @@ from retrograd.distributions.transforms import (
 from retrograd.distributions.uniform import Uniform
 
 __all__ = [
+    "Gumbel", "HalfCauchy", "HalfNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
+    "Pareto", "Weibull",
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
     "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent",
     "Laplace", "LogNormal", "MultivariateNormal", "Normal",

@@ -1,0 +1,93 @@
+"""HalfNormal, HalfCauchy, Gumbel, Pareto, Weibull, Multinomial, NegativeBinomial and
+MixtureSameFamily against torch; their sampling statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd
+from retrograd import distributions as D
+from tests.distributions.harness import check_parity, check_sampling
+from tests.parity.harness import both, error_of
+
+SCALE = np.array([0.5, 1.0, 2.0])
+LOC = np.array([0.3, -1.0, 2.0])
+POS = np.array([0.3, 1.0, 2.5])
+PROBS = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
+
+CASES = {
+    "half_normal": (lambda lib, s: lib.distributions.HalfNormal(s), {"s": SCALE},
+                    [POS, np.array([0.1, 0.5, 0.9])]),
+    "half_cauchy": (lambda lib, s: lib.distributions.HalfCauchy(s), {"s": SCALE},
+                    [POS, np.array([0.1, 0.5, 0.9])]),
+    "gumbel": (lambda lib, loc, s: lib.distributions.Gumbel(loc, s), {"loc": LOC, "s": SCALE},
+               [POS, np.array([0.1, 0.5, 0.9])]),
+    "gumbel_numbers": (lambda lib: lib.distributions.Gumbel(1.0, 2.0), {},
+                       [np.array(0.5, dtype=np.float32)]),
+    "pareto": (lambda lib, s, a: lib.distributions.Pareto(s, a),
+               {"s": SCALE, "a": np.array([0.8, 1.5, 3.0])}, [POS + 2.0, POS]),
+    "weibull": (lambda lib, s, c: lib.distributions.Weibull(s, c),
+                {"s": SCALE, "c": np.array([0.8, 1.5, 3.0])}, [POS]),
+    "multinomial": (lambda lib, p: lib.distributions.Multinomial(4, p), {"p": PROBS},
+                    [np.array([[1.0, 1.0, 2.0], [4.0, 0.0, 0.0]]), np.array([1.0, 1.0, 1.0])]),
+    "multinomial_logits": (lambda lib, lg: lib.distributions.Multinomial(3, logits=lg),
+                           {"lg": np.log(PROBS)}, [np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 3.0]])]),
+    "negative_binomial": (lambda lib, n, p: lib.distributions.NegativeBinomial(n, p),
+                          {"n": np.array([0.0, 2.5, 4.0]), "p": np.array([0.2, 0.5, 0.0])},
+                          [np.array([0.0, 1.0, 3.0]), np.array([2.0, 0.5, 1.0])]),
+    "negative_binomial_logits": (
+        lambda lib, n, lg: lib.distributions.NegativeBinomial(n, logits=lg),
+        {"n": np.array([1.0, 2.5, 4.0]), "lg": LOC}, [np.array([0.0, 1.0, 3.0])]),
+    "mixture": (lambda lib, lg, loc, s: lib.distributions.MixtureSameFamily(
+        lib.distributions.Categorical(logits=lg), lib.distributions.Normal(loc, s)),
+        {"lg": np.array([0.2, -0.3, 1.0]), "loc": LOC, "s": SCALE},
+        [np.array([0.1, 1.0]), np.array(0.5)]),
+    "mixture_mvn": (lambda lib, lg, loc: lib.distributions.MixtureSameFamily(
+        lib.distributions.Categorical(logits=lg), lib.distributions.Independent(
+            lib.distributions.Normal(loc, lib.ones_like(loc)), 1)),
+        {"lg": np.array([[0.2, -0.3], [1.0, 0.0]]),
+         "loc": np.arange(8.0).reshape(2, 2, 2) / 4}, [np.array([[0.1, 1.0], [0.5, 0.2]])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parity(name):
+    make, params, values = CASES[name]
+    check_parity(make, params, values)
+
+
+def test_errors():
+    def program(lib):
+        d = lib.distributions
+        t = lib.tensor
+        return [error_of(d.HalfNormal, t([-1.0])), error_of(d.Pareto, 1.0, 0.0),
+                error_of(d.Weibull, t([0.0]), 1.0), error_of(d.Gumbel, 0.0, -1.0),
+                error_of(d.Multinomial, t(3), t([0.5, 0.5])),
+                error_of(d.NegativeBinomial, t([1.0]), t([1.0])),
+                error_of(d.MixtureSameFamily, d.Normal(0.0, 1.0), d.Normal(0.0, 1.0)),
+                error_of(d.MixtureSameFamily, d.Categorical(t([0.5, 0.5])), "x"),
+                error_of(d.MixtureSameFamily, d.Categorical(t([0.5, 0.5])),
+                         d.Normal(lib.zeros(3), 1.0)),
+                error_of(d.MixtureSameFamily, d.Categorical(lib.ones(2, 3) / 3),
+                         d.Normal(lib.zeros(4, 3), 1.0))]
+    both(program)
+
+
+def test_sampling():
+    t = retrograd.tensor
+    check_sampling(D.HalfNormal(t(SCALE)))
+    check_sampling(D.HalfCauchy(t(SCALE)), check_mean=False)
+    check_sampling(D.Gumbel(t(LOC), t(SCALE)))
+    check_sampling(D.Pareto(t(SCALE), t([4.5, 5.0, 6.0])), n=40000)
+    check_sampling(D.Weibull(t(SCALE), t([0.8, 1.5, 3.0])), n=40000)
+    check_sampling(D.Multinomial(4, t(PROBS)))
+    check_sampling(D.NegativeBinomial(t([1.0, 2.5, 4.0]), t([0.2, 0.5, 0.3])), n=40000)
+    check_sampling(D.MixtureSameFamily(D.Categorical(logits=t([0.2, -0.3, 1.0])),
+                                       D.Normal(t(LOC), t(SCALE))), n=40000)
+    s = D.Multinomial(4, t(PROBS)).sample((5,))
+    assert s.dtype == retrograd.float64 and bool((s.sum(-1) == 4).all())
+    loc = t(LOC, requires_grad=True)
+    x = D.HalfNormal(t(SCALE, requires_grad=True)).rsample((3,))
+    assert x.grad_fn is not None
+    assert D.Gumbel(loc, t(SCALE)).rsample((3,)).grad_fn is not None
