@@ -91,3 +91,41 @@ def test_sampling():
     x = D.HalfNormal(t(SCALE, requires_grad=True)).rsample((3,))
     assert x.grad_fn is not None
     assert D.Gumbel(loc, t(SCALE)).rsample((3,)).grad_fn is not None
+
+
+def _kl(lib, a, b):
+    from tests.distributions.harness import leaf
+
+    def make(name, k):
+        s = 0.4 * k
+        x = leaf(lib, np.array([0.5, 1.2, 2.0]) + s)
+        y = leaf(lib, np.array([2.5, 3.0, 4.5]) + s)
+        d = lib.distributions
+        made = {"gumbel": lambda: d.Gumbel(x, y), "halfnormal": lambda: d.HalfNormal(y),
+                "pareto": lambda: d.Pareto(x, y), "normal": lambda: d.Normal(x, y),
+                "exponential": lambda: d.Exponential(y), "gamma": lambda: d.Gamma(x, y),
+                "beta": lambda: d.Beta(x, y), "laplace": lambda: d.Laplace(x, y),
+                "uniform": lambda: d.Uniform(x, x + y)}[name]()
+        return made, [x, y]
+    p, lp = make(a, 0)
+    q, lq = make(b, 1)
+    out = error_of(lib.distributions.kl_divergence, p, q)
+    if out[0] != "ok" or not out[1].requires_grad:
+        return out
+    grads = lib.autograd.grad(out[1][out[1].isfinite()].sum(), lp + lq, allow_unused=True)
+    return out, [g if g is not None else "none" for g in grads]
+
+
+KL_PAIRS = [("gumbel", "gumbel"), ("halfnormal", "halfnormal"), ("pareto", "pareto"),
+            ("beta", "pareto"), ("exponential", "pareto"), ("gamma", "pareto"),
+            ("laplace", "pareto"), ("normal", "pareto"), ("exponential", "gumbel"),
+            ("gamma", "gumbel"), ("gumbel", "beta"), ("gumbel", "exponential"),
+            ("gumbel", "gamma"), ("gumbel", "pareto"), ("gumbel", "uniform"),
+            ("gumbel", "normal"), ("normal", "gumbel"), ("pareto", "beta"),
+            ("pareto", "uniform"), ("pareto", "exponential"), ("pareto", "gamma"),
+            ("pareto", "normal"), ("uniform", "gumbel"), ("uniform", "pareto")]
+
+
+@pytest.mark.parametrize("a,b", KL_PAIRS)
+def test_kl(a, b):
+    both(_kl, a, b, rtol=1e-7, atol=1e-9)

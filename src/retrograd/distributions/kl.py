@@ -22,11 +22,14 @@ from retrograd.distributions.exp_family import ExponentialFamily
 from retrograd.distributions.exponential import Exponential
 from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
+from retrograd.distributions.gumbel import Gumbel
+from retrograd.distributions.half_normal import HalfNormal
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.laplace import Laplace
 from retrograd.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from retrograd.distributions.normal import Normal
 from retrograd.distributions.one_hot_categorical import OneHotCategorical
+from retrograd.distributions.pareto import Pareto
 from retrograd.distributions.poisson import Poisson
 from retrograd.distributions.transformed_distribution import TransformedDistribution
 from retrograd.distributions.uniform import Uniform
@@ -215,6 +218,7 @@ def _kl_bernoulli_poisson(p: Any, q: Any) -> Tensor:
 
 
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.rate)
@@ -234,6 +238,7 @@ def _kl_exponential_normal(p: Any, q: Any) -> Tensor:
 @register_kl(Laplace, Beta)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
 def _kl_laplace_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
@@ -253,6 +258,7 @@ def _kl_laplace_normal(p: Any, q: Any) -> Tensor:
 @register_kl(Normal, Beta)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
@@ -386,6 +392,7 @@ def _kl_exponential_gamma(p: Any, q: Any) -> Tensor:
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.concentration)
@@ -451,3 +458,138 @@ def _kl_multivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
         Lq.expand(tuple(batch) + (n, n)), Lp.expand(tuple(batch) + (n, n)), upper=False))
     term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.concentration1)
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p: Any, q: Any) -> Tensor:
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = retrograd.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: Any, q: Any) -> Tensor:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Any, q: Any) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _set_where(result, p.support.lower_bound < q.support.lower_bound, math.inf)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p: Any, q: Any) -> Tensor:
+    scale_rate_prod = p.rate * q.scale
+    loc_scale_ratio = q.loc / q.scale
+    t1 = scale_rate_prod.log() - 1
+    t2 = retrograd.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
+    t3 = scale_rate_prod.reciprocal()
+    return t1 - loc_scale_ratio + t2 + t3
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p: Any, q: Any) -> Tensor:
+    beta_scale_prod = p.rate * q.scale
+    loc_scale_ratio = q.loc / q.scale
+    t1 = ((p.concentration - 1) * p.concentration.digamma() - p.concentration.lgamma()
+          - p.concentration)
+    t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
+    t3 = (retrograd.exp(loc_scale_ratio)
+          * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration) - loc_scale_ratio)
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+def _kl_gumbel_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.loc)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p: Any, q: Any) -> Tensor:
+    param_ratio = p.scale / q.scale
+    t1 = (param_ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p: Any, q: Any) -> Tensor:
+    mean_scale_ratio = p.loc / q.scale
+    var_scale_sqr_ratio = (p.scale / q.scale).pow(2)
+    loc_scale_ratio = q.loc / q.scale
+    t1 = var_scale_sqr_ratio.log() * 0.5
+    t2 = mean_scale_ratio - loc_scale_ratio
+    t3 = retrograd.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
+    return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
+
+
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.scale)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p: Any, q: Any) -> Tensor:
+    scale_rate_prod = p.scale * q.rate
+    t1 = (p.alpha / scale_rate_prod).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * scale_rate_prod / (p.alpha - 1)
+    return _set_where(t1 - t2 + t3 - 1, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p: Any, q: Any) -> Tensor:
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _set_where(t1 + t2 + t3 + t4 - 1, p.alpha <= 1, math.inf)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p: Any, q: Any) -> Tensor:
+    var_normal = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t2 = p.alpha.reciprocal()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    return _set_where(t1 - t2 + (t3 + t4) / var_normal - 1, p.alpha <= 2, math.inf)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p: Any, q: Any) -> Tensor:
+    common = q.scale / (p.high - p.low)
+    high_loc_diff = (p.high - q.loc) / q.scale
+    low_loc_diff = (p.low - q.loc) / q.scale
+    t1 = common.log() + 0.5 * (high_loc_diff + low_loc_diff)
+    t2 = common * (retrograd.exp(-high_loc_diff) - retrograd.exp(-low_loc_diff))
+    return t1 - t2
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p: Any, q: Any) -> Tensor:
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    result = t2 * (q.alpha + 1) - t1
+    return _set_where(result, p.low < q.support.lower_bound, math.inf)
