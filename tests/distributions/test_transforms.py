@@ -38,6 +38,9 @@ def _transforms(lib):
         "stack": T.StackTransform([T.ExpTransform(), T.SigmoidTransform(),
                                    T.AffineTransform(1.0, 2.0)], dim=-1),
         "inverse": T.ExpTransform().inv,
+        "cat": T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)], dim=-1,
+                              lengths=[1, 2]),
+        "corr_cholesky": T.CorrCholeskyTransform(),
     }
 
 
@@ -134,4 +137,59 @@ def test_transformed_errors_and_broadcast():
                 tuple(wide.batch_shape), repr(wide.base_dist),
                 error_of(lambda: D.TransformedDistribution(n, T.ExpTransform()).log_prob(
                     lib.tensor([-1.0, 1.0, 1.0])))]
+    both(program)
+
+
+MATRICES = np.array([[[0.5, 0.2, -0.1], [0.3, -0.4, 0.8], [1.0, 0.1, 0.2]],
+                     [[0.1, 0.0, 0.0], [-0.5, 0.2, 0.3], [0.4, 0.4, -1.0]]])
+
+
+@pytest.mark.parametrize("name", ["LowerCholeskyTransform", "PositiveDefiniteTransform"])
+def test_matrix_transforms(name):
+    def program(lib):
+        t = getattr(lib.distributions.transforms, name)()
+        x = leaf(lib, MATRICES)
+        y = t(x)
+        return [repr(t), repr(t.domain), repr(t.codomain), y, t.inv(y),
+                lib.autograd.grad(y.sum(), x)[0], t == type(t)(),
+                error_of(t.log_abs_det_jacobian, x, y)]
+    both(program, rtol=1e-7, atol=1e-9)
+
+
+REGISTRY = ["real", "positive", "nonnegative", "unit_interval", "simplex", "real_vector",
+            "lower_cholesky", "positive_definite", "positive_semidefinite", "corr_cholesky",
+            "boolean", "nonnegative_integer", "integer_interval(0, 3)", "greater_than(1.5)",
+            "greater_than_eq(-2.0)", "less_than(3.0)", "interval(-1.0, 2.0)",
+            "half_open_interval(0, 1)", "independent(positive, 1)",
+            "cat([positive, real], -1, [1, 2])", "stack([positive, unit_interval, real], -1)"]
+
+
+@pytest.mark.parametrize("spec", REGISTRY)
+def test_biject_to_transform_to(spec):
+    def program(lib):
+        c = eval(spec, vars(lib.distributions.constraints))  # noqa: S307 - fixed test specs
+        out = {}
+        for name in ("biject_to", "transform_to"):
+            made = error_of(getattr(lib.distributions, name), c)
+            if made[0] != "ok":
+                out[name] = made
+                continue
+            t = made[1]
+            x = leaf(lib, MATRICES[0] if c.event_dim == 2 else X[0])
+            y = error_of(t, x)
+            inside = error_of(c.check, y[1]) if y[0] == "ok" else None
+            out[name] = (repr(t), y, inside)
+        return out
+    both(program, rtol=1e-7, atol=1e-9)
+
+
+def test_registry_register():
+    def program(lib):
+        from importlib import import_module
+        registry = import_module(lib.distributions.__name__ + ".constraint_registry")
+        reg = registry.ConstraintRegistry()
+        reg.register(lib.distributions.constraints.positive, lambda c: "made")
+        return [reg(lib.distributions.constraints.positive),
+                error_of(reg, lib.distributions.constraints.real),
+                error_of(reg.register, 3, lambda c: None)]
     both(program)

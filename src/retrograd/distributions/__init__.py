@@ -1,20 +1,26 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
 Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric,
-Independent, Laplace, LogNormal, MultivariateNormal, Normal, OneHotCategorical (and its
-StraightThrough variant), Poisson, RelaxedBernoulli, RelaxedOneHotCategorical, StudentT,
-TransformedDistribution and Uniform, with torch's methods (sample/rsample,
-log_prob, cdf/icdf, entropy, mean/mode/variance/stddev, expand, enumerate_support),
-`transforms`, `constraints`, and `kl_divergence`/`register_kl` for the pairs torch defines
-among them. Arguments and the values given to log_prob/cdf are validated by default with
-torch's error texts (`Distribution.set_default_validate_args(False)` or `validate_args=False`
-turns it off).
+Gumbel, HalfCauchy, HalfNormal, Independent, Laplace, LogNormal, MixtureSameFamily,
+Multinomial, MultivariateNormal, NegativeBinomial, Normal, OneHotCategorical (and its
+StraightThrough variant), Pareto, Poisson, RelaxedBernoulli, RelaxedOneHotCategorical,
+StudentT, TransformedDistribution, Uniform and Weibull, with torch's methods (sample/rsample,
+log_prob, cdf/icdf, entropy, perplexity, mean/mode/variance/stddev, expand,
+enumerate_support) and reprs; `constraints`; `transforms` with `biject_to`/`transform_to`;
+`kl_divergence`/`register_kl` with torch's pairs among the distributions present.
+
+Arguments and the values given to log_prob/cdf are validated by default, with torch's error
+texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
 
 Samples come from retrograd's own generator: the same distributions as torch's, not the same
 numbers. Gamma's rsample (and Chi2's, Beta's, Dirichlet's, StudentT's through it)
 differentiates the draws in the concentration implicitly through the Gamma CDF, as torch does;
 Dirichlet's gradient goes through normalized Gamma draws rather than torch's closed-form
 Dirichlet one (the same expectation).
+
+Not here yet: ContinuousBernoulli, FisherSnedecor, GeneralizedPareto, InverseGamma,
+Kumaraswamy, LKJCholesky, LogisticNormal, LowRankMultivariateNormal, VonMises, Wishart and
+CumulativeDistributionTransform.
 """
 
 from retrograd.distributions import constraints, transforms
@@ -23,6 +29,7 @@ from retrograd.distributions.beta import Beta
 from retrograd.distributions.binomial import Binomial
 from retrograd.distributions.categorical import Categorical
 from retrograd.distributions.chi2 import Chi2
+from retrograd.distributions.constraint_registry import biject_to, transform_to
 from retrograd.distributions.cauchy import Cauchy
 from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.distribution import Distribution
@@ -56,9 +63,13 @@ from retrograd.distributions.transformed_distribution import TransformedDistribu
 from retrograd.distributions.transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
@@ -80,9 +91,11 @@ __all__ = [
     "Laplace", "LogNormal", "MultivariateNormal", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "TransformedDistribution", "Uniform", "biject_to", "kl_divergence", "register_kl",
+    "transform_to",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
     "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform", "identity_transform", "constraints", "transforms",
 ]

@@ -16,10 +16,18 @@ from typing import Any
 import retrograd
 from retrograd._tensor import Size, Tensor
 from retrograd.distributions import constraints
-from retrograd.distributions.utils import _sum_rightmost, broadcast_all, lazy_property
+from retrograd.distributions.utils import (
+    _sum_rightmost,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "ExpTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
     "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform",
     "StickBreakingTransform", "Transform", "identity_transform",
@@ -752,3 +760,172 @@ class StackTransform(Transform):
     @constraints.dependent_property
     def codomain(self) -> Any:
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices to lower-triangular ones with a positive diagonal (exp of the diagonal,
+    the strict lower triangle kept, the upper one dropped)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices to positive definite ones, as L L^T of LowerCholeskyTransform's L."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        L = LowerCholeskyTransform()(x)
+        return L @ L.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return LowerCholeskyTransform().inv(retrograd.linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Vectors of D(D-1)/2 reals to Cholesky factors of correlation matrices: tanh gives
+    partial correlations in (-1, 1), stick breaking turns each row into a unit vector."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x: Tensor) -> Tensor:
+        pad = retrograd.nn.functional.pad
+        x = retrograd.tanh(x)
+        eps = retrograd.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # each row's entries take a share of what the previous entries left of the unit norm
+        remaining = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + retrograd.eye(r.shape[-1], dtype=r.dtype)
+        return r * pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        pad = retrograd.nn.functional.pad
+        left = 1 - retrograd.cumsum(y * y, dim=-1)
+        left_shifted = pad(left[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_shifted, diag=-1).sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor, intermediates: Any = None) -> Tensor:
+        left = 1 - (y * y).cumsum(dim=-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(left, diag=-2).log().sum(-1)
+        softplus = retrograd.nn.functional.softplus
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)
+
+
+class CatTransform(Transform):
+    """One transform per consecutive piece (of the given lengths) of `dim`, concatenated."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0,
+                 lengths: Sequence[int] | None = None, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, z: Tensor, name: str) -> list:
+        if not (-z.dim() <= self.dim < z.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for tensor with {z.dim()} dimensions")
+        if z.size(self.dim) != self.length:
+            raise AssertionError(
+                f"{name}.size({self.dim}) = {z.size(self.dim)} must equal length {self.length}")
+        out, start = [], 0
+        for length in self.lengths:
+            out.append(z.narrow(self.dim, start, length))
+            start = start + length
+        return out
+
+    def _call(self, x: Tensor) -> Tensor:
+        return retrograd.cat([t(p) for t, p in zip(self.transforms, self._pieces(x, "x"))],
+                             dim=self.dim)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return retrograd.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y, "y"))],
+                             dim=self.dim)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = []
+        for t, a, b in zip(self.transforms, self._pieces(x, "x"), self._pieces(y, "y")):
+            term = t.log_abs_det_jacobian(a, b)
+            if t.event_dim < self.event_dim:
+                term = _sum_rightmost(term, self.event_dim - t.event_dim)
+            terms.append(term)
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return retrograd.cat(terms, dim=dim)
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> Any:
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self) -> Any:
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
