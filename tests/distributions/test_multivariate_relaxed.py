@@ -118,3 +118,54 @@ def test_relaxed_sampling():
     assert np.all(np.abs(counts - probs) < 5 * np.sqrt(probs * (1 - probs) / 40000))
     y[..., 0].sum().backward()
     assert lg.grad is not None
+
+
+W = np.array([[0.5, -0.2], [0.1, 0.8], [-0.7, 0.3]])
+DIAG = np.array([0.5, 1.0, 1.5])
+
+LOWRANK = {
+    "lowrank": (lambda lib, loc, w, d: lib.distributions.LowRankMultivariateNormal(loc, w, d),
+                {"loc": LOC, "w": W, "d": DIAG}, [X, X[0]]),
+    "lowrank_batched_w": (
+        lambda lib, loc, w, d: lib.distributions.LowRankMultivariateNormal(loc, w, d),
+        {"loc": LOC[0], "w": np.stack([W, 2 * W]), "d": DIAG}, [X]),
+    "continuous_bernoulli": (lambda lib, p: lib.distributions.ContinuousBernoulli(p),
+                             {"p": np.array([0.1, 0.4995, 0.5, 0.8])},
+                             [np.array([0.2, 0.5, 0.9, 1.0]), np.array([0.0, 1.0, 0.5, 0.3])]),
+    "continuous_bernoulli_logits": (
+        lambda lib, lg: lib.distributions.ContinuousBernoulli(logits=lg),
+        {"lg": np.array([-2.0, 0.0, 0.001, 3.0])}, [np.array([0.2, 0.5, 0.9, 1.0])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOWRANK))
+def test_lowrank_and_continuous_bernoulli(name):
+    make, params, values = LOWRANK[name]
+
+    def extra(lib, d):
+        names = ("scale_tril", "covariance_matrix", "precision_matrix")
+        return {n: error_of(lambda n=n: getattr(d, n)) for n in names}
+    check_parity(make, params, values, extra)
+
+
+def test_lowrank_errors_and_sampling():
+    def program(lib):
+        d = lib.distributions
+        t = lib.tensor
+        return [error_of(d.LowRankMultivariateNormal, t(1.0), lib.ones(1, 1), lib.ones(1)),
+                error_of(d.LowRankMultivariateNormal, lib.zeros(3), lib.ones(3), lib.ones(3)),
+                error_of(d.LowRankMultivariateNormal, lib.zeros(3), lib.ones(2, 1), lib.ones(3)),
+                error_of(d.LowRankMultivariateNormal, lib.zeros(3), lib.ones(3, 1), lib.ones(2)),
+                error_of(d.LowRankMultivariateNormal, lib.zeros(2, 3), lib.ones(4, 3, 1),
+                         lib.ones(3)),
+                error_of(d.ContinuousBernoulli, t([1.5]), validate_args=True)]
+    both(program)
+    d = D.LowRankMultivariateNormal(retrograd.tensor(LOC[0]), retrograd.tensor(W),
+                                    retrograd.tensor(DIAG))
+    check_sampling(d, n=40000)
+    retrograd.manual_seed(0)
+    s = d.sample((40000,)).numpy()
+    np.testing.assert_allclose(np.cov(s.T), W @ W.T + np.diag(DIAG), atol=0.06)
+    check_sampling(D.ContinuousBernoulli(retrograd.tensor([0.1, 0.5, 0.8])), n=40000)
+    p = retrograd.tensor([0.2, 0.7], requires_grad=True)
+    assert D.ContinuousBernoulli(p).rsample((2,)).grad_fn is not None

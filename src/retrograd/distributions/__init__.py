@@ -1,13 +1,14 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
-Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric,
-Gumbel, HalfCauchy, HalfNormal, Independent, Laplace, LogNormal, MixtureSameFamily,
-Multinomial, MultivariateNormal, NegativeBinomial, Normal, OneHotCategorical (and its
-StraightThrough variant), Pareto, Poisson, RelaxedBernoulli, RelaxedOneHotCategorical,
-StudentT, TransformedDistribution, Uniform and Weibull, with torch's methods (sample/rsample,
-log_prob, cdf/icdf, entropy, perplexity, mean/mode/variance/stddev, expand,
-enumerate_support) and reprs; `constraints`; `transforms` with `biject_to`/`transform_to`;
-`kl_divergence`/`register_kl` with torch's pairs among the distributions present.
+Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, ContinuousBernoulli, Dirichlet,
+Exponential, Gamma, Geometric, Gumbel, HalfCauchy, HalfNormal, Independent, Laplace, LogNormal,
+LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal,
+NegativeBinomial, Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson,
+RelaxedBernoulli, RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform and
+Weibull, with torch's methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity,
+mean/mode/variance/stddev, expand, enumerate_support) and reprs; `constraints`; `transforms`
+with `biject_to`/`transform_to`; `kl_divergence`/`register_kl` with torch's pairs among the
+distributions present.
 
 Arguments and the values given to log_prob/cdf are validated by default, with torch's error
 texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
@@ -18,9 +19,8 @@ differentiates the draws in the concentration implicitly through the Gamma CDF, 
 Dirichlet's gradient goes through normalized Gamma draws rather than torch's closed-form
 Dirichlet one (the same expectation).
 
-Not here yet: ContinuousBernoulli, FisherSnedecor, GeneralizedPareto, InverseGamma,
-Kumaraswamy, LKJCholesky, LogisticNormal, LowRankMultivariateNormal, VonMises, Wishart and
-CumulativeDistributionTransform.
+Not here yet: FisherSnedecor, GeneralizedPareto, InverseGamma, Kumaraswamy, LKJCholesky,
+LogisticNormal, VonMises, Wishart and CumulativeDistributionTransform.
 """
 
 from retrograd.distributions import constraints, transforms
@@ -30,6 +30,7 @@ from retrograd.distributions.binomial import Binomial
 from retrograd.distributions.categorical import Categorical
 from retrograd.distributions.chi2 import Chi2
 from retrograd.distributions.constraint_registry import biject_to, transform_to
+from retrograd.distributions.continuous_bernoulli import ContinuousBernoulli
 from retrograd.distributions.cauchy import Cauchy
 from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.distribution import Distribution
@@ -40,6 +41,7 @@ from retrograd.distributions.geometric import Geometric
 from retrograd.distributions.gumbel import Gumbel
 from retrograd.distributions.half_cauchy import HalfCauchy
 from retrograd.distributions.half_normal import HalfNormal
+from retrograd.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from retrograd.distributions.mixture_same_family import MixtureSameFamily
 from retrograd.distributions.multinomial import Multinomial
 from retrograd.distributions.negative_binomial import NegativeBinomial
@@ -84,6 +86,7 @@ from retrograd.distributions.transforms import (
 from retrograd.distributions.uniform import Uniform
 
 __all__ = [
+    "ContinuousBernoulli", "LowRankMultivariateNormal",
     "Gumbel", "HalfCauchy", "HalfNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "Weibull",
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
