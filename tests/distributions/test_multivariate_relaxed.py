@@ -169,3 +169,63 @@ def test_lowrank_errors_and_sampling():
     check_sampling(D.ContinuousBernoulli(retrograd.tensor([0.1, 0.5, 0.8])), n=40000)
     p = retrograd.tensor([0.2, 0.7], requires_grad=True)
     assert D.ContinuousBernoulli(p).rsample((2,)).grad_fn is not None
+
+
+def _kl_pair(lib, a, b):
+    d = lib.distributions
+
+    def make(name, k):
+        s = 0.3 * k
+        if name == "cb":
+            p = leaf(lib, np.array([0.1, 0.4995, 0.8]) + s / 10)
+            return d.ContinuousBernoulli(p), [p]
+        x = leaf(lib, np.array([0.2, 0.5, 0.7]) + s)
+        y = leaf(lib, np.array([1.5, 2.0, 3.0]) + s)
+        if name == "uniform":
+            return d.Uniform(x * 0.1, x * 0.1 + 0.5 + s), [x]
+        made = {"exponential": lambda: d.Exponential(y), "laplace": lambda: d.Laplace(x, y),
+                "normal": lambda: d.Normal(x, y), "gamma": lambda: d.Gamma(y, y),
+                "gumbel": lambda: d.Gumbel(x, y), "pareto": lambda: d.Pareto(y, y),
+                "beta": lambda: d.Beta(y, x + 1)}[name]()
+        return made, [x, y]
+    p, lp = make(a, 0)
+    q, lq = make(b, 1)
+    out = error_of(d.kl_divergence, p, q)
+    if out[0] != "ok" or not out[1].requires_grad:
+        return out
+    grads = lib.autograd.grad(out[1][out[1].isfinite()].sum(), lp + lq, allow_unused=True)
+    return out, [g if g is not None else "none" for g in grads]
+
+
+CB_PAIRS = [("cb", "cb"), ("beta", "cb"), ("cb", "pareto"), ("cb", "exponential"),
+            ("cb", "normal"), ("cb", "uniform"), ("uniform", "cb"), ("exponential", "cb"),
+            ("laplace", "cb"), ("normal", "cb"), ("gamma", "cb"), ("gumbel", "cb"),
+            ("pareto", "cb")]
+
+
+@pytest.mark.parametrize("a,b", CB_PAIRS)
+def test_continuous_bernoulli_kl(a, b):
+    both(_kl_pair, a, b, rtol=1e-7, atol=1e-9)
+
+
+def test_lowrank_kl():
+    def program(lib):
+        d = lib.distributions
+        loc, w, diag = leaf(lib, LOC), leaf(lib, W), leaf(lib, DIAG)
+        loc2, w2, diag2 = leaf(lib, LOC[1]), leaf(lib, np.stack([W, -W])), leaf(lib, DIAG + 1)
+        L = leaf(lib, A)
+        lr1 = d.LowRankMultivariateNormal(loc, w, diag)
+        lr2 = d.LowRankMultivariateNormal(loc2, w2, diag2)
+        mvn = d.MultivariateNormal(loc2, scale_tril=L)
+        leaves = [loc, w, diag, loc2, w2, diag2, L]
+        out = []
+        for p, q in ((lr1, lr2), (mvn, lr1), (lr1, mvn)):
+            kl = d.kl_divergence(p, q)
+            grads = lib.autograd.grad(kl.sum(), leaves, allow_unused=True, retain_graph=True)
+            out.append((kl, [g if g is not None else "none" for g in grads]))
+        small = d.LowRankMultivariateNormal(lib.zeros(2), lib.ones(2, 1), lib.ones(2))
+        small_mvn = d.MultivariateNormal(lib.zeros(2), lib.eye(2))
+        out += [error_of(d.kl_divergence, lr1, small), error_of(d.kl_divergence, small_mvn, lr1),
+                error_of(d.kl_divergence, lr1, small_mvn)]
+        return out
+    both(program, rtol=1e-7, atol=1e-9)

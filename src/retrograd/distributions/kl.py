@@ -16,6 +16,7 @@ from retrograd.distributions.beta import Beta
 from retrograd.distributions.binomial import Binomial
 from retrograd.distributions.categorical import Categorical
 from retrograd.distributions.cauchy import Cauchy
+from retrograd.distributions.continuous_bernoulli import ContinuousBernoulli
 from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.distribution import Distribution
 from retrograd.distributions.exp_family import ExponentialFamily
@@ -26,6 +27,11 @@ from retrograd.distributions.gumbel import Gumbel
 from retrograd.distributions.half_normal import HalfNormal
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.laplace import Laplace
+from retrograd.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from retrograd.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from retrograd.distributions.normal import Normal
 from retrograd.distributions.one_hot_categorical import OneHotCategorical
@@ -220,6 +226,7 @@ def _kl_bernoulli_poisson(p: Any, q: Any) -> Tensor:
 @register_kl(Exponential, Beta)
 @register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
+@register_kl(Exponential, ContinuousBernoulli)
 def _kl_exponential_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.rate)
 
@@ -240,6 +247,7 @@ def _kl_exponential_normal(p: Any, q: Any) -> Tensor:
 @register_kl(Laplace, Gamma)
 @register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
+@register_kl(Laplace, ContinuousBernoulli)
 def _kl_laplace_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
 
@@ -260,6 +268,7 @@ def _kl_laplace_normal(p: Any, q: Any) -> Tensor:
 @register_kl(Normal, Gamma)
 @register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
+@register_kl(Normal, ContinuousBernoulli)
 def _kl_normal_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
 
@@ -394,6 +403,7 @@ def _kl_exponential_gamma(p: Any, q: Any) -> Tensor:
 @register_kl(Gamma, Beta)
 @register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
+@register_kl(Gamma, ContinuousBernoulli)
 def _kl_gamma_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.concentration)
 
@@ -516,6 +526,7 @@ def _kl_gamma_gumbel(p: Any, q: Any) -> Tensor:
 @register_kl(Gumbel, Gamma)
 @register_kl(Gumbel, Pareto)
 @register_kl(Gumbel, Uniform)
+@register_kl(Gumbel, ContinuousBernoulli)
 def _kl_gumbel_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.loc)
 
@@ -542,6 +553,7 @@ def _kl_normal_gumbel(p: Any, q: Any) -> Tensor:
 
 @register_kl(Pareto, Beta)
 @register_kl(Pareto, Uniform)
+@register_kl(Pareto, ContinuousBernoulli)
 def _kl_pareto_infinity(p: Any, q: Any) -> Tensor:
     return _infinite_like(p.scale)
 
@@ -593,3 +605,108 @@ def _kl_uniform_pareto(p: Any, q: Any) -> Tensor:
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     result = t2 * (q.alpha + 1) - t1
     return _set_where(result, p.low < q.support.lower_bound, math.inf)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p: Any, q: Any) -> Tensor:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + retrograd.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - retrograd.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p: Any, q: Any) -> Tensor:
+    return (-p.entropy() - p.mean * q.logits - retrograd.log1p(-q.probs)
+            - q._cont_bern_log_norm())
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p: Any, q: Any) -> Tensor:
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: Any, q: Any) -> Tensor:
+    return -p.entropy() - retrograd.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: Any, q: Any) -> Tensor:
+    t1 = -p.entropy()
+    t2 = (0.5 * (math.log(2.0 * math.pi) + retrograd.square(q.loc / q.scale))
+          + retrograd.log(q.scale))
+    t3 = ((p.variance + retrograd.square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * retrograd.square(q.scale)))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: Any, q: Any) -> Tensor:
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = retrograd.max(retrograd.ge(q.low, p.support.lower_bound),
+                            retrograd.le(q.high, p.support.upper_bound))
+    return retrograd.where(outside, retrograd.ones_like(result) * math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Any, q: Any) -> Tensor:
+    result = (-p.entropy() - p.mean * q.logits - retrograd.log1p(-q.probs)
+              - q._cont_bern_log_norm())
+    outside = retrograd.max(retrograd.ge(p.high, q.support.upper_bound),
+                            retrograd.le(p.low, q.support.lower_bound))
+    return retrograd.where(outside, retrograd.ones_like(result) * math.inf, result)
+
+
+def _lowrank_event_check(p: Any, q: Any, which: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {which} with"
+                         + " " * 26 + "different event shapes cannot be computed")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p: Any, q: Any) -> Tensor:
+    _lowrank_event_check(p, q, "Low Rank Multivariate Normals")
+    qW, qD, qC = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    pW, pD, pC = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
+    term1 = _batch_lowrank_logdet(qW, qD, qC) - _batch_lowrank_logdet(pW, pD, pC)
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    # trace(q_cov^-1 p_cov) by Woodbury, split into its four products
+    A = retrograd.linalg.solve_triangular(qC, qW.mT / qD.unsqueeze(-2), upper=False)
+    term21 = (pD / qD).sum(-1)
+    term22 = _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(pW))
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p: Any, q: Any) -> Tensor:
+    _lowrank_event_check(p, q, "(Low Rank) Multivariate Normals")
+    qW, qD, qC = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    pL = p._unbroadcasted_scale_tril
+    term1 = (_batch_lowrank_logdet(qW, qD, qC)
+             - 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    A = retrograd.linalg.solve_triangular(qC, qW.mT / qD.unsqueeze(-2), upper=False)
+    term21 = _batch_trace_XXT(pL * qD.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A.matmul(pL))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p: Any, q: Any) -> Tensor:
+    _lowrank_event_check(p, q, "(Low Rank) Multivariate Normals")
+    pW, pD, pC = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
+    qL = q._unbroadcasted_scale_tril
+    term1 = (2 * qL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+             - _batch_lowrank_logdet(pW, pD, pC))
+    term3 = _batch_mahalanobis(qL, q.loc - p.loc)
+    batch = tuple(retrograd.broadcast_shapes(tuple(qL.shape[:-2]), tuple(pW.shape[:-2])))
+    n = p.event_shape[0]
+    q_tril = qL.expand(batch + (n, n))
+    p_factor = pW.expand(batch + (n, p.cov_factor.size(-1)))
+    p_diag = retrograd.diag_embed(pD.sqrt()).expand(batch + (n, n))
+    term21 = _batch_trace_XXT(retrograd.linalg.solve_triangular(q_tril, p_factor, upper=False))
+    term22 = _batch_trace_XXT(retrograd.linalg.solve_triangular(q_tril, p_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
