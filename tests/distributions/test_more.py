@@ -129,3 +129,48 @@ KL_PAIRS = [("gumbel", "gumbel"), ("halfnormal", "halfnormal"), ("pareto", "pare
 @pytest.mark.parametrize("a,b", KL_PAIRS)
 def test_kl(a, b):
     both(_kl, a, b, rtol=1e-7, atol=1e-9)
+
+
+MORE = {
+    "inverse_gamma": (lambda lib, c, r: lib.distributions.InverseGamma(c, r),
+                      {"c": np.array([0.8, 1.5, 3.0]), "r": SCALE}, [POS]),
+    "kumaraswamy": (lambda lib, a, b: lib.distributions.Kumaraswamy(a, b),
+                    {"a": np.array([0.8, 1.5, 3.0]), "b": np.array([2.0, 0.5, 1.5])},
+                    [np.array([0.1, 0.5, 0.9])]),
+    "logistic_normal": (lambda lib, loc, s: lib.distributions.LogisticNormal(loc, s),
+                        {"loc": LOC, "s": SCALE}, [np.array([0.1, 0.2, 0.3, 0.4])]),
+    "fisher_snedecor": (lambda lib, a, b: lib.distributions.FisherSnedecor(a, b),
+                        {"a": np.array([1.5, 3.0, 6.0]), "b": np.array([1.5, 3.0, 8.0])}, [POS]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_parity(name):
+    make, params, values = MORE[name]
+    check_parity(make, params, values)
+
+
+def test_cumulative_distribution_transform():
+    def program(lib):
+        from tests.distributions.harness import leaf
+        T = lib.distributions.transforms
+        loc = leaf(lib, LOC)
+        t = T.CumulativeDistributionTransform(lib.distributions.Normal(loc, 1.0))
+        x = leaf(lib, POS, requires_grad=False)
+        y = t(x)
+        return [repr(t), repr(t.domain), repr(t.codomain), t.sign, y, t.inv(y),
+                t.log_abs_det_jacobian(x, y), lib.autograd.grad(y.sum(), loc)[0],
+                t.with_cache(1)._cache_size]
+    both(program, rtol=1e-7, atol=1e-9)
+
+
+def test_more_sampling():
+    t = retrograd.tensor
+    # concentrations above 4 so that the sample variance itself has a finite variance
+    check_sampling(D.InverseGamma(t([6.5, 8.0]), t([1.0, 2.0])), n=40000)
+    check_sampling(D.Kumaraswamy(t([0.8, 1.5]), t([2.0, 0.5])), n=40000)
+    check_sampling(D.LogisticNormal(t(LOC), t(SCALE)), check_mean=False)
+    check_sampling(D.FisherSnedecor(t([3.0, 6.0]), t([12.0, 14.0])), n=40000)
+    a = t([1.5, 3.0], requires_grad=True)
+    assert D.Kumaraswamy(a, t([2.0, 0.5])).rsample((2,)).grad_fn is not None
+    assert D.FisherSnedecor(a, t([9.0, 12.0])).rsample((2,)).grad_fn is not None

@@ -1,26 +1,25 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
 Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, ContinuousBernoulli, Dirichlet,
-Exponential, Gamma, Geometric, Gumbel, HalfCauchy, HalfNormal, Independent, Laplace, LogNormal,
-LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal,
-NegativeBinomial, Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson,
-RelaxedBernoulli, RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform and
-Weibull, with torch's methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity,
-mean/mode/variance/stddev, expand, enumerate_support) and reprs; `constraints`; `transforms`
-with `biject_to`/`transform_to`; `kl_divergence`/`register_kl` with torch's pairs among the
-distributions present.
+Exponential, FisherSnedecor, Gamma, Geometric, Gumbel, HalfCauchy, HalfNormal, Independent,
+InverseGamma, Kumaraswamy, Laplace, LogisticNormal, LogNormal, LowRankMultivariateNormal,
+MixtureSameFamily, Multinomial, MultivariateNormal, NegativeBinomial, Normal, OneHotCategorical
+(and its StraightThrough variant), Pareto, Poisson, RelaxedBernoulli, RelaxedOneHotCategorical,
+StudentT, TransformedDistribution, Uniform and Weibull, with torch's methods (sample/rsample,
+log_prob, cdf/icdf, entropy, perplexity, mean/mode/variance/stddev, expand, enumerate_support)
+and reprs; `constraints`; `transforms` with `biject_to`/`transform_to`;
+`kl_divergence`/`register_kl` with torch's pairs among the distributions present.
 
 Arguments and the values given to log_prob/cdf are validated by default, with torch's error
 texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
 
 Samples come from retrograd's own generator: the same distributions as torch's, not the same
-numbers. Gamma's rsample (and Chi2's, Beta's, Dirichlet's, StudentT's through it)
-differentiates the draws in the concentration implicitly through the Gamma CDF, as torch does;
-Dirichlet's gradient goes through normalized Gamma draws rather than torch's closed-form
-Dirichlet one (the same expectation).
+numbers. Gamma's rsample (and through it Chi2's, Beta's, Dirichlet's, StudentT's,
+InverseGamma's, FisherSnedecor's) differentiates the draws in the concentration implicitly
+through the Gamma CDF, as torch does; Dirichlet's gradient goes through normalized Gamma draws
+rather than torch's closed-form Dirichlet one (the same expectation).
 
-Not here yet: FisherSnedecor, GeneralizedPareto, InverseGamma, Kumaraswamy, LKJCholesky,
-LogisticNormal, VonMises, Wishart and CumulativeDistributionTransform.
+Not here yet: GeneralizedPareto, LKJCholesky, VonMises and Wishart.
 """
 
 from retrograd.distributions import constraints, transforms
@@ -47,6 +46,10 @@ from retrograd.distributions.multinomial import Multinomial
 from retrograd.distributions.negative_binomial import NegativeBinomial
 from retrograd.distributions.pareto import Pareto
 from retrograd.distributions.weibull import Weibull
+from retrograd.distributions.fishersnedecor import FisherSnedecor
+from retrograd.distributions.inverse_gamma import InverseGamma
+from retrograd.distributions.kumaraswamy import Kumaraswamy
+from retrograd.distributions.logistic_normal import LogisticNormal
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.kl import kl_divergence, register_kl
 from retrograd.distributions.laplace import Laplace
@@ -68,6 +71,7 @@ from retrograd.distributions.transforms import (
     CatTransform,
     ComposeTransform,
     CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
@@ -86,6 +90,8 @@ from retrograd.distributions.transforms import (
 from retrograd.distributions.uniform import Uniform
 
 __all__ = [
+    "FisherSnedecor", "InverseGamma", "Kumaraswamy", "LogisticNormal",
+    "CumulativeDistributionTransform",
     "ContinuousBernoulli", "LowRankMultivariateNormal",
     "Gumbel", "HalfCauchy", "HalfNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "Weibull",

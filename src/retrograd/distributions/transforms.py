@@ -26,8 +26,8 @@ from retrograd.distributions.utils import (
 
 __all__ = [
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-    "CorrCholeskyTransform", "ExpTransform", "LowerCholeskyTransform",
-    "PositiveDefiniteTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
     "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform",
     "StickBreakingTransform", "Transform", "identity_transform",
@@ -929,3 +929,34 @@ class CatTransform(Transform):
     @constraints.dependent_property
     def codomain(self) -> Any:
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> distribution.cdf(x), onto (0, 1); its log|det J| is the distribution's log-density
+    (a copula's building block)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> Any:  # type: ignore[override]
+        return self.distribution.support
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
