@@ -1,14 +1,15 @@
 """retrograd.distributions: torch.distributions' probability distributions.
 
 Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, ContinuousBernoulli, Dirichlet,
-Exponential, FisherSnedecor, Gamma, Geometric, Gumbel, HalfCauchy, HalfNormal, Independent,
-InverseGamma, Kumaraswamy, Laplace, LogisticNormal, LogNormal, LowRankMultivariateNormal,
-MixtureSameFamily, Multinomial, MultivariateNormal, NegativeBinomial, Normal, OneHotCategorical
-(and its StraightThrough variant), Pareto, Poisson, RelaxedBernoulli, RelaxedOneHotCategorical,
-StudentT, TransformedDistribution, Uniform and Weibull, with torch's methods (sample/rsample,
-log_prob, cdf/icdf, entropy, perplexity, mean/mode/variance/stddev, expand, enumerate_support)
-and reprs; `constraints`; `transforms` with `biject_to`/`transform_to`;
-`kl_divergence`/`register_kl` with torch's pairs among the distributions present.
+Exponential, FisherSnedecor, Gamma, GeneralizedPareto, Geometric, Gumbel, HalfCauchy,
+HalfNormal, Independent, InverseGamma, Kumaraswamy, Laplace, LogisticNormal, LogNormal,
+LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal, NegativeBinomial,
+Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson, RelaxedBernoulli,
+RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform and Weibull, with torch's
+methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity, mean/mode/variance/stddev,
+expand, enumerate_support) and reprs; `constraints`; `transforms` with
+`biject_to`/`transform_to`; `kl_divergence`/`register_kl` with torch's pairs among the
+distributions present.
 
 Arguments and the values given to log_prob/cdf are validated by default, with torch's error
 texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
@@ -19,7 +20,7 @@ InverseGamma's, FisherSnedecor's) differentiates the draws in the concentration 
 through the Gamma CDF, as torch does; Dirichlet's gradient goes through normalized Gamma draws
 rather than torch's closed-form Dirichlet one (the same expectation).
 
-Not here yet: GeneralizedPareto, LKJCholesky, VonMises and Wishart.
+Not here yet: LKJCholesky, VonMises and Wishart.
 """
 
 from retrograd.distributions import constraints, transforms
@@ -37,6 +38,7 @@ from retrograd.distributions.exp_family import ExponentialFamily
 from retrograd.distributions.exponential import Exponential
 from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.geometric import Geometric
+from retrograd.distributions.generalized_pareto import GeneralizedPareto
 from retrograd.distributions.gumbel import Gumbel
 from retrograd.distributions.half_cauchy import HalfCauchy
 from retrograd.distributions.half_normal import HalfNormal
@@ -90,6 +92,7 @@ from retrograd.distributions.transforms import (
 from retrograd.distributions.uniform import Uniform
 
 __all__ = [
+    "GeneralizedPareto",
     "FisherSnedecor", "InverseGamma", "Kumaraswamy", "LogisticNormal",
     "CumulativeDistributionTransform",
     "ContinuousBernoulli", "LowRankMultivariateNormal",
