@@ -198,3 +198,21 @@ def test_generalized_pareto():
                  atol=1e-6)
     t = retrograd.tensor
     check_sampling(D.GeneralizedPareto(t([0.0, 1.0]), t([1.0, 2.0]), t([0.1, -0.3])), n=40000)
+
+
+def test_von_mises():
+    make = lambda lib, loc, k: lib.distributions.VonMises(loc, k)  # noqa: E731
+    params = {"loc": np.array([0.3, -1.0, 2.0, 0.0]), "k": np.array([0.5, 2.0, 5.0, 20.0])}
+    # torch evaluates the Bessel functions by polynomial approximation (~1e-7 accurate)
+    check_parity(make, params, [np.array([0.1, 0.5, -3.0, 0.0])], rtol=1e-6, atol=1e-6)
+    t = retrograd.tensor
+    d = D.VonMises(t([0.5, -2.0]), t([4.0, 1.0]))
+    retrograd.manual_seed(0)
+    s = d.sample((40000,)).numpy()
+    assert s.shape == (40000, 2) and s.dtype == np.float32
+    assert np.all((s >= -np.pi) & (s < np.pi))
+    # the circular mean direction is loc; E[cos(x - loc)] = I1(k) / I0(k) = 1 - variance
+    resultant = np.cos(s - np.array([0.5, -2.0])).mean(0)
+    expected = 1 - d.variance.numpy()
+    assert np.all(np.abs(resultant - expected) < 5 * np.sqrt(0.5 / 40000))
+    assert np.all(np.abs(np.sin(s - np.array([0.5, -2.0])).mean(0)) < 5 * np.sqrt(0.5 / 40000))
