@@ -216,3 +216,26 @@ def test_von_mises():
     expected = 1 - d.variance.numpy()
     assert np.all(np.abs(resultant - expected) < 5 * np.sqrt(0.5 / 40000))
     assert np.all(np.abs(np.sin(s - np.array([0.5, -2.0])).mean(0)) < 5 * np.sqrt(0.5 / 40000))
+
+
+def test_lkj_cholesky():
+    L = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.4, np.sqrt(1 - 0.09 - 0.16)]])
+
+    def make(lib, c):
+        return lib.distributions.LKJCholesky(3, c)
+    check_parity(make, {"c": np.array([0.5, 2.0])}, [L, np.eye(3)])
+    both(lambda lib: [error_of(lib.distributions.LKJCholesky, 1),
+                      error_of(lib.distributions.LKJCholesky, 3, -1.0),
+                      error_of(lib.distributions.LKJCholesky(3).log_prob,
+                               lib.tensor(np.triu(L.T)))])
+    d = D.LKJCholesky(4, retrograd.tensor([0.5, 3.0]))
+    check_sampling(d, check_mean=False)
+    retrograd.manual_seed(0)
+    s = d.sample((20000,)).numpy()
+    corr = s @ np.swapaxes(s, -1, -2)
+    np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, atol=1e-5)
+    # the marginal correlations are symmetric around 0 with variance 1 / (2 eta + d - 1)
+    off = corr[..., 0, 1]
+    expected_var = 1 / (2 * np.array([0.5, 3.0]) + 3)
+    assert np.all(np.abs(off.mean(0)) < 5 * np.sqrt(expected_var / 20000))
+    np.testing.assert_allclose(off.var(0), expected_var, rtol=0.1)

@@ -2,11 +2,11 @@
 
 Bernoulli, Beta, Binomial, Categorical, Cauchy, Chi2, ContinuousBernoulli, Dirichlet,
 Exponential, FisherSnedecor, Gamma, GeneralizedPareto, Geometric, Gumbel, HalfCauchy,
-HalfNormal, Independent, InverseGamma, Kumaraswamy, Laplace, LogisticNormal, LogNormal,
-LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal, NegativeBinomial,
-Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson, RelaxedBernoulli,
-RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform, VonMises and Weibull, with
-torch's methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity,
+HalfNormal, Independent, InverseGamma, Kumaraswamy, Laplace, LKJCholesky, LogisticNormal,
+LogNormal, LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal,
+NegativeBinomial, Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson,
+RelaxedBernoulli, RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform, VonMises
+and Weibull, with torch's methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity,
 mean/mode/variance/stddev, expand, enumerate_support) and reprs; `constraints`; `transforms`
 with `biject_to`/`transform_to`; `kl_divergence`/`register_kl` with torch's pairs among the
 distributions present.
@@ -21,7 +21,7 @@ through the Gamma CDF, as torch does; Dirichlet's gradient goes through normaliz
 rather than torch's closed-form Dirichlet one (the same expectation).
 
 VonMises' Bessel functions are retrograd.special's i0e/i1e, not torch's polynomial
-approximations (agreement to ~1e-7). Not here yet: LKJCholesky and Wishart.
+approximations (agreement to ~1e-7). Not here yet: Wishart.
 """
 
 from retrograd.distributions import constraints, transforms
@@ -56,6 +56,7 @@ from retrograd.distributions.logistic_normal import LogisticNormal
 from retrograd.distributions.independent import Independent
 from retrograd.distributions.kl import kl_divergence, register_kl
 from retrograd.distributions.laplace import Laplace
+from retrograd.distributions.lkj_cholesky import LKJCholesky
 from retrograd.distributions.log_normal import LogNormal
 from retrograd.distributions.multivariate_normal import MultivariateNormal
 from retrograd.distributions.normal import Normal
@@ -94,6 +95,7 @@ from retrograd.distributions.uniform import Uniform
 from retrograd.distributions.von_mises import VonMises
 
 __all__ = [
+    "LKJCholesky",
     "VonMises",
     "GeneralizedPareto",
     "FisherSnedecor", "InverseGamma", "Kumaraswamy", "LogisticNormal",
