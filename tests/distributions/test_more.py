@@ -239,3 +239,39 @@ def test_lkj_cholesky():
     expected_var = 1 / (2 * np.array([0.5, 3.0]) + 3)
     assert np.all(np.abs(off.mean(0)) < 5 * np.sqrt(expected_var / 20000))
     np.testing.assert_allclose(off.var(0), expected_var, rtol=0.1)
+
+
+W_COV = np.array([[2.0, 0.3, -0.2], [0.3, 1.0, 0.1], [-0.2, 0.1, 0.5]])
+W_X = np.array([[1.5, 0.2, 0.0], [0.2, 0.8, -0.1], [0.0, -0.1, 0.6]])
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart(param):
+    value = {"covariance_matrix": W_COV, "precision_matrix": np.linalg.inv(W_COV),
+             "scale_tril": np.linalg.cholesky(W_COV)}[param]
+
+    def make(lib, df, m):
+        return lib.distributions.Wishart(df, **{param: m})
+
+    def extra(lib, d):
+        return {n: error_of(lambda n=n: getattr(d, n))
+                for n in ("covariance_matrix", "precision_matrix", "scale_tril")}
+    check_parity(make, {"df": np.array([4.0, 6.5]), "m": value}, [W_X], extra)
+
+
+def test_wishart_errors_and_sampling():
+    def program(lib):
+        d = lib.distributions
+        eye = lib.eye(2)
+        return [error_of(d.Wishart, 3.0), error_of(d.Wishart, 3.0, eye, scale_tril=eye),
+                error_of(d.Wishart, 3.0, lib.ones(2)), error_of(d.Wishart, 0.5, eye),
+                error_of(d.Wishart, lib.tensor([0.5, 3.0]), eye),
+                error_of(d.Wishart, 3.0, lib.tensor([[1.0, 2.0], [2.0, 1.0]]))]
+    both(program)
+    d = D.Wishart(retrograd.tensor([5.0, 8.0]), retrograd.tensor(W_COV))
+    check_sampling(d, n=20000)
+    df = retrograd.tensor(6.0, dtype=retrograd.float64, requires_grad=True)
+    x = D.Wishart(df, retrograd.tensor(W_COV)).rsample((20000,))
+    x.mean(0).trace().backward()
+    # E[X] = df * cov: d trace(E[X]) / d df = trace(cov)
+    np.testing.assert_allclose(float(df.grad), np.trace(W_COV), rtol=0.05)

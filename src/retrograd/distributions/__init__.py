@@ -5,11 +5,11 @@ Exponential, FisherSnedecor, Gamma, GeneralizedPareto, Geometric, Gumbel, HalfCa
 HalfNormal, Independent, InverseGamma, Kumaraswamy, Laplace, LKJCholesky, LogisticNormal,
 LogNormal, LowRankMultivariateNormal, MixtureSameFamily, Multinomial, MultivariateNormal,
 NegativeBinomial, Normal, OneHotCategorical (and its StraightThrough variant), Pareto, Poisson,
-RelaxedBernoulli, RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform, VonMises
-and Weibull, with torch's methods (sample/rsample, log_prob, cdf/icdf, entropy, perplexity,
-mean/mode/variance/stddev, expand, enumerate_support) and reprs; `constraints`; `transforms`
-with `biject_to`/`transform_to`; `kl_divergence`/`register_kl` with torch's pairs among the
-distributions present.
+RelaxedBernoulli, RelaxedOneHotCategorical, StudentT, TransformedDistribution, Uniform,
+VonMises, Weibull and Wishart, with torch's methods (sample/rsample, log_prob, cdf/icdf,
+entropy, perplexity, mean/mode/variance/stddev, expand, enumerate_support) and reprs;
+`constraints`; `transforms` with `biject_to`/`transform_to`; `kl_divergence`/`register_kl` with
+torch's pairs among the distributions present.
 
 Arguments and the values given to log_prob/cdf are validated by default, with torch's error
 texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
@@ -21,7 +21,7 @@ through the Gamma CDF, as torch does; Dirichlet's gradient goes through normaliz
 rather than torch's closed-form Dirichlet one (the same expectation).
 
 VonMises' Bessel functions are retrograd.special's i0e/i1e, not torch's polynomial
-approximations (agreement to ~1e-7). Not here yet: Wishart.
+approximations (agreement to ~1e-7).
 """
 
 from retrograd.distributions import constraints, transforms
@@ -49,6 +49,7 @@ from retrograd.distributions.multinomial import Multinomial
 from retrograd.distributions.negative_binomial import NegativeBinomial
 from retrograd.distributions.pareto import Pareto
 from retrograd.distributions.weibull import Weibull
+from retrograd.distributions.wishart import Wishart
 from retrograd.distributions.fishersnedecor import FisherSnedecor
 from retrograd.distributions.inverse_gamma import InverseGamma
 from retrograd.distributions.kumaraswamy import Kumaraswamy
@@ -95,6 +96,7 @@ from retrograd.distributions.uniform import Uniform
 from retrograd.distributions.von_mises import VonMises
 
 __all__ = [
+    "Wishart",
     "LKJCholesky",
     "VonMises",
     "GeneralizedPareto",
