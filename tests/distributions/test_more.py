@@ -275,3 +275,15 @@ def test_wishart_errors_and_sampling():
     x.mean(0).trace().backward()
     # E[X] = df * cov: d trace(E[X]) / d df = trace(cov)
     np.testing.assert_allclose(float(df.grad), np.trace(W_COV), rtol=0.05)
+
+
+def test_wishart_warns_only_for_singular_samples():
+    # torch warns "Singular sample detected." on every rsample (its check is inverted);
+    # here a well-conditioned Wishart draws silently
+    import warnings
+
+    d = D.Wishart(retrograd.tensor(10.0), retrograd.eye(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = d.rsample((50,))
+    assert bool(d.support.check(x).all())
