@@ -108,6 +108,7 @@ def test_threads_and_matmul_precision(lib):
         lib.set_num_threads(n)
     with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
         lib.set_num_threads(0)
+    assert lib.get_num_threads() == n  # a refused call changes nothing
     assert lib.get_float32_matmul_precision() == "highest"
     lib.set_float32_matmul_precision("high")
     assert lib.get_float32_matmul_precision() == "high"
@@ -185,3 +186,26 @@ def test_xpu_queries(lib):
     assert lib.xpu.device_count() == 0
     lib.xpu.manual_seed(3)
     lib.xpu.manual_seed_all(3)
+
+
+def test_set_num_threads_sets_numpys_blas_threads():
+    from retrograd._numpy_blas import get_blas_threads
+
+    before = get_blas_threads()
+    if before is None:
+        pytest.skip("NumPy's BLAS library is not one retrograd finds")
+    n = retrograd.get_num_threads()
+    try:
+        retrograd.set_num_threads(1)
+        assert get_blas_threads() == 1
+    finally:
+        retrograd.set_num_threads(n)
+    assert get_blas_threads() == min(n, before)
+
+
+def test_utils_data_exports_distributed_sampler():
+    import retrograd.utils.data as data
+    import retrograd.utils.data.distributed as distributed
+
+    assert data.DistributedSampler is distributed.DistributedSampler
+    assert "DistributedSampler" in data.__all__ and "DistributedSampler" in dir(torch.utils.data)

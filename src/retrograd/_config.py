@@ -84,7 +84,12 @@ def set_num_threads(n: int) -> None:
     if n <= 0:
         raise RuntimeError(E.SET_NUM_THREADS)
     _state["num_threads"] = n
-    try:  # NumPy's BLAS is where retrograd spends its threads
+    # NumPy's BLAS (matrix products, convolutions) is where retrograd spends its threads
+    from retrograd._numpy_blas import set_blas_threads
+
+    if set_blas_threads(n):
+        return
+    try:  # a NumPy built against another BLAS
         from threadpoolctl import threadpool_limits
     except ImportError:
         return
@@ -122,3 +127,8 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _state["matmul_precision"]
+
+
+# the scaled-dot-product-attention backends enabled (backends.cuda's switches, which
+# nn.attention.sdpa_kernel sets; the attention op reads them)
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}

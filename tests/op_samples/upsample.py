@@ -1,5 +1,6 @@
 """Samples for F.interpolate's resampling ops (nearest, nearest-exact, linear, bilinear,
-bicubic, trilinear) and their backward ops (through double backward)."""
+bicubic, trilinear, antialiased bilinear, bicubic and lanczos) and their backward ops (through
+double backward)."""
 
 from tests.op_samples import Sample, arr
 
@@ -31,6 +32,19 @@ SAMPLES = [
     Sample(I, (arr(1, 1, 2, 2, 3),), {"size": (3, 1, 2), "mode": "trilinear",
                                       "align_corners": True}, name="trilinear_align"),
     Sample(I, (arr(1, 2, 4, 6),), {"size": (2, 3), "mode": "area"}, name="area"),
+    Sample(I, (arr(1, 2, 7, 9),), {"size": (3, 4), "mode": "bilinear", "antialias": True},
+           name="bilinear_aa_down"),
+    Sample(I, (arr(2, 1, 3, 5),), {"scale_factor": (2.5, 0.45), "mode": "bilinear",
+                                   "antialias": True}, name="bilinear_aa_mixed"),
+    Sample(I, (arr(1, 1, 6, 5, noncontig=True),), {"size": (2, 2), "mode": "bilinear",
+                                                   "antialias": True, "align_corners": True},
+           name="bilinear_aa_align"),
+    Sample(I, (arr(1, 2, 8, 7),), {"size": (3, 5), "mode": "bicubic", "antialias": True},
+           name="bicubic_aa_down"),
+    Sample(I, (arr(1, 1, 4, 9),), {"scale_factor": (1.6, 0.3), "mode": "bicubic",
+                                   "antialias": True}, name="bicubic_aa_mixed"),
+    Sample(I, (arr(1, 2, 9, 5),), {"size": (4, 7), "mode": "lanczos", "antialias": True},
+           name="lanczos_aa"),
     Sample("nn.functional.upsample_bilinear", (arr(1, 1, 2, 3),), {"scale_factor": 2}),
     Sample("nn.functional.upsample_nearest", (arr(1, 1, 2, 3),), {"size": 4}),
 ]

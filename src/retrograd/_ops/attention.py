@@ -7,9 +7,11 @@ The NumPy kernels the declarations run are in kernels/attention.py.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from retrograd._config import _sdp
 from retrograd._ops import dispatch
 from retrograd._ops.dropout import dropout
 from retrograd._ops.kernels.attention import (
@@ -149,9 +151,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     float_mask = attn_mask
     if attn_mask is not None and attn_mask.dtype.name == "bool":
         float_mask = _wrap(_bool_to_float_mask(attn_mask._data, query._data.dtype))
-    if _flash_ok(query, key, value, float_mask, dropout_p, enable_gqa):
+    flash_on, math_on = _sdp["flash"], _sdp["math"]  # (nn.attention.sdpa_kernel sets them)
+    if not flash_on and not math_on:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
+    if flash_on and _flash_ok(query, key, value, float_mask, dropout_p, enable_gqa):
         return _flash(query, key, value, dropout_p, is_causal, attn_mask=float_mask,
                       scale=scale)[0]
+    if not math_on:
+        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=2)
+        if dropout_p > 0.0:
+            warnings.warn("Both fused kernels do not support non-zero dropout.", UserWarning,
+                          stacklevel=2)
+        raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")

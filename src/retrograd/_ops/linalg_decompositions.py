@@ -15,7 +15,8 @@ from retrograd._ops.kernels import linalg_decompositions as KD
 from retrograd._ops.kernels import linalg_solvers as K
 from retrograd._ops.layout import type_name
 from retrograd._ops.linalg_checks import check_float, check_matrix, check_square
-from retrograd._ops.linalg_inverse import _no_out, _solve_triangular
+from retrograd._ops.linalg_inverse import _solve_triangular
+from retrograd._ops.linalg_out import CAST, with_out
 from retrograd._ops.linalg_returns import return_types
 from retrograd._ops.registry import op, register
 from retrograd._tensor import Tensor
@@ -79,29 +80,29 @@ CHOLESKY_DEPRECATED = (
     "equivalent results for all valid (symmetric positive definite) inputs.")
 
 
+@with_out("linalg_cholesky_ex", "linalg_cholesky_ex", 2, fields=("L", "info"))
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
                 out=None) -> tuple:
     """torch.linalg.cholesky_ex: (L, info); info > 0 is the order of the first leading minor
     that is not positive-definite."""
-    _no_out(out, "linalg.cholesky_ex")
     _check_cholesky("linalg.cholesky", A)
     return return_types.linalg_cholesky_ex(
         _linalg_cholesky_ex(A, upper=upper, check_errors=check_errors))
 
 
+@with_out("linalg_cholesky", "linalg_cholesky_ex")
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     """torch.linalg.cholesky: L with A = L L^T (or U = L^T with upper=True)."""
-    _no_out(out, "linalg.cholesky")
     _check_cholesky("linalg.cholesky", A)
     L, info = _linalg_cholesky_ex(A, upper=upper)
     K.raise_for_info("linalg.cholesky", info._data, K.NOT_PD)
     return L
 
 
+@with_out("cholesky", "cholesky", 1, CAST)
 def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky / Tensor.cholesky (deprecated in torch, its own CholeskyBackward0)."""
-    _no_out(out, "cholesky")
-    warnings.warn(CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
+    warnings.warn(CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)  # past with_out's frame
     _check_cholesky("cholesky", input)
     return _cholesky_legacy(input, upper)
 
@@ -143,17 +144,17 @@ def _check_eigh(A: Tensor, UPLO: str) -> None:
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+@with_out("linalg_eigh", "_linalg_eigh", 2, fields=("eigenvalues", "eigenvectors"))
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> tuple:
     """torch.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of a symmetric A,
     read from its lower (UPLO='L') or upper triangle."""
-    _no_out(out, "linalg.eigh")
     _check_eigh(A, UPLO)
     return return_types.linalg_eigh(_linalg_eigh(A, UPLO.upper()))
 
 
+@with_out("linalg_eigvalsh", "_linalg_eigh")
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     """torch.linalg.eigvalsh (eigenvectors are computed too, for the gradient, as torch)."""
-    _no_out(out, "linalg.eigvalsh")
     _check_eigh(A, UPLO)
     return _linalg_eigh(A, UPLO.upper())[0]
 
@@ -214,24 +215,24 @@ def _check_svd(A: Tensor, driver) -> None:
                            "CUDA inputs with cuSOLVER backend.")
 
 
+@with_out("linalg_svd", "_linalg_svd", 3, fields=("U", "S", "Vh"))
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out=None) -> tuple:
     """torch.linalg.svd: (U, S, Vh) with A = U diag(S) Vh, S descending."""
-    _no_out(out, "linalg.svd")
     _check_svd(A, driver)
     return return_types.linalg_svd(_linalg_svd(A, full_matrices, True))
 
 
+@with_out("linalg_svdvals", "_linalg_svd")
 def svdvals(A: Tensor, *, driver: str | None = None, out=None) -> Tensor:
     """torch.linalg.svdvals. U and Vh are computed too: the gradient needs them, and a tangent
     (forward mode, vmap) may ask for one whatever requires_grad says."""
-    _no_out(out, "linalg.svdvals")
     _check_svd(A, driver)
     return _linalg_svd(A, False, True)[1]
 
 
+@with_out("svd", "_linalg_svd", 3, fields=("U", "S", "V"))
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
     """torch.svd / Tensor.svd: (U, S, V) -- V, not Vh; without compute_uv, U and V are zeros."""
-    _no_out(out, "svd")
     _check_svd(input, None)
     if not compute_uv:
         S = svdvals(input)
@@ -272,11 +273,11 @@ def _scalar_tol(value):
     return None if value is None else float(value)
 
 
+@with_out("linalg_pinv", "linalg_pinv", 1, CAST)
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, rcond=None,
          out=None) -> Tensor:
     """torch.linalg.pinv: the Moore-Penrose pseudo-inverse, singular values at or below
     max(atol, rtol * largest) treated as zero."""
-    _no_out(out, "linalg.pinv")
     dt = A.dtype
     if A.dim() < 2 or not dt.is_floating_point or dt.name in ("float16", "bfloat16"):
         raise RuntimeError(f"linalg.pinv({_type_tag(A)}{{{list(A.shape)}}}): expected a tensor "

@@ -21,6 +21,7 @@ from retrograd._ops.linalg_checks import (
     check_square,
     check_square_float,
 )
+from retrograd._ops.linalg_out import SCALAR_TYPE, with_out
 from retrograd._ops.linalg_returns import return_types
 from retrograd._ops.registry import op, register
 from retrograd._tensor import Tensor
@@ -43,35 +44,31 @@ _linalg_inv_ex = op(
     function=False, method=False)
 
 
+@with_out("linalg_inv_ex", "linalg_inv_ex", 2, fields=("inverse", "info"))
 def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> tuple:
     """torch.linalg.inv_ex: (inverse, info); info > 0 marks a singular matrix of the batch."""
-    _no_out(out, "linalg.inv_ex")
     check_square_float("linalg.inv_ex", A)
     return return_types.linalg_inv_ex(_linalg_inv_ex(A, check_errors=check_errors))
 
 
+@with_out("linalg_inv", "linalg_inv_ex")
 def inv(A: Tensor, *, out=None) -> Tensor:
     """torch.linalg.inv: the inverse of each square matrix; LinAlgError for a singular one."""
-    _no_out(out, "linalg.inv")
     check_square_float("linalg.inv", A)
     result, info = _linalg_inv_ex(A)
     K.raise_for_info("linalg.inv", info._data, K.INV_SINGULAR)
     return result
 
 
+@with_out("inverse", "linalg_inv_ex")
 def inverse(input: Tensor, *, out=None) -> Tensor:
     """torch.inverse / Tensor.inverse: linalg.inv."""
-    return inv(input, out=out)
+    return inv(input)
 
 
 def _inverse_of(A: Tensor) -> Tensor:
     """A^-1 for gradient formulas (a differentiable op; singular matrices give inf / nan)."""
     return _linalg_inv_ex(A)[0]
-
-
-def _no_out(out, name: str) -> None:
-    if out is not None:
-        raise NotImplementedError(f"retrograd.{name} does not support out=")
 
 
 # --- determinants ----------------------------------------------------------------------------
@@ -143,9 +140,9 @@ _linalg_det = op("linalg_det(Tensor A) -> Tensor", K.det, grads={"A": _det_grad}
                  function=False, method=False)
 
 
+@with_out("linalg_det", "_linalg_det")
 def det(A: Tensor, *, out=None) -> Tensor:
     """torch.linalg.det / torch.det / Tensor.det."""
-    _no_out(out, "linalg.det")
     check_square_float("linalg.det", A)
     return _linalg_det(A)
 
@@ -162,9 +159,9 @@ _linalg_slogdet = op("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet
                      grads={"A": _slogdet_grad}, function=False, method=False)
 
 
+@with_out("linalg_slogdet", "_linalg_slogdet", 2, fields=("sign", "logabsdet"))
 def slogdet(A: Tensor, *, out=None) -> tuple:
     """torch.linalg.slogdet: (sign, log|det|)."""
-    _no_out(out, "linalg.slogdet")
     check_square_float("linalg.slogdet", A)
     return return_types.linalg_slogdet(_linalg_slogdet(A))
 
@@ -248,10 +245,10 @@ def _check_solve(name: str, A: Tensor, B: Tensor, left: bool) -> None:
     broadcast_batches(tuple(B.shape[:-1 if vector else -2]), tuple(A.shape[:-2]))
 
 
+@with_out("linalg_solve_ex", "_linalg_solve_ex", 2, fields=("result", "info"))
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
              out=None) -> tuple:
     """torch.linalg.solve_ex: (result, info)."""
-    _no_out(out, "linalg.solve_ex")
     _check_solve("linalg.solve", A, B, left)
     result, info = _linalg_solve_ex(A, B, left=left, check_errors=False)
     if check_errors:
@@ -259,9 +256,9 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return return_types.linalg_solve_ex((result, info))
 
 
+@with_out("linalg_solve", "_linalg_solve_ex")
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """torch.linalg.solve: X with AX = B (left=True) or XA = B; B a matrix or a vector."""
-    _no_out(out, "linalg.solve")
     _check_solve("linalg.solve", A, B, left)
     result, info = _linalg_solve_ex(A, B, left=left)
     K.raise_for_info("torch.linalg.solve", info._data, K.SOLVE_SINGULAR)
@@ -294,6 +291,7 @@ _solve_triangular = op(
 _REQUIRED = object()
 
 
+@with_out("linalg_solve_triangular", "linalg_solve_triangular", 1, SCALAR_TYPE)
 def solve_triangular(A: Tensor, B: Tensor, *, upper: Any = _REQUIRED, left: bool = True,
                      unitriangular: bool = False, out=None) -> Tensor:
     """torch.linalg.solve_triangular: X with AX = B or XA = B for a triangular A."""
@@ -301,7 +299,6 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: Any = _REQUIRED, left: bool
     if upper is _REQUIRED:
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
                         '"upper"')
-    _no_out(out, name)
     check_square(name, A)
     check_matrix(name, B, "B")
     check_float(name, A)

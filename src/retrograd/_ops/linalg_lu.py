@@ -10,7 +10,8 @@ from retrograd._ops import linalg as _mm
 from retrograd._ops.kernels import linalg_solvers as K
 from retrograd._ops.layout import type_name
 from retrograd._ops.linalg_checks import broadcast_batches, check_matrix, check_same_dtype
-from retrograd._ops.linalg_inverse import _no_out, _solve_triangular
+from retrograd._ops.linalg_inverse import _solve_triangular
+from retrograd._ops.linalg_out import with_out
 from retrograd._ops.linalg_returns import return_types
 from retrograd._ops.registry import op, register
 from retrograd._tensor import Tensor
@@ -101,18 +102,18 @@ def _check_lu(name: str, A: Tensor) -> None:
                                   f"'{type_name(A._data.dtype)}'")
 
 
+@with_out("linalg_lu_factor_ex", "linalg_lu_factor_ex", 3, fields=("LU", "pivots", "info"))
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
                  out=None) -> tuple:
     """torch.linalg.lu_factor_ex: (LU, pivots, info)."""
-    _no_out(out, "linalg.lu_factor_ex")
     _check_lu("torch.lu_factor", A)
     return return_types.linalg_lu_factor_ex(
         _linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors))
 
 
+@with_out("linalg_lu_factor", "linalg_lu_factor_ex", 2, fields=("LU", "pivots"))
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
     """torch.linalg.lu_factor: (LU, pivots); LinAlgError when U has a zero on its diagonal."""
-    _no_out(out, "linalg.lu_factor")
     _check_lu("torch.lu_factor", A)
     LU, pivots, info = _linalg_lu_factor_ex(A, pivot=pivot)
     K.raise_for_info("torch.linalg.lu_factor", info._data, K.LU_SINGULAR, True, RuntimeError)
@@ -137,9 +138,9 @@ _linalg_lu = op("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L,
                 function=False, method=False)
 
 
+@with_out("linalg_lu", "linalg_lu", 3, fields=("P", "L", "U"))
 def lu(A: Tensor, *, pivot: bool = True, out=None) -> tuple:
     """torch.linalg.lu: (P, L, U) with A = P L U."""
-    _no_out(out, "linalg.lu")
     _check_lu("linalg.lu", A)
     return return_types.linalg_lu(_linalg_lu(A, pivot=pivot))
 
@@ -171,11 +172,11 @@ _linalg_lu_solve = op(
     grads={"LU, B": _lu_solve_grads}, function=False, method=False)
 
 
+@with_out("linalg_lu_solve", "linalg_lu_solve")
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out=None) -> Tensor:
     """torch.linalg.lu_solve: X with AX = B (or XA = B, or with A^T) from lu_factor's result."""
     name = "linalg.lu_solve"
-    _no_out(out, name)
     check_matrix(name, LU, "LU")
     check_matrix(name, B, "B")
     n = LU.shape[-1]
@@ -227,10 +228,10 @@ _lu_unpack = op(
     function=False, method=False)
 
 
+@with_out("lu_unpack", "lu_unpack", 3, fields=("P", "L", "U"))
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
               unpack_pivots: bool = True, *, out=None) -> tuple:
     """torch.lu_unpack: (P, L, U) from lu_factor's packed result."""
-    _no_out(out, "lu_unpack")
     check_matrix("torch.lu_unpack", LU_data, "LU_data")
     return return_types.lu_unpack(_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
 

@@ -1,9 +1,11 @@
-"""Upsampling (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic, trilinear.
+"""Upsampling (F.interpolate): nearest, nearest-exact, linear, bilinear, bicubic, trilinear, and
+with antialias=True bilinear, bicubic and lanczos.
 
 NOTE [Separable resampling]
 Every mode here resamples each spatial dimension independently: output = input multiplied along
 dimension d by an (out_d, in_d) matrix whose rows hold the interpolation weights of one output
-position (one 1 for nearest; two weights for linear; four, at clamped indices, for cubic). The
+position (one 1 for nearest; two weights for linear; four, at clamped indices, for cubic; with
+antialiasing, a filter stretched over every input the output covers when shrinking). The
 forward applies the matrices, the backward applies their transposes (`*_backward` ops), and the
 backward's derivative is the forward again, so double backward needs no extra code. Source
 positions and weights follow torch's CPU kernels: nearest computes in float32, the interpolating
@@ -23,6 +25,8 @@ from retrograd._ops.kernels.upsample import (
     _check_sizes,
     _deprecated,
     _matrices,
+    check_dtype,
+    resample,
 )
 from retrograd._ops.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from retrograd._ops.registry import op, register_functional
@@ -36,8 +40,8 @@ def _declare(name: str, kind: str, dims: int, align: bool, node: str) -> tuple:
     def forward(a, output_size, *rest):
         align_corners, scales = rest if align else (False, rest[0])
         _check_sizes(a, output_size, dims)
-        return _apply(a, _matrices(kind, a.shape[2:], output_size, align_corners, scales,
-                                   a.dtype), transpose=False)
+        check_dtype(kind, dims, a.dtype)
+        return resample(a, kind, output_size, align_corners, scales)
 
     def backward(g, output_size, input_size, *rest):
         align_corners, scales = rest if align else (False, rest[0])
@@ -81,7 +85,10 @@ for _mode, _kind, _dims, _name, _node in (
         ("linear", "linear", 1, "upsample_linear1d", "UpsampleLinear1D"),
         ("bilinear", "linear", 2, "upsample_bilinear2d", "UpsampleBilinear2D"),
         ("trilinear", "linear", 3, "upsample_trilinear3d", "UpsampleTrilinear3D"),
-        ("bicubic", "cubic", 2, "upsample_bicubic2d", "UpsampleBicubic2D")):
+        ("bicubic", "cubic", 2, "upsample_bicubic2d", "UpsampleBicubic2D"),
+        ("bilinear-aa", "linear_aa", 2, "_upsample_bilinear2d_aa", "UpsampleBilinear2DAa"),
+        ("bicubic-aa", "cubic_aa", 2, "_upsample_bicubic2d_aa", "UpsampleBicubic2DAa"),
+        ("lanczos-aa", "lanczos_aa", 2, "_upsample_lanczos2d_aa", "UpsampleLanczos2DAa")):
     _align = not _kind.startswith("nearest")
     _OPS[(_mode, _dims)] = (_declare(_name, _kind, _dims, _align, _node)[0], _align)
 
@@ -149,11 +156,15 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     elif align_corners is None:
         align_corners = False
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
     if antialias:
         if not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
             raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                              "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+        mode += "-aa"
+    elif mode == "lanczos":
+        raise ValueError("Lanczos mode requires antialias=True")
     dims = input.dim() - 2
     if mode == "area" and dims in (1, 2):
         return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, out)

@@ -12,12 +12,11 @@ NumPy build), `gemm_update` computes the product with np.matmul instead and adds
 from __future__ import annotations
 
 import ctypes
-import glob
-import os
 from collections.abc import Callable
 
 import numpy as np
 
+from retrograd._numpy_blas import _find
 from retrograd._ops.kernels.linalg import np_matmul
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -25,40 +24,22 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 # pass over the gradient it saves
 MIN_FUSED_SIZE = 4096
 
-# NumPy's bundled BLAS, by build: (library file pattern, symbol template, 64-bit integers)
-_CANDIDATES = (
-    ("libscipy_openblas64_*", "scipy_cblas_{}64_", True),
-    ("libscipy_openblas*", "scipy_cblas_{}", False),
-    ("libopenblas64_*", "cblas_{}64_", True),
-    ("libopenblas*", "cblas_{}", False),
-)
-
-
-def _library_dirs() -> list[str]:
-    root = os.path.dirname(np.__file__)
-    return [os.path.join(os.path.dirname(root), "numpy.libs"), os.path.join(root, ".dylibs")]
-
-
 def _load() -> dict:
     """dtype -> the CBLAS gemm of NumPy's own BLAS, typed; empty when none is found."""
-    for directory in _library_dirs():
-        for pattern, symbol, ilp64 in _CANDIDATES:
-            for path in sorted(glob.glob(os.path.join(directory, pattern))):
-                try:
-                    lib = ctypes.CDLL(path)
-                    fns = {np.dtype(np.float32): getattr(lib, symbol.format("sgemm")),
-                           np.dtype(np.float64): getattr(lib, symbol.format("dgemm"))}
-                except (OSError, AttributeError):
-                    continue
-                size = ctypes.c_int64 if ilp64 else ctypes.c_int32
-                for dt, fn in fns.items():
-                    scalar = ctypes.c_float if dt == np.float32 else ctypes.c_double
-                    fn.argtypes = [ctypes.c_int] * 3 + [size] * 3 + [
-                        scalar, ctypes.c_void_p, size, ctypes.c_void_p, size, scalar,
-                        ctypes.c_void_p, size]
-                    fn.restype = None
-                return fns
-    return {}
+    found = _find()
+    if found is None:
+        return {}
+    lib, symbol, ilp64 = found
+    size = ctypes.c_int64 if ilp64 else ctypes.c_int32
+    fns = {}
+    for dt, name in ((np.dtype(np.float32), "cblas_sgemm"), (np.dtype(np.float64), "cblas_dgemm")):
+        fn = getattr(lib, symbol.format(name))
+        scalar = ctypes.c_float if dt == np.float32 else ctypes.c_double
+        fn.argtypes = [ctypes.c_int] * 3 + [size] * 3 + [
+            scalar, ctypes.c_void_p, size, ctypes.c_void_p, size, scalar, ctypes.c_void_p, size]
+        fn.restype = None
+        fns[dt] = fn
+    return fns
 
 
 _gemms: dict | None = None
