@@ -12,7 +12,6 @@ import math
 import warnings
 from typing import Any
 
-import retrograd
 from retrograd._ops.registry import _FUNCTIONAL, register_functional
 from retrograd._tensor import Tensor
 
@@ -30,6 +29,8 @@ def _f(name: str) -> Any:
 def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_name: str,
                     target_type: Any, check_other: bool = True) -> Tensor | None:
     """Bool masks become additive float masks (-inf where True); float masks pass through."""
+    import retrograd  # (the namespace: deferred, ops sit below it)
+
     if mask is None:
         return None
     is_float = mask.is_floating_point()
@@ -113,6 +114,8 @@ def _check_key_padding_mask(mask: Tensor, src_len: int, bsz: int) -> None:
 def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None,
                             dropout_p: float) -> tuple[Tensor, Tensor]:
     """softmax(q k^T / sqrt(d) + mask) v, also returning the softmax (batch*heads, L, S)."""
+    import retrograd  # (the namespace: deferred, ops sit below it)
+
     q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
     if attn_mask is not None:
         scores = retrograd.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
@@ -171,6 +174,8 @@ def multi_head_attention_forward(
         is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
     """(attn_output, attn_output_weights): weights averaged over heads unless
     average_attn_weights=False, None when need_weights=False."""
+    import retrograd  # (the namespace: deferred, ops sit below it)
+
     batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
