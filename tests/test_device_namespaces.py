@@ -189,7 +189,7 @@ def test_xpu_queries(lib):
 
 
 def test_set_num_threads_sets_numpys_blas_threads():
-    from retrograd._ops.kernels.blas import get_blas_threads
+    from retrograd._numpy_blas import get_blas_threads
 
     before = get_blas_threads()
     if before is None:
@@ -201,3 +201,11 @@ def test_set_num_threads_sets_numpys_blas_threads():
     finally:
         retrograd.set_num_threads(n)
     assert get_blas_threads() == min(n, before)
+
+
+def test_utils_data_exports_distributed_sampler():
+    import retrograd.utils.data as data
+    import retrograd.utils.data.distributed as distributed
+
+    assert data.DistributedSampler is distributed.DistributedSampler
+    assert "DistributedSampler" in data.__all__ and "DistributedSampler" in dir(torch.utils.data)

@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+from retrograd._numpy_blas import _library_dirs
 from retrograd._ops.kernels import blas
 
 
@@ -19,7 +20,7 @@ def _arrays(dtype, m=70, k=33, n=90, seed=0):
 
 
 def test_numpys_bundled_blas_is_found_when_numpy_ships_one():
-    bundled = [p for d in blas._library_dirs() for p in glob.glob(os.path.join(d, "lib*blas*"))]
+    bundled = [p for d in _library_dirs() for p in glob.glob(os.path.join(d, "lib*blas*"))]
     found = blas._gemm_for(np.dtype(np.float32)) is not None
     assert found == bool(bundled)
 

@@ -21,6 +21,7 @@ LAYERS = [
         "retrograd._config", "retrograd._tensor_str", "retrograd._safe_globals",
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
         "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",
+        "retrograd._numpy_blas",
         # the leaf modules of the autograd core that Tensor's slots (and its generated
         # constructor) need: they import nothing
         "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",

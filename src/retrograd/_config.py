@@ -85,7 +85,7 @@ def set_num_threads(n: int) -> None:
         raise RuntimeError(E.SET_NUM_THREADS)
     _state["num_threads"] = n
     # NumPy's BLAS (matrix products, convolutions) is where retrograd spends its threads
-    from retrograd._ops.kernels.blas import set_blas_threads
+    from retrograd._numpy_blas import set_blas_threads
 
     if set_blas_threads(n):
         return
@@ -127,3 +127,8 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _state["matmul_precision"]
+
+
+# the scaled-dot-product-attention backends enabled (backends.cuda's switches, which
+# nn.attention.sdpa_kernel sets; the attention op reads them)
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}

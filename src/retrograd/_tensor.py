@@ -533,7 +533,8 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # torch formats a 0-d tensor as its Python number, with or without a spec
+        if self._data.ndim == 0:
             return format(self.item(), spec)
         return repr(self)
 

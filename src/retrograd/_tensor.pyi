@@ -1092,6 +1092,9 @@ class Tensor:
     def geometric_(self, p: _float, *, generator: _Generator | None=...) -> Tensor:
         ...
 
+    def geqrf(self) -> tuple:
+        ...
+
     def ger(self, vec2: Tensor) -> Tensor:
         ...
 
@@ -1581,6 +1584,9 @@ class Tensor:
         ...
 
     def not_equal_(self, other: _int | _float | _bool | Tensor) -> Tensor:
+        ...
+
+    def orgqr(self, tau: Tensor) -> Tensor:
         ...
 
     def outer(self, vec2: Tensor) -> Tensor:

@@ -1,5 +1,6 @@
 """retrograd.linalg: the torch.linalg functions retrograd has."""
 
+from retrograd._ops.householder import householder_product
 from retrograd._ops.kernels.linalg_solvers import LinAlgError
 from retrograd._ops.linalg import matmul, qr
 from retrograd._ops.linalg_decompositions import (
@@ -40,7 +41,7 @@ __all__ = [
     "vector_norm", "matmul", "qr", "LinAlgError",
     "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex",
     "cholesky", "cholesky_ex", "matrix_norm", "norm", "eigh", "eigvalsh", "svd", "svdvals",
-    "pinv", "matrix_power", "multi_dot", "cross", "vecdot", "diagonal",
+    "pinv", "householder_product", "matrix_power", "multi_dot", "cross", "vecdot", "diagonal",
     "solve_triangular", "lstsq", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "matrix_rank",
     "cond", "vander", "tensorinv", "tensorsolve", "matrix_exp",
 ]

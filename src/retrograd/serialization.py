@@ -11,6 +11,8 @@ A checkpoint is an uncompressed zip archive holding
     allow_pickle=False). A tensor node names its storage, byte offset, shape and byte strides,
     so views, tied weights and expanded tensors keep sharing memory after loading, and an
     expanded tensor costs only its base's bytes.
+The uninitialized parameters and buffers of lazy modules are nodes of their own (kind, dtype,
+requires_grad: they have no memory) and load as such.
 Loading decodes only this closed set of types (weights_only=True semantics): no pickle, no
 imports, no callables. Version 1 manifests (nested JSON, one array per tensor) still load.
 A damaged or hostile file (truncated, random bytes, edited manifest, compressed entries)
@@ -126,6 +128,10 @@ class _Encoder:
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, Tensor):
+            kind = None if type(obj) is Tensor else _lazy_kind(obj)
+            if kind is not None:  # no memory yet: its kind, dtype and requires_grad
+                return {"$": "uninitialized", "dtype": obj.dtype.name, "kind": kind,
+                        "requires_grad": bool(obj._requires_grad)}
             return self._tensor(obj)
         if isinstance(obj, (np.ndarray, np.generic)):
             return self._numpy(obj)
@@ -216,6 +222,15 @@ def _children(obj: Any) -> list | None:
 
 _LEAVES = (Tensor, np.ndarray, np.generic, str, bytes, bytearray, int, float, complex,
            type(None), D.dtype, Device)
+
+
+def _lazy_kind(t: Tensor) -> str | None:
+    """"parameter" or "buffer" for an uninitialized tensor, else None."""
+    from retrograd.nn.parameter import UninitializedParameter, is_lazy
+
+    if not is_lazy(t):
+        return None
+    return "parameter" if isinstance(t, UninitializedParameter) else "buffer"
 
 
 def _is_parameter(t: Tensor) -> bool:
@@ -472,7 +487,24 @@ class _Decoder:
         return Size(v)
 
 
+def _uninitialized(self: _Decoder, node: dict, child: Any) -> Tensor:
+    """An UninitializedParameter or UninitializedBuffer (a lazy module's state_dict)."""
+    from retrograd.nn.parameter import UninitializedBuffer, UninitializedParameter
+
+    name = node.get("dtype")
+    d = D._NAMED.get(name) if isinstance(name, str) else None
+    expect(d is not None, f"unknown dtype {name!r}")
+    requires_grad = node.get("requires_grad")
+    expect(isinstance(requires_grad, bool), "bad requires_grad")
+    expect(not requires_grad or d.is_floating_point, "requires_grad on a non-float tensor")
+    kind = node.get("kind")
+    expect(kind in ("parameter", "buffer"), "bad kind of uninitialized tensor")
+    cls = UninitializedParameter if kind == "parameter" else UninitializedBuffer
+    return cls(requires_grad, None, d)
+
+
 _TAGS = {
+    "uninitialized": _uninitialized,
     "tensor": _Decoder.tensor, "ndarray": _Decoder.numpy, "npscalar": _Decoder.numpy,
     "dict": _Decoder.mapping, "odict": _Decoder.mapping, "counter": _Decoder.mapping,
     "list": _Decoder.sequence, "tuple": _Decoder.sequence, "set": _Decoder.sequence,

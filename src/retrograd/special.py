@@ -19,12 +19,20 @@ from retrograd._ops.special_digamma import lgamma as _lgamma
 from retrograd._ops.special_digamma import mvlgamma as _mvlgamma
 from retrograd._ops.special_digamma import polygamma as _polygamma
 from retrograd._ops.special_digamma import special_zeta as _zeta
+from retrograd._ops.special_gamma import igamma as _igamma
+from retrograd._ops.special_gamma import igammac as _igammac
+from retrograd._ops.special_polynomials import polynomial as _polynomial
 from retrograd._tensor import Tensor
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfcx",
            "erfinv", "expit", "exp2", "expm1", "log1p", "logit", "logsumexp", "ndtr", "ndtri",
            "log_ndtr", "xlogy", "xlog1py", "sinc", "entr", "i0", "i0e", "i1", "i1e", "softmax",
-           "log_softmax", "round", "zeta"]
+           "log_softmax", "round", "zeta", "gammainc", "gammaincc",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 
 def _tensor(fname: str, input: object) -> None:
@@ -126,6 +134,22 @@ def _binary(name: str, fn, doc: str):
 
 
 xlogy = _binary("xlogy", _math.xlogy, "x log(y), 0 where x is 0: torch.xlogy.")
+gammainc = _binary("gammainc", _igamma, "The regularized lower incomplete gamma function "
+                   "P(input, other): torch.igamma.")
+gammaincc = _binary("gammaincc", _igammac, "The regularized upper incomplete gamma function "
+                    "Q(input, other): torch.igammac.")
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p")
 xlog1py = _binary("xlog1py", _special.special_xlog1py, "x log1p(y), 0 where x is 0.")
 
 

@@ -46,6 +46,15 @@ class RemovableHandle:
     def __exit__(self, *exc: Any) -> None:
         self.remove()
 
+    # Pickled or deep-copied with the dicts it points to (a module's hook tables), the handle
+    # points to the copies: removing it then removes the copied module's hook.
+    def __getstate__(self) -> tuple:
+        return (self.id, tuple(ref() for ref in self._dicts))
+
+    def __setstate__(self, state: tuple) -> None:
+        self.id, dicts = state
+        self._dicts = tuple(weakref.ref(d if d is not None else HookDict()) for d in dicts)
+
 
 class HookDict(dict):
     """A dict that can be weakly referenced (plain dicts cannot)."""

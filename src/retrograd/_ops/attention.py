@@ -7,9 +7,11 @@ The NumPy kernels the declarations run are in kernels/attention.py.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from retrograd._config import _sdp
 from retrograd._ops import dispatch
 from retrograd._ops.dropout import dropout
 from retrograd._ops.kernels.attention import (
@@ -119,7 +121,8 @@ def _flash_ok(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, enable_gq
         return False
     if any(t.stride()[-1] != 1 for t in (q, k, v)):
         return False
-    return mask is None or mask.ndim in (2, 4)
+    # the fused kernel has no gradient for the mask: a mask that requires grad takes math
+    return mask is None or (mask.ndim in (2, 4) and not mask.requires_grad)
 
 
 def _check_sdpa(q: Tensor, k: Tensor, v: Tensor, mask) -> None:
@@ -148,9 +151,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     float_mask = attn_mask
     if attn_mask is not None and attn_mask.dtype.name == "bool":
         float_mask = _wrap(_bool_to_float_mask(attn_mask._data, query._data.dtype))
-    if _flash_ok(query, key, value, float_mask, dropout_p, enable_gqa):
+    flash_on, math_on = _sdp["flash"], _sdp["math"]  # (nn.attention.sdpa_kernel sets them)
+    if not flash_on and not math_on:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
+    if flash_on and _flash_ok(query, key, value, float_mask, dropout_p, enable_gqa):
         return _flash(query, key, value, dropout_p, is_causal, attn_mask=float_mask,
                       scale=scale)[0]
+    if not math_on:
+        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=2)
+        if dropout_p > 0.0:
+            warnings.warn("Both fused kernels do not support non-zero dropout.", UserWarning,
+                          stacklevel=2)
+        raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
@@ -170,6 +184,13 @@ def _attention_math(q: Tensor, k: Tensor, v: Tensor, mask, dropout_p: float, is_
         k = _repeat_heads(k, q.shape[-3] // k.shape[-3])
         v = _repeat_heads(v, q.shape[-3] // v.shape[-3])
     attn = matmul(q, k.transpose(-2, -1) * root)
+    if mask is not None and mask.requires_grad:
+        # _masked_softmax reads the mask's values; a term equal to zero carries its gradient
+        # (that of the scores), left out where the mask is infinite (x - x is nan there)
+        from retrograd._ops.pointwise import where
+
+        carry = where(mask.detach().isfinite(), mask - mask.detach(), 0.0)
+        attn = attn + carry
     attn = _masked_softmax(attn, mask, is_causal)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)

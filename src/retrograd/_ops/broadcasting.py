@@ -35,7 +35,8 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
     shape = tuple(tensors[0].shape)
     for t in tensors[1:]:
         shape = _pair_shape(shape, tuple(t.shape))
-    return tuple(t.expand(shape) for t in tensors)
+    # a tensor already of the common shape comes back as itself, as in torch
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
 
 
 def _pair_shape(a: tuple, b: tuple) -> tuple:

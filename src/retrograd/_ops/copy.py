@@ -127,7 +127,17 @@ register_method("cuda", cpu)
 
 
 def _copy_forward(self_arr, src):
-    np.copyto(self_arr, src, casting="unsafe")
+    try:
+        np.copyto(self_arr, src, casting="unsafe")
+    except ValueError:
+        # src must broadcast to self's shape: torch's error for what does not
+        from retrograd._ops.layout import broadcast_error, inplace_shape_error
+
+        err = broadcast_error(self_arr.shape, np.shape(src))
+        if err is None:
+            err = inplace_shape_error(self_arr.shape, np.broadcast_shapes(self_arr.shape,
+                                                                          np.shape(src)))
+        raise err from None
 
 
 copy_ = op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",

@@ -806,6 +806,8 @@ def _default_text(arg) -> str:
         return f'"{value}"'  # a string default is quoted (padding = "valid")
     if isinstance(value, tuple):
         return "[" + ", ".join(str(v) for v in value) + "]"
+    if arg.name == "reduction" and arg.type == "int" and value == 1:
+        return "at::Reduction::Mean"  # the losses' C++ default, as torch's binding prints it
     return str(value)
 
 

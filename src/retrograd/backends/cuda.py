@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from retrograd._config import _sdp
+
 
 class _MatmulFlags:
     """torch.backends.cuda.matmul: precision switches for CUDA matmuls (none run here)."""
@@ -14,7 +16,6 @@ class _MatmulFlags:
 
 
 matmul = _MatmulFlags()
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 
 def is_built() -> bool:

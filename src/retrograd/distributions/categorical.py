@@ -6,16 +6,16 @@ from typing import Any
 
 import retrograd
 from retrograd._tensor import Size, Tensor
-from retrograd.distributions.distribution import (
-    Distribution,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from retrograd.distributions import constraints
+from retrograd.distributions.distribution import Distribution
+from retrograd.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Categorical"]
 
 
 class Categorical(Distribution):
-    arg_constraints = {"probs": None, "logits": None}
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
 
     def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
@@ -25,15 +25,38 @@ class Categorical(Distribution):
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
             self.probs = probs / probs.sum(-1, keepdim=True)
+            self._param = self.probs
         else:
             assert logits is not None  # exactly one of the two was given
             if logits.dim() < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        param = self.probs if probs is not None else self.logits
-        self._param = param
-        self._num_events = param.size(-1)
-        super().__init__(tuple(param.shape[:-1]), validate_args=validate_args)
+            self._param = self.logits
+        self._num_events = self._param.size()[-1]
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Categorical:
+        new = self._get_checked_instance(Categorical, _instance)
+        batch_shape = Size(batch_shape)
+        param_shape = Size(tuple(batch_shape) + (self._num_events,))
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(param_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(param_shape)
+            new._param = new.logits
+        new._num_events = self._num_events
+        super(Categorical, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args: Any, **kwargs: Any) -> Tensor:
+        return self._param.new(*args, **kwargs)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self._num_events - 1)
 
     @lazy_property
     def logits(self) -> Tensor:
@@ -55,26 +78,32 @@ class Categorical(Distribution):
     def mode(self) -> Tensor:
         return self.probs.argmax(dim=-1)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    @property
+    def variance(self) -> Tensor:
+        return retrograd.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    def sample(self, sample_shape: Any = Size()) -> Tensor:
         shape = Size(sample_shape)
         with retrograd.no_grad():
             flat = self.probs.reshape(-1, self._num_events)
-            drawn = retrograd.multinomial(flat, max(shape.numel(), 1), True).T
+            drawn = retrograd.multinomial(flat, shape.numel(), True).T
             return drawn.reshape(self._extended_shape(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        shape = [max(a, b) for a, b in zip(_left_pad(value.shape, self.logits.dim()),
-                                           _left_pad(self.logits.shape, value.dim()))]
-        log_pmf = self.logits.expand(shape)
-        value = value.expand(shape[:-1] + [value.shape[-1]])[..., :1]
-        return log_pmf.gather(-1, value).squeeze(-1)
+        value, log_pmf = retrograd.broadcast_tensors(value, self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self) -> Tensor:
+        # -inf logits (zero probabilities) would give 0 * -inf; the clamp makes them 0
         logits = self.logits.clamp(min=retrograd.finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
-
-def _left_pad(shape: Any, ndim: int) -> list:
-    shape = list(shape)
-    return [1] * (ndim - len(shape)) + shape
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = retrograd.arange(self._num_events, dtype=retrograd.long)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

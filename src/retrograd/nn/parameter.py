@@ -6,6 +6,9 @@ counter, like `detach()`, but is a leaf that requires grad by default.
 
 `Buffer(t)` returns a plain detached Tensor, as torch does, marked so that assigning it to a
 Module attribute registers a buffer; `isinstance(x, Buffer)` reads that mark.
+
+UninitializedParameter and UninitializedBuffer (the state of lazy modules before their first
+call) are in nn/_uninitialized.py.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 
 from retrograd._tensor import Tensor, _init
 
-__all__ = ["Parameter", "Buffer", "is_lazy"]
+__all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
+           "UninitializedTensorMixin"]
 
 # torch's wording here differs from Tensor.requires_grad_'s
 PARAM_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
@@ -87,9 +91,14 @@ class Buffer(metaclass=_BufferMeta):
         from retrograd._ops.creation import empty
 
         t = empty(0) if data is None else data.detach()
-        key = id(t)
-        _BUFFER_MARKS[key] = (weakref.ref(t, lambda _r, k=key: _forget(k)), bool(persistent))
+        mark_buffer(t, persistent)
         return t
+
+
+def mark_buffer(t: Tensor, persistent: bool) -> None:
+    """Mark `t` as made by Buffer(): assigning it to a Module attribute registers a buffer."""
+    key = id(t)
+    _BUFFER_MARKS[key] = (weakref.ref(t, lambda _r, k=key: _forget(k)), bool(persistent))
 
 
 def buffer_persistent(obj: Any) -> bool:
@@ -98,6 +107,10 @@ def buffer_persistent(obj: Any) -> bool:
     return True if mark is None else mark[1]
 
 
-def is_lazy(param: Any) -> bool:
-    """Lazy (uninitialized) parameters do not exist in retrograd."""
-    return False
+# the uninitialized parameters and buffers of lazy modules live in their own file
+from retrograd.nn._uninitialized import (  # noqa: E402
+    UninitializedBuffer,
+    UninitializedParameter,
+    UninitializedTensorMixin,
+    is_lazy,
+)

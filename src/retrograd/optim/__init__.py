@@ -11,7 +11,12 @@ from retrograd.optim.radam import RAdam
 from retrograd.optim.rmsprop import RMSprop
 from retrograd.optim.adagrad import Adagrad
 from retrograd.optim.lbfgs import LBFGS
-from retrograd.optim import lr_scheduler
+from retrograd.optim.rprop import Rprop
+from retrograd.optim.asgd import ASGD
+from retrograd.optim._adafactor import Adafactor
+from retrograd.optim.sparse_adam import SparseAdam
+from retrograd.optim import lr_scheduler, swa_utils
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+           "swa_utils"]

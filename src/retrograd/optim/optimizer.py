@@ -144,6 +144,12 @@ def _to_scalar(x) -> float:
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _lr_operand(x):
+    """A hyperparameter as torch's optimizers compute with it: a number stays a number, a
+    tensor becomes a 0-dim tensor (so its arithmetic happens at the tensor's precision)."""
+    return x.squeeze() if isinstance(x, Tensor) and x.dim() != 0 else x
+
+
 def _check_flags(defaults: dict[str, Any]) -> None:
     """Flags that select torch's other kernels: they are accepted (the math is the same here),
     with torch's conflicts rejected; differentiable steps are not available."""

@@ -62,6 +62,17 @@ from retrograd.nn.modules.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from retrograd.nn.modules.channel_ops import LocalResponseNorm, ChannelShuffle
 from retrograd.nn.modules.embedding_bag import EmbeddingBag
 from retrograd.nn.modules.lazy_linear import LazyLinear
+from retrograd.nn.modules.ctc_loss import CTCLoss
+from retrograd.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
+from retrograd.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from retrograd.nn.modules.lazy_conv import (
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
+from retrograd.nn.modules.lazy_norm import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
@@ -87,4 +98,9 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "PoissonNLLLoss",
     "GaussianNLLLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LocalResponseNorm",
-    "ChannelShuffle", "EmbeddingBag", "LazyLinear"]
+    "ChannelShuffle", "EmbeddingBag", "LazyLinear", "CTCLoss",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss",
+    "LazyConv1d", "LazyConv2d",
+    "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d"]

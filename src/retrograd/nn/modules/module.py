@@ -23,7 +23,7 @@ from retrograd._device import device as _device
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 from retrograd.nn.hooks import BackwardHook
-from retrograd.nn.parameter import Buffer, Parameter, buffer_persistent
+from retrograd.nn.parameter import Buffer, Parameter, buffer_persistent, is_lazy
 
 __all__ = [
     "Module", "register_module_forward_pre_hook", "register_module_forward_hook",
@@ -442,6 +442,10 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self) -> Module:
+        # NumPy memory needs no moving; an uninitialized tensor has none to share (its error)
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            if is_lazy(t):
+                t.share_memory_()
         return self
 
     # --- hooks ----------------------------------------------------------------------------------
@@ -742,9 +746,12 @@ class Module:
             error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor '
                               f"or Tensor-like object from checkpoint but received {type(value)}")
             return
-        if param.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
+        # an uninitialized parameter takes any shape (copy_ checks); reading an uninitialized
+        # value's shape raises, as in torch
+        lazy = is_lazy(param)
+        if not lazy and len(param.shape) == 0 and len(value.shape) == 1 and value.shape[0] == 1:
             value = value[0]  # old checkpoints saved scalars as 1-element vectors
-        if value.shape != param.shape:
+        if not lazy and value.shape != param.shape:
             error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                               f"{value.shape} from checkpoint, the shape in current model is "
                               f"{param.shape}.")

@@ -1,20 +1,19 @@
 """MultiheadAttention, TransformerEncoderLayer and TransformerEncoder.
 
-The attention computation follows torch's F.multi_head_attention_forward (same parameters,
-masks and shapes; no fused fast path): with need_weights=True the weights are computed
-explicitly (softmax of scaled scores), otherwise through F.scaled_dot_product_attention.
+MultiheadAttention runs F.multi_head_attention_forward (retrograd/_ops/multi_head_attention.py)
+with its parameters, as torch's does (no fused fast path).
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import retrograd
 from retrograd import nn
+from retrograd._ops.multi_head_attention import _canonical_mask, _none_or_dtype
 from retrograd._tensor import Tensor
 from retrograd.nn.init import constant_, xavier_normal_, xavier_uniform_
 from retrograd.nn.modules.activation import GELU, ReLU
@@ -31,26 +30,6 @@ F = nn.functional
 
 
 # --- masks ---------------------------------------------------------------------------------------
-def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_name: str,
-                    target_type: Any, check_other: bool = True) -> Tensor | None:
-    """Bool masks become additive float masks (-inf where True); float masks pass through."""
-    if mask is None:
-        return None
-    is_float = mask.is_floating_point()
-    if mask.dtype != retrograd.bool and not is_float:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
-    if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-                      "same type for both instead.", stacklevel=3)
-    if not is_float:
-        mask = retrograd.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
-    return mask
-
-
-def _none_or_dtype(t: Tensor | None) -> Any:
-    return None if t is None else t.dtype
-
-
 def _generate_square_subsequent_mask(size: int, dtype: Any = None) -> Tensor:
     """The causal mask: -inf above the diagonal, 0 elsewhere."""
     return retrograd.triu(retrograd.full((size, size), float("-inf"), dtype=dtype), diagonal=1)
@@ -64,175 +43,6 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None,
     sz = size if size is not None else mask.size(-2)
     causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
     return mask.size() == causal.size() and bool((mask == causal).all())
-
-
-# --- attention -----------------------------------------------------------------------------------
-def _check_shapes(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
-                  attn_mask: Tensor | None, num_heads: int) -> bool:
-    """Validate dims as torch does; returns whether the input is batched."""
-    if query.dim() == 3:
-        if key.dim() != 3 or value.dim() != 3:
-            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D "
-                                 f"but found {key.dim()}-D and {value.dim()}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
-                                 "instead")
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
-                                 f"2-D or 3-D but found {attn_mask.dim()}-D tensor instead")
-        return True
-    if query.dim() == 2:
-        if key.dim() != 2 or value.dim() != 2:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
-                                 f"2-D but found {key.dim()}-D and {value.dim()}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 1-D but found {key_padding_mask.dim()}-D tensor "
-                                 "instead")
-        if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
-                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
-                                     "instead")
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                     f"{attn_mask.shape}")
-        return False
-    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.dim()}-D query tensor")
-
-
-def _project(mha: MultiheadAttention, query: Tensor, key: Tensor,
-             value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """q, k, v = the input projections (packed in_proj_weight, or q/k/v_proj_weight)."""
-    b = mha.in_proj_bias
-    bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
-    if mha._qkv_same_embed_dim:
-        wq, wk, wv = mha.in_proj_weight.chunk(3)
-    else:
-        wq, wk, wv = mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight
-    return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-
-
-def _check_mask_shape(attn_mask: Tensor, tgt_len: int, src_len: int, batch_heads: int) -> Tensor:
-    if attn_mask.dim() == 2:
-        if tuple(attn_mask.shape) != (tgt_len, src_len):
-            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
-                               f"be {(tgt_len, src_len)}.")
-        return attn_mask.unsqueeze(0)
-    if tuple(attn_mask.shape) != (batch_heads, tgt_len, src_len):
-        raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                           f"{(batch_heads, tgt_len, src_len)}.")
-    return attn_mask
-
-
-def _mha_forward(mha: MultiheadAttention, query: Tensor, key: Tensor, value: Tensor,
-                 key_padding_mask: Tensor | None, need_weights: bool, attn_mask: Tensor | None,
-                 average_attn_weights: bool, is_causal: bool) -> tuple[Tensor, Tensor | None]:
-    """Attention over (L, N, E) query and (S, N, E) key/value (or unbatched (L, E), (S, E))."""
-    batched = _check_shapes(query, key, value, key_padding_mask, attn_mask, mha.num_heads)
-    if not batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
-                           "Transformer module method `generate_square_subsequent_mask` to "
-                           "create this mask.")
-    if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None  # scaled_dot_product_attention builds the causal mask itself
-    elif key_padding_mask is not None:
-        is_causal = False
-    if embed_dim != mha.embed_dim:
-        raise AssertionError(f"was expecting embedding dimension of {mha.embed_dim}, but got "
-                             f"{embed_dim}")
-    if mha._qkv_same_embed_dim and key.shape != value.shape:
-        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-    heads, head_dim = mha.num_heads, mha.head_dim
-    q, k, v = _project(mha, query, key, value)
-    if attn_mask is not None:
-        attn_mask = _check_mask_shape(attn_mask, tgt_len, key.shape[0], bsz * heads)
-    if mha.bias_k is not None and mha.bias_v is not None:
-        k = retrograd.cat([k, mha.bias_k.repeat(1, bsz, 1)])
-        v = retrograd.cat([v, mha.bias_v.repeat(1, bsz, 1)])
-        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
-    # (seq, batch, embed) -> (batch * heads, seq, head_dim)
-    q = q.view(tgt_len, bsz * heads, head_dim).transpose(0, 1)
-    k = k.view(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
-    v = v.view(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
-    if mha.add_zero_attn:
-        zeros = retrograd.zeros((bsz * heads, 1, head_dim), dtype=k.dtype)
-        k = retrograd.cat([k, zeros], dim=1)
-        v = retrograd.cat([v, zeros], dim=1)
-        attn_mask = None if attn_mask is None else F.pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else F.pad(key_padding_mask, (0, 1))
-    src_len = k.size(1)
-    if key_padding_mask is not None:
-        _check_key_padding_mask(key_padding_mask, src_len, bsz)
-        kpm = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, heads, -1, -1)
-        kpm = kpm.reshape(bsz * heads, 1, src_len)
-        attn_mask = kpm if attn_mask is None else attn_mask + kpm
-    dropout_p = mha.dropout if mha.training else 0.0
-    if need_weights:
-        out, weights = _attention_with_weights(q, k, v, attn_mask, dropout_p)
-        weights = weights.view(bsz, heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-    else:
-        out = _attention_fused(q, k, v, attn_mask, dropout_p, is_causal, bsz, heads)
-        weights = None
-    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = F.linear(out, mha.out_proj.weight, mha.out_proj.bias)
-    out = out.view(tgt_len, bsz, out.shape[-1])
-    if not batched:
-        out = out.squeeze(1)
-        weights = None if weights is None else weights.squeeze(0)
-    return out, weights
-
-
-def _check_key_padding_mask(mask: Tensor, src_len: int, bsz: int) -> None:
-    if mask.shape[0] != bsz:
-        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                             f"{mask.shape[0]}")
-    if mask.shape[1] != src_len:
-        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                             f"{mask.shape[1]}")
-
-
-def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None,
-                            dropout_p: float) -> tuple[Tensor, Tensor]:
-    """softmax(q k^T / sqrt(d) + mask) v, also returning the softmax (batch*heads, L, S)."""
-    q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
-    if attn_mask is not None:
-        scores = retrograd.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
-    else:
-        scores = retrograd.bmm(q_scaled, k.transpose(-2, -1))
-    weights = F.softmax(scores, dim=-1)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, p=dropout_p)
-    return retrograd.bmm(weights, v), weights
-
-
-def _attention_fused(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float,
-                     is_causal: bool, bsz: int, heads: int) -> Tensor:
-    """scaled_dot_product_attention on (batch, heads, seq, head_dim); returns (b*h, L, d)."""
-    tgt_len, src_len, head_dim = q.shape[1], k.shape[1], q.shape[2]
-    if attn_mask is not None:
-        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
-            attn_mask = attn_mask.unsqueeze(0)
-        else:
-            attn_mask = attn_mask.view(bsz, heads, attn_mask.shape[-2], src_len)
-    out = F.scaled_dot_product_attention(q.view(bsz, heads, tgt_len, head_dim),
-                                         k.view(bsz, heads, src_len, head_dim),
-                                         v.view(bsz, heads, src_len, head_dim), attn_mask,
-                                         dropout_p, is_causal)
-    return out.view(bsz * heads, tgt_len, head_dim)
 
 
 class MultiheadAttention(Module):
@@ -318,8 +128,15 @@ class MultiheadAttention(Module):
         batch_first = self.batch_first and query.dim() == 3
         if batch_first:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        out, weights = _mha_forward(self, query, key, value, key_padding_mask, need_weights,
-                                    attn_mask, average_attn_weights, is_causal)
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
         return (out.transpose(1, 0), weights) if batch_first else (out, weights)
 
     def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,

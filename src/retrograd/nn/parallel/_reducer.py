@@ -135,6 +135,11 @@ class Reducer:
         self.iteration = 0
         self.comm_wait_seconds = 0.0  # time finalize spent blocked on all-reduces (reported)
         self.static_unused: list[int] | None = None
+        # under Join: the forward's "still training" all-reduce, and whether to average over
+        # the whole world (True) or over the ranks that still train
+        self.forward_work: Any = None
+        self.divide_by_initial_world_size = True
+        self.divisor = self.world
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(params)]
 
@@ -213,12 +218,28 @@ class Reducer:
         else:
             np.copyto(view._data, grad._data, casting="unsafe")
 
+    def set_forward_pass_work(self, work: Any, divide_by_initial_world_size: bool) -> None:
+        self.forward_work = work
+        self.divide_by_initial_world_size = divide_by_initial_world_size
+
+    def _divisor(self) -> int:
+        """What the gradients are divided by: the world size, or under Join without
+        divide_by_initial_world_size the number of ranks still training (known once the
+        forward's all-reduce is done)."""
+        work, self.forward_work = self.forward_work, None
+        if work is not None:
+            count = int(work.result()[0].item())
+            self.divisor = self.world if self.divide_by_initial_world_size else max(count, 1)
+        return self.divisor
+
     def _launch(self, bucket: _Bucket) -> None:
+        if bucket.index == 0:
+            self._divisor()
         if self.comm_hook is not None:
             bucket.future = self.comm_hook(self.comm_state, bucket.grad_bucket)
             return
         with grad_mode.no_grad():
-            np.divide(bucket.buffer._data, self.world, out=bucket.buffer._data,
+            np.divide(bucket.buffer._data, self.divisor, out=bucket.buffer._data,
                       casting="unsafe")
         work = all_reduce_unchecked(bucket.buffer, group=self.pg, async_op=True)
         bucket.future = work.get_future() if work is not None else None
@@ -250,6 +271,33 @@ class Reducer:
                 self._write_grad(self.params[i], bucket.views[k])
         self.require_finalize = False
         self.iteration += 1
+
+    def shadow_backward(self) -> None:
+        """On a rank that joined (Join): the collectives of a synchronized backward, with zero
+        gradients, in the order the training ranks issue them."""
+        import retrograd
+
+        futures = []
+        for bucket in self.buckets:
+            if self.comm_hook is not None:
+                buffer = retrograd.zeros_like(bucket.buffer)
+                params = bucket.grad_bucket.parameters()
+                with grad_mode.no_grad():
+                    views = [buffer.narrow(0, off, n).view(p.shape)
+                             for p, off, n in zip(params, bucket.offsets, bucket.numels)]
+                zeros = GradBucket(bucket.index, buffer, params, views,
+                                   bucket.grad_bucket.is_last())
+                futures.append(self.comm_hook(self.comm_state, zeros))
+            else:
+                work = all_reduce_unchecked(retrograd.zeros_like(bucket.buffer), group=self.pg,
+                                            async_op=True)
+                futures.append(None if work is None else work.get_future())
+        for future in futures:
+            if future is not None:
+                future.wait()
+        if self.find_unused or self.static_graph:
+            all_reduce_unchecked(retrograd.zeros(len(self.params), dtype=retrograd.int32),
+                                 op=dist.ReduceOp.MAX, group=self.pg)
 
     def _globally_used(self) -> np.ndarray | None:
         if not (self.find_unused or self.static_graph):
