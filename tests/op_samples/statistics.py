@@ -44,8 +44,11 @@ _SCANS = [
     Sample("Tensor.cummin", (arr(4, 3, noncontig=True), -2), name="noncontig"),
     Sample("logcumsumexp", (arr(3, 5), 1)),
     Sample("logcumsumexp", (arr(2, 3, 4), 0), name="dim0"),
-    Sample("logcumsumexp", (arr(3, 4) * 5 + 500.0, 1), name="big"),
-    Sample("logcumsumexp", (arr(3, 4) * 5 - 500.0, 1), name="very_negative"),
+    # (far from 0, float32 rounds the inputs by about 3e-5: both libraries' float32 gradients
+    # stray that far from the exact one, each its own way; compared in float64)
+    Sample("logcumsumexp", (arr(3, 4) * 5 + 500.0, 1), name="big", parity_dtype="float64"),
+    Sample("logcumsumexp", (arr(3, 4) * 5 - 500.0, 1), name="very_negative",
+           parity_dtype="float64"),
     Sample("logcumsumexp", (arr(), 0), name="zero_dim"),
     Sample("logcumsumexp", (arr(0, 3), 1), name="empty"),
     Sample("Tensor.logcumsumexp", (arr(4, 3, noncontig=True), 0), name="noncontig"),
