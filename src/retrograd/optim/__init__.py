@@ -15,8 +15,9 @@ from retrograd.optim.rprop import Rprop
 from retrograd.optim.asgd import ASGD
 from retrograd.optim._adafactor import Adafactor
 from retrograd.optim.sparse_adam import SparseAdam
+from retrograd.optim.muon import Muon
 from retrograd.optim import lr_scheduler, swa_utils
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
-           "swa_utils"]
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
+           "lr_scheduler", "swa_utils"]

@@ -59,10 +59,14 @@ def np_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _scaled(x: np.ndarray, s) -> np.ndarray:
-    # a Python scalar keeps NumPy's result in x's dtype (NEP 50 weak scalars); x is fresh
+    # a Python scalar keeps NumPy's result in x's dtype (NEP 50 weak scalars); x is fresh.
+    # ml_dtypes' bfloat16 and float8 take a Python float as float32: rounded back to x's dtype
     if s == 1:
         return x
-    return np.multiply(x, s, out=x if np.result_type(x, s) == x.dtype else None)
+    if np.result_type(x, s) == x.dtype:
+        return np.multiply(x, s, out=x)
+    out = np.multiply(x, s)
+    return out.astype(x.dtype) if x.dtype.kind in "fV" and out.dtype.kind == "f" else out
 
 
 def _check_mm(a, b, kernel="addmm_impl_cpu_"):
@@ -197,6 +201,12 @@ def _addmm_forward(s, m1, m2, beta, alpha):
         s = _expand_forward(s, shape)
     if m1.dtype == np.bool_:
         raise not_implemented("addmm_impl_cpu_", m1.dtype)
+    if m1.dtype.itemsize == 2 and m1.dtype.kind in "fV":
+        # half types: product, scaling and sum in float32, rounded once (as torch's kernel)
+        f32 = np.float32
+        out = _add_scaled(np_matmul(m1.astype(f32), m2.astype(f32)), s.astype(f32), beta,
+                          alpha)
+        return out.astype(m1.dtype)
     return _add_scaled(np_matmul(m1, m2), s, beta, alpha)
 
 
@@ -207,7 +217,10 @@ def _add_scaled(prod_, s, beta, alpha):
         return out
     if beta == 1:
         return np.add(out, s, out=out)
-    return np.add(out, np.multiply(s, beta), out=out)
+    scaled = np.multiply(s, beta)
+    if scaled.dtype != out.dtype and out.dtype.kind in "fV" and scaled.dtype.kind == "f":
+        return np.add(out.astype(scaled.dtype), scaled).astype(out.dtype)  # (bfloat16)
+    return np.add(out, scaled, out=out)
 
 
 def _addmv_forward(s, mat, vec, beta, alpha):
