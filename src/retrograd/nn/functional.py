@@ -7,3 +7,5 @@ The functions are declared next to their ops in retrograd._ops and registered wi
 from retrograd._ops.registry import _FUNCTIONAL
 
 globals().update(_FUNCTIONAL)
+
+from retrograd.nn import grad  # noqa: E402, F401 - F.grad is nn.grad, as in torch
