@@ -155,6 +155,10 @@ def chain_torch(torch) -> dict[str, Callable[[], object]]:
 def main() -> None:
     import torch
 
+    # one intra-op thread, as the run is pinned to one core: torch's idle pool threads would
+    # otherwise spin on that core and be counted in the process CPU time of everything after
+    torch.set_num_threads(1)
+
     check_per_sample()
     ours = per_sample(retrograd)
     theirs = per_sample(torch)
