@@ -66,6 +66,7 @@ from retrograd.nn.modules.ctc_loss import CTCLoss
 from retrograd.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from retrograd.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from retrograd.nn.modules.deprecated import Container, NLLLoss2d
+from retrograd.nn.modules.sync_batchnorm import SyncBatchNorm
 from retrograd.nn.modules.lazy_conv import (
     LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
     LazyConvTranspose3d,
@@ -104,4 +105,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "LazyConv1d", "LazyConv2d",
     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
-    "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container", "NLLLoss2d"]
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container", "NLLLoss2d",
+    "SyncBatchNorm"]
