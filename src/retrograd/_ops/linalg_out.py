@@ -23,8 +23,13 @@ from collections.abc import Callable
 from typing import Any
 
 from retrograd import _dtype as D
-from retrograd._ops import dispatch
-from retrograd._ops.out_variant import OUT_CAST, _store, check_no_grad
+from retrograd._ops.out_variant import (
+    OUT_CAST,
+    check_no_grad,
+    check_out_tuple,
+    check_same_dtype,
+    write_out,
+)
 from retrograd._ops.reduction import _return_type, return_types
 from retrograd._tensor import Tensor
 
@@ -59,53 +64,32 @@ def with_out(api_name: str, grad_name: str, n: int = 1, dtype_rule: str = EXACT,
             for r, o in zip(results, outs):
                 _check_dtype(dtype_rule, r, o)
             for r, o in zip(results, outs):
-                _write(grad_name, r, o)
+                write_out(grad_name, r, o, 4)  # (its resize warning names the user's line)
             return out if n == 1 else out_type(outs)
         return wrapper
     return decorate
 
 
 def _out_tensors(api_name: str, out: Any, n: int) -> tuple:
-    if n == 1:
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{api_name}(): argument 'out' must be Tensor, not "
-                            f"{type(out).__name__}")
-        return (out,)
-    if not isinstance(out, (tuple, list)) or not all(isinstance(o, Tensor) for o in out):
-        raise TypeError(f"{api_name}(): argument 'out' must be tuple of Tensors, not "
+    if n > 1:
+        check_out_tuple(api_name, out, n)
+        return tuple(out)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{api_name}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
-    if len(out) != n:
-        raise TypeError(f"expected tuple of {n} elements but got {len(out)}")
-    return tuple(out)
+    return (out,)
 
 
 def _check_dtype(rule: str, result: Tensor, out: Tensor) -> None:
+    if rule == EXACT:
+        check_same_dtype(result, out)
+        return
     have, want = out._data.dtype.name, result._data.dtype.name
     if have == want:
         return
-    if rule == EXACT:
-        raise RuntimeError(f"Expected out tensor to have dtype {D.CPP_NAMES.get(want, want)}, "
-                           f"but got {D.CPP_NAMES.get(have, have)} instead")
     if rule == SCALAR_TYPE:
         raise RuntimeError(f"expected scalar type {D.SCALAR_NAMES.get(want, want)} but found "
                            f"{D.SCALAR_NAMES.get(have, have)}")
     if not D.can_cast(result.dtype, out.dtype):
         raise RuntimeError(OUT_CAST.format(D.legacy_name(result.dtype),
                                            D.legacy_name(out.dtype)))
-
-
-def _write(name: str, result: Tensor, out: Tensor) -> None:
-    """Write one result into its out tensor. Under a dispatch mode (a tracer of
-    retrograd.compile) the write is an op the mode sees, as in run_with_out."""
-    if dispatch.mode_stack and out._data.shape == result._data.shape:
-        from retrograd._autograd.state import state
-        from retrograd._ops.copy import copy_
-
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
-            copy_(out, result)
-        finally:
-            state.grad_enabled = prev
-        return
-    _store(name, result._data, out)  # its resize warning names the user's line, 4 frames up

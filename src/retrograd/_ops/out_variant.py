@@ -43,9 +43,15 @@ def run_with_out(op, args: tuple, out: Tensor):
     src, dst = D.from_numpy_dtype(result.dtype), out.dtype
     if not D.can_cast(src, dst):
         raise RuntimeError(OUT_CAST.format(D.legacy_name(src), D.legacy_name(dst)))
-    if dispatch.mode_stack and out._data.shape == result.shape:
-        # under a dispatch mode the write into out is an op the modes see, as torch's modes
-        # see the out= overload (allow_mutation_on_saved_tensors then keeps out's old value)
+    write_out(op.schema.name, computed, out, 5)
+    return out
+
+
+def write_out(name: str, computed: Tensor, out: Tensor, stacklevel: int) -> None:
+    """Write a result into its out tensor. Under a dispatch mode the write is an op the modes
+    see, as torch's modes see the out= overload (allow_mutation_on_saved_tensors then keeps
+    out's old value); `stacklevel` places a resize warning at the user's line."""
+    if dispatch.mode_stack and out._data.shape == computed._data.shape:
         from retrograd._ops.copy import copy_
 
         prev = state.grad_enabled
@@ -54,9 +60,8 @@ def run_with_out(op, args: tuple, out: Tensor):
             copy_(out, computed)
         finally:
             state.grad_enabled = prev
-        return out
-    _store(op.schema.name, result, out)
-    return out
+        return
+    _store(name, computed._data, out, stacklevel)
 
 
 def check_no_grad(name: str, args: tuple, outs) -> None:
@@ -70,9 +75,10 @@ def check_no_grad(name: str, args: tuple, outs) -> None:
         raise RuntimeError(INFERENCE_INPLACE)  # writing an inference tensor outside the mode
 
 
-def _store(name: str, result: np.ndarray, out: Tensor) -> None:
-    """Write `result` into `out` (resized, with torch's warning, if its shape differs); called
-    from the function the user called, two frames up."""
+def _store(name: str, result: np.ndarray, out: Tensor, stacklevel: int = 4) -> None:
+    """Write `result` into `out` (resized, with torch's warning, if its shape differs); the
+    user's line is `stacklevel` frames up (by default: called from the function the user
+    called, two frames up)."""
     from retrograd._ops.inplace import bump_version
 
     if out._data.shape == result.shape:
@@ -80,9 +86,9 @@ def _store(name: str, result: np.ndarray, out: Tensor) -> None:
     else:
         if out._data.size:
             warnings.warn(OUT_RESIZED.format(list(out._data.shape), list(result.shape)),
-                          UserWarning, stacklevel=4)
+                          UserWarning, stacklevel=stacklevel)
         out._data = result.astype(out._data.dtype, copy=False)
-    bump_version(out, name, 4)
+    bump_version(out, name, stacklevel)
 
 
 def store_outs(name: str, compute, outs, args: tuple, n: int = 2) -> tuple:
@@ -90,19 +96,29 @@ def store_outs(name: str, compute, outs, args: tuple, n: int = 2) -> tuple:
     here without history; each out tensor must have its result's dtype exactly, as in torch."""
     from retrograd.autograd.grad_mode import no_grad
 
+    check_out_tuple(name, outs, n)
+    check_no_grad(name, args, outs)
+    with no_grad():
+        results = compute()
+    for r, o in zip(results, outs):
+        check_same_dtype(r, o)
+    for r, o in zip(results, outs):
+        _store(name, r._data, o)
+    return tuple(outs)
+
+
+def check_out_tuple(name: str, outs, n: int) -> None:
+    """torch's TypeErrors for the out= of several results: a tuple (or list) of n Tensors."""
     if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                         f"{type(outs).__name__}")
     if len(outs) != n:
         raise TypeError(f"expected tuple of {n} elements but got {len(outs)}")
-    check_no_grad(name, args, outs)
-    with no_grad():
-        results = compute()
-    for r, o in zip(results, outs):
-        have, want = o._data.dtype.name, r._data.dtype.name
-        if have != want:
-            raise RuntimeError(f"Expected out tensor to have dtype {D.CPP_NAMES.get(want, want)}"
-                               f", but got {D.CPP_NAMES.get(have, have)} instead")
-    for r, o in zip(results, outs):
-        _store(name, r._data, o)
-    return tuple(outs)
+
+
+def check_same_dtype(result: Tensor, out: Tensor) -> None:
+    """torch's error for an out tensor whose dtype is not its result's exactly."""
+    have, want = out._data.dtype.name, result._data.dtype.name
+    if have != want:
+        raise RuntimeError(f"Expected out tensor to have dtype {D.CPP_NAMES.get(want, want)}"
+                           f", but got {D.CPP_NAMES.get(have, have)} instead")
