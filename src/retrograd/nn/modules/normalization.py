@@ -193,14 +193,19 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
-        # momentum=None means a cumulative moving average: factor 1/num_batches_tracked
+    def _count_batch(self) -> float:
+        """Count a training batch and give the running statistics' averaging factor:
+        momentum, or with momentum=None (a cumulative average) 1 / num_batches_tracked."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked)
+        return factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = self._count_batch()
         # batch statistics in training, and in eval when there are no running stats
         use_batch_stats = self.training or (self.running_mean is None and
                                             self.running_var is None)

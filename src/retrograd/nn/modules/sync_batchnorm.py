@@ -126,11 +126,7 @@ class SyncBatchNorm(_BatchNorm):
             if self.training and dist.is_initialized() else 1
         if world_size <= 1:
             return super().forward(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked)
+        factor = self._count_batch()  # (training: world_size > 1 only then)
         track = self.track_running_stats
         return _SyncBatchNormFunction.apply(
             input, self.weight, self.bias, self.running_mean if track else None,
