@@ -51,6 +51,16 @@ def _linear_matrix(in_size: int, out_size: int, align_corners: bool, scale,
     return m
 
 
+def _cubic_near(x, a):
+    """Keys' cubic convolution kernel for |x| <= 1."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x, a):
+    """Keys' cubic convolution kernel for 1 < |x| < 2."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
 def _cubic_matrix(in_size: int, out_size: int, align_corners: bool, scale,
                   dtype) -> np.ndarray:
     s = _scale(in_size, out_size, align_corners, scale, dtype)
@@ -59,14 +69,8 @@ def _cubic_matrix(in_size: int, out_size: int, align_corners: bool, scale,
     index = np.floor(real).astype(np.int64)
     t = (real - index.astype(dtype)).astype(dtype)
     a = _CUBIC_A
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    weights = (_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a),
+               _cubic_far(2 - t, a))
     m = np.zeros((out_size, in_size), dtype)
     rows = np.arange(out_size)
     for k, w in enumerate(weights):
@@ -82,10 +86,8 @@ def _aa_filter(kind: str, x: np.ndarray) -> np.ndarray:
     x = np.abs(x)
     if kind == "linear_aa":
         return np.maximum(1.0 - x, 0.0)
-    a = -0.5
-    near = ((a + 2) * x - (a + 3)) * x * x + 1
-    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+    return np.where(x < 1.0, _cubic_near(x, -0.5),
+                    np.where(x < 2.0, _cubic_far(x, -0.5), 0.0))
 
 
 def _antialiased_matrix(kind: str, in_size: int, out_size: int, align_corners: bool,
