@@ -12,20 +12,16 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
            "conv3d_weight"]
 
 
-def _tuple(value: Any, n: int) -> list:
-    if isinstance(value, (list, tuple)):
-        return list(value) if len(value) != 1 else list(value) * n
-    return [value] * n
-
-
 def _backward(grad_output: Tensor, input: Tensor, weight: Tensor, n: int, stride: Any,
               padding: Any, dilation: Any, groups: int, which: int) -> Tensor:
+    from retrograd.nn.modules.utils import _ntuple  # (nn.functional imports this module)
     from retrograd.ops import aten
 
+    expand = _ntuple(n)  # (a one-element list is expanded by the op itself)
     mask = [which == 0, which == 1, False]
-    return aten.convolution_backward(grad_output, input, weight, None, _tuple(stride, n),
-                                     _tuple(padding, n), _tuple(dilation, n), False, [0] * n,
-                                     groups, mask)[which]
+    return aten.convolution_backward(grad_output, input, weight, None, list(expand(stride)),
+                                     list(expand(padding)), list(expand(dilation)), False,
+                                     [0] * n, groups, mask)[which]
 
 
 def _stand_in(grad_output: Tensor, size: Any) -> Tensor:
