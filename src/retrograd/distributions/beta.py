@@ -6,7 +6,7 @@ from numbers import Number
 from typing import Any
 
 import retrograd
-from retrograd._tensor import Size, Tensor
+from retrograd._tensor import Tensor
 from retrograd.distributions import constraints
 from retrograd.distributions.dirichlet import Dirichlet
 from retrograd.distributions.exp_family import ExponentialFamily
@@ -32,12 +32,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Beta:
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        super(Beta, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Beta, batch_shape, _instance, ('_dirichlet',))
 
     @property
     def mean(self) -> Tensor:

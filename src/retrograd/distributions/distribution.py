@@ -172,6 +172,18 @@ class Distribution:
                 "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_params(self, cls: type, batch_shape: Any, _instance: Any,
+                       names: tuple) -> Any:
+        """expand() of a distribution whose state is the parameters `names`, tensors of its
+        batch shape: each expanded, the rest set up by cls's base constructor."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)  # type: ignore[arg-type]
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self) -> str:
         names = [k for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(

@@ -31,14 +31,8 @@ class GeneralizedPareto(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> GeneralizedPareto:
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance,
+                                   ('loc', 'scale', 'concentration'))
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

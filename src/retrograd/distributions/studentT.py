@@ -28,15 +28,8 @@ class StudentT(Distribution):
         super().__init__(self.df.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> StudentT:
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        super(StudentT, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(StudentT, batch_shape, _instance,
+                                   ('df', 'loc', 'scale', '_chi2'))
 
     @property
     def mean(self) -> Tensor:
