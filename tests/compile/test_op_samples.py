@@ -13,11 +13,11 @@ from tests.op_samples import all_samples
 SAMPLES = all_samples()
 
 
-def _run(sample, compiled: bool):
+def _run(sample, compiled: bool, dynamic: bool = False):
     retrograd.manual_seed(0)
     args, kwargs, leaves = make_inputs(retrograd, sample)
     op = resolve(retrograd, sample.op)
-    fn = retrograd.compile(lambda *a, **k: op(*a, **k)) if compiled else op
+    fn = retrograd.compile(lambda *a, **k: op(*a, **k), dynamic=dynamic) if compiled else op
     retrograd.manual_seed(1)
     outs = tensor_outputs(fn(*args, **kwargs))
     diff = [o for o in outs if o.requires_grad]
@@ -40,15 +40,19 @@ def _assert_same(a, b, sample):
     np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-7, equal_nan=True)
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.id)
-def test_compiled_matches_eager(sample):
+def test_compiled_matches_eager(sample, dynamic):
+    """With dynamic=True the graph is captured at other sizes and serves the sample's sizes
+    after the check against eager, or the sample compiles for its own (NOTE [Dynamic
+    shapes]): either way eager's results."""
     try:
         eager_outs, eager_grads = _run(sample, False)
     except Exception as e:  # noqa: BLE001 - the sample is an error case: compiled must agree
         with pytest.raises(type(e)):
-            _run(sample, True)
+            _run(sample, True, dynamic)
         return
-    outs, grads = _run(sample, True)
+    outs, grads = _run(sample, True, dynamic)
     assert len(outs) == len(eager_outs)
     for a, b in zip(outs, eager_outs):
         _assert_same(a, b, sample)

@@ -138,6 +138,7 @@ class CompiledCallable:
         self.dynamic = dynamic
         self.backend = backend
         self.variants: dict = {}
+        self.dynamic_variants: dict = {}  # symbolic guard key -> variant or None (failed)
         self.last_key: tuple | None = None
         self.compiled = 0
         self.warned = False
@@ -204,11 +205,19 @@ class CompiledCallable:
         for t, g in zip(variant.free, variant.free_guards):
             if _tensor_guard(t) != g:  # a tensor read from outside changed shape or dtype
                 del self.variants[key]
+                for k, v in list(self.dynamic_variants.items()):
+                    if v is variant:
+                        del self.dynamic_variants[k]
                 return self(*args, **kwargs)
         primals = [t for _, _, t in slots] + [v for v in leaves if isinstance(v, Tensor)]
         return run_entry(variant, primals + variant.free)
 
     def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
+        if self.dynamic:
+            variant = self._dynamic_variant(key, args, kwargs, slots)
+            if variant is not None:
+                self.variants[key] = variant
+                return variant
         if self.last_key is not None:
             log.info("recompiling %s: %s", self.__name__, _explain(self.last_key, key))
         self.last_key = key
@@ -256,6 +265,85 @@ class CompiledCallable:
             log.warning("running %s eagerly: compiling it failed with %r", self.__name__, e)
             variant = _Eager(repr(e))
         self.variants[key] = variant
+        return variant
+
+
+    def _dynamic_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
+        """The variant with symbolic sizes that serves this call (NOTE [Dynamic shapes]): one
+        built before whose symbolic key the call fits, or a new one; checked against eager
+        once per new shape. None when the call's shape needs its own variant. A new variant
+        makes every argument dimension a symbol that no parameter's size equals, else (when
+        that cannot be captured) the leading dimensions alone."""
+        from retrograd._compiler import symbolic
+
+        variant = None
+        for dkey, v in self.dynamic_variants.items():
+            if v is not None and symbolic.matches(dkey, key):
+                variant = v
+                break
+        else:
+            for leading_only in (False, True):
+                found = symbolic.dynamic_key(key, leading_only)
+                if found is None or found[0] in self.dynamic_variants:
+                    continue
+                dkey, sources, sizes = found
+                variant = self.dynamic_variants[dkey] = self._build_dynamic(
+                    dkey, key, args, kwargs, slots, sources, sizes)
+                if variant is not None:
+                    break
+        if variant is None:
+            return None
+        if config.verify:
+            from retrograd._compiler.verify import check_perturbed
+
+            try:
+                check_perturbed(variant, self.fn, args, kwargs, slots, None,
+                                compare_grads=not variant.inline_hooks, strict=True)
+            except Exception as e:  # noqa: BLE001 - this shape gets a variant of its own
+                log.info("the dynamic variant of %s does not serve sizes %s: %s; compiling "
+                         "them on their own", self.__name__,
+                         [g[1] for g in key[2] if g[0] == "T"], e)
+                return None
+        return variant
+
+    def _build_dynamic(self, dkey: tuple, key: tuple, args: tuple, kwargs: dict, slots: list,
+                       sources: list, sizes: list) -> Any:
+        from retrograd._compiler import cache, symbolic
+        from retrograd._compiler.build import build
+        from retrograd._compiler.hooks import current_inlineable
+
+        ikey = None
+        if self.module is None:
+            try:
+                ikey = cache.index_key(self.fn, dkey, current_inlineable())
+                variant = None if ikey is None else cache.lookup(ikey, self.__name__)
+            except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
+                log.info("pre-capture index of %s not used: %r", self.__name__, e)
+                ikey = variant = None
+            if variant is not None:
+                self.compiled += 1
+                counters["compiles"] += 1
+                counters["cache_hit"] += 1
+                return variant
+        fixed = symbolic.fixed_sizes(key)
+        primes = symbolic.choose_probes(sizes, fixed)
+        other = symbolic.choose_probes(sizes, fixed, avoid=primes)
+        pargs, pkwargs = symbolic.probe_call(args, kwargs, sources, primes)
+        oargs, okwargs = symbolic.probe_call(args, kwargs, sources, other)
+        try:
+            variant = build(self.fn, pargs, pkwargs, slots, self.__name__, ikey,
+                            dynamic=(primes, sources, (oargs, okwargs, other)))
+        except HookError:
+            raise
+        except Exception as e:  # noqa: BLE001 - compiled for the call's own sizes instead
+            log.info("no dynamic variant of %s: %s; compiling for each shape", self.__name__,
+                     e)
+            return None
+        # counted once built (a failed attempt makes no variant: the call compiles as static)
+        self.compiled += 1
+        counters["compiles"] += 1
+        log.info("compiled %s with dynamic sizes %s (captured at %s)", self.__name__,
+                 [f"s{k}" for k in range(len(sizes))], list(primes))
         return variant
 
 

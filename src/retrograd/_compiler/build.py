@@ -22,19 +22,15 @@ def log_graph(title: str, graph: Graph, name: str = "forward") -> None:
 
 
 def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
-          index_key: str | None = None) -> Entry:
+          index_key: str | None = None, dynamic: tuple | None = None) -> Entry:
     """`index_key`: where to record the variant in the pre-capture index once it passed its
-    checks (NOTE [Pre-capture index])."""
+    checks (NOTE [Pre-capture index]). `dynamic`: when `args` are a call tiled to probe sizes
+    (NOTE [Dynamic shapes]), (their primes, the symbols' sources as (argument tensor ordinal,
+    dimension, symbol), (args, kwargs, primes) of the same call tiled to other probe sizes)."""
     from retrograd._compiler.api import _tensor_guard
     from retrograd._compiler.hooks import current_inlineable, inline_hooks
 
-    cap = capture_joint(fn, args, kwargs, slots, state.grad_enabled)
-    graph = cap.graph
-    placeholders = graph.placeholders()
-    primals = [n for n in placeholders if n.target in ("primals", "free")]
-    tangents = [n for n in placeholders if n.target == "tangents"]
-    n_fw = cap.n_fw_outputs + len(cap.mutated)
-    part = partition(graph, primals, tangents, n_fw)
+    cap, part, primals = _capture(fn, args, kwargs, slots)
     if part.backward is None:
         _mark_written_back(part.forward, [primals[i].name for i in cap.mutated],
                            cap.n_fw_outputs)
@@ -49,6 +45,14 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
     entry.free_guards = [_tensor_guard(t) for t in cap.free]
     hooks = current_inlineable() if part.backward is not None else None
     primal_names = [p.name for p in primals]
+    if dynamic is not None:
+        from retrograd._compiler.symbolic import generalize_part
+
+        primes, sources, (oargs, okwargs, other_primes) = dynamic
+        sources = [(cap.n_params + o, d, k) for o, d, k in sources]
+        other = _capture(fn, oargs, okwargs, slots)[1]
+        entry.sym_sources = generalize_part(part, primes, sources, primal_names, other,
+                                            other_primes)
     n_params = cap.n_params
     hook_key = None
     if hooks is not None and part.backward is not None:
@@ -59,6 +63,8 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
             p.name for p in primals if p.target == "free" and p.meta.get("requires_grad")}
         hook_key = inline_hooks(part, hooks, primal_names, static)
         entry.inline_hooks = True
+        if dynamic is not None:  # the hook graphs' nodes too
+            generalize_part(part, primes, sources, primal_names)
     log_graph("Forward graph", part.forward)
     if part.backward is not None:
         log_graph("Backward graph", part.backward, "backward")
@@ -79,6 +85,16 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
             logging.getLogger("retrograd.compiler").info("variant of %s not indexed: %r",
                                                          label, e)
     return entry
+
+
+def _capture(fn: Callable, args: tuple, kwargs: dict, slots: list) -> tuple:
+    """(capture, its partition, the primal placeholders): stages 1 to 3."""
+    cap = capture_joint(fn, args, kwargs, slots, state.grad_enabled)
+    placeholders = cap.graph.placeholders()
+    primals = [n for n in placeholders if n.target in ("primals", "free")]
+    tangents = [n for n in placeholders if n.target == "tangents"]
+    n_fw = cap.n_fw_outputs + len(cap.mutated)
+    return cap, partition(cap.graph, primals, tangents, n_fw), primals
 
 
 def _mark_written_back(forward, names: list, first: int) -> None:

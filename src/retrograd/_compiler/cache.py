@@ -314,7 +314,7 @@ def record(ikey: str, entry: Any, graph_key: str | None) -> None:
 
 # entry fields that describe how to call the generated code (runtime.Entry)
 _FIELDS = ("n_outputs", "mutated", "saved_primal", "diff_outputs", "diff_primals", "n_primals",
-           "inline_hooks", "saved_names", "backward_free")
+           "inline_hooks", "saved_names", "backward_free", "sym_sources")
 
 
 class _Unwritable(Exception):

@@ -23,6 +23,7 @@ import numpy as np
 from retrograd._compiler.capture import Functional
 from retrograd._compiler.graph import Graph, Node, last_uses
 from retrograd._compiler.helpers import AS_STRIDED, GETITEM, Helper
+from retrograd._compiler.symbolic import SymExpr, has_symbols
 from retrograd._ops.codegen import compile_function
 from retrograd._ops.dispatch import OpOverload
 from retrograd._ops.kernels.activation import _threshold_backward
@@ -103,9 +104,19 @@ class _Writer:
     def expr(self, value: Any) -> str:
         if isinstance(value, Node):
             return value.name
-        if isinstance(value, list) and any(isinstance(v, Node) for v in value):
-            return "[" + ", ".join(self.expr(v) for v in value) + "]"
+        if isinstance(value, SymExpr):  # a size the call's symbols give (NOTE [Dynamic shapes])
+            return value.text
+        if isinstance(value, (list, tuple)) and has_symbols(value):
+            inner = ", ".join(self.expr(v) for v in value)
+            return f"[{inner}]" if isinstance(value, list) else f"({inner},)"
         return self.const(value)
+
+    def converted(self, text: str, scalar: Any) -> str:
+        """`text`, a symbolic size, converted as the runner converts a scalar argument to
+        `scalar`'s type."""
+        if isinstance(scalar, np.generic):
+            return f"{self.const(scalar.dtype)}.type({text})"
+        return f"{type(scalar).__name__}({text})"
 
     def one(self, dt: np.dtype) -> np.ndarray:
         arr = self.ones.get(dt)
@@ -132,7 +143,8 @@ class _Writer:
             if isinstance(cast, np.dtype):
                 text = f"{text}.astype({self.const(cast)})"
             elif cast is not None:
-                text = self.const(cast[1])
+                text = self.converted(text, cast[1]) if isinstance(a, SymExpr) else \
+                    self.const(cast[1])
             out.append(text)
         return out
 
@@ -373,7 +385,7 @@ def _key(node: Node) -> tuple:
 
 # the generated code's form: bumped when it changes (its calling convention, or code it now
 # writes better), so cached sources rebuild
-FORMAT = 6
+FORMAT = 7
 
 
 def generate(graph: Graph, name: str, label: str, reuse: bool = True,
@@ -396,12 +408,15 @@ def _write(graph: Graph, name: str, reuse: bool, take_list: bool = False) -> tup
     w.ns.update(_NP_NAMES)
     inputs = [n.name for n in graph.placeholders()]
     if take_list:
+        # the backward's symbols (NOTE [Dynamic shapes]) follow its other inputs
+        inputs += graph.sym_args
         lines = [f"def {name}(_in):"]
         if inputs:
             lines.append(f"    ({', '.join(inputs)},) = _in")
         lines.append("    _in.clear()")
     else:
         lines = [f"def {name}({', '.join(inputs)}):"]
+    lines += [f"    {sym} = {p}.shape[{d}]" for sym, p, d in graph.sym_defs]
     dead_after = last_uses(graph)
     groups = _alias_groups(graph)
     members: dict = {}

@@ -74,6 +74,12 @@ class Graph:
         self.nodes: list = []
         self._names: dict = {}
         self._used: set = set()
+        # dynamic shapes (NOTE [Dynamic shapes]): the probe primes the symbols were captured
+        # at; the forward's symbols as (name, placeholder name, dimension); the backward's
+        # symbol arguments (after its other inputs)
+        self.primes: tuple = ()
+        self.sym_defs: list = []
+        self.sym_args: list = []
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
@@ -133,9 +139,12 @@ class Graph:
         """The graph as readable Python: one line per op with its captured type, and each value
         dropped after its last use, as torch.fx prints graphs."""
         last_use = last_uses(self)
-        args = ", ".join(f'{n.name}: "{describe(n.meta.get("val"))}"'
-                         for n in self.placeholders())
+        primes = self.primes
+        args = ", ".join([f'{n.name}: "{describe_node(n, primes)}"'
+                          for n in self.placeholders()] +
+                         [f'{s}: "Sym({s})"' for s in self.sym_args])
         lines = [f"def {name}(self, {args}):"]
+        lines += [f'    {s}: "Sym({s})" = {p}.shape[{d}]' for s, p, d in self.sym_defs]
         for node in self.nodes:
             if node.op == "placeholder":
                 continue
@@ -143,7 +152,7 @@ class Graph:
                 lines.append(f"    return {format_arg(node.args[0])}")
                 break
             call = f"{target_name(node.target, qualified=True)}({format_call(node)})"
-            line = f'    {node.name}: "{describe(node.meta.get("val"))}" = {call}'
+            line = f'    {node.name}: "{describe_node(node, primes)}" = {call}'
             dead = last_use.get(node, ())
             if dead:
                 line += "; " + " = ".join(n.name for n in dead) + " = None"
@@ -155,16 +164,19 @@ def key_text(graph: Graph) -> str:
     """The graph as text for the cache key: every node's name, op, arguments (constants
     written out) and captured type; python_code's listing without what follows from it (the
     last uses) and without its formatting."""
-    lines = []
+    primes = graph.primes
+    lines = [f"{s}={p}.shape[{d}]" for s, p, d in graph.sym_defs]
+    if graph.sym_args:
+        lines.append(f"symbols {graph.sym_args}")
     for node in graph.nodes:
         if node.op == "output":
             lines.append(f"return {format_arg(node.args[0])}")
         elif node.op == "placeholder":
             written = node.meta.get("written_back")
-            lines.append(f"{node.name}:{describe(node.meta.get('val'))}"
+            lines.append(f"{node.name}:{describe_node(node, primes)}"
                          + ("" if written is None else f" written back from {written}"))
         else:
-            lines.append(f"{node.name}:{describe(node.meta.get('val'))}="
+            lines.append(f"{node.name}:{describe_node(node, primes)}="
                          f"{target_name(node.target, True)}({format_call(node)})")
     return "\n".join(lines)
 
@@ -242,14 +254,31 @@ _ABBR = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16
 _DTYPE_TEXT: dict = {}  # np.dtype -> its short name (dtype.name is slow)
 
 
-def describe(val: Any) -> str:
-    """f32[3, 4] for an array, as torch's graph listings annotate values."""
+def describe_node(node: Node, primes: tuple) -> str:
+    """describe() of a node's value, its shape in symbols when the graph has dynamic sizes."""
+    shape = node.meta.get("sym_shape")
+    if shape is None:
+        return describe(node.meta.get("val"), primes)
+    return f"{_dtype_text(node.meta['val'].dtype)}[{', '.join(shape)}]"
+
+
+def _dtype_text(dt: np.dtype) -> str:
+    text = _DTYPE_TEXT.get(dt)
+    if text is None:
+        text = _DTYPE_TEXT[dt] = _ABBR.get(dt.name, dt.name)
+    return text
+
+
+def describe(val: Any, primes: tuple = ()) -> str:
+    """f32[3, 4] for an array, as torch's graph listings annotate values (f32[s0, 4] in a
+    graph with dynamic shapes: NOTE [Dynamic shapes])."""
     if isinstance(val, np.ndarray):
-        dt = val.dtype
-        text = _DTYPE_TEXT.get(dt)
-        if text is None:
-            text = _DTYPE_TEXT[dt] = _ABBR.get(dt.name, dt.name)
+        text = _dtype_text(val.dtype)
+        if primes:
+            from retrograd._compiler.symbolic import dim_text
+
+            return f"{text}[{', '.join(dim_text(d, primes) for d in val.shape)}]"
         return f"{text}[{', '.join(map(str, val.shape))}]"
     if isinstance(val, (tuple, list)):
-        return ", ".join(describe(v) for v in val)
+        return ", ".join(describe(v, primes) for v in val)
     return type(val).__name__

@@ -35,6 +35,13 @@ class Entry:
         self.free_guards: list = []  # per free tensor: its guard when captured
         self.saved_names: list = []    # the backward's saved inputs (packed ones included)
         self.backward_free: list = []  # indices into free of tensors the backward reads
+        # dynamic shapes (NOTE [Dynamic shapes]): per symbol, the (primal index, dimension)
+        # its size is read from; the backward gets the sizes after its other inputs
+        self.sym_sources: list = []
+
+    def sym_sizes(self, primals: list) -> list:
+        """The symbols' sizes in a call with these primal arrays."""
+        return [primals[i].shape[d] for i, d in self.sym_sources]
 
 
 def _write_back(entry: Entry, primals: tuple | list, values: tuple) -> None:
@@ -75,6 +82,8 @@ class CompiledFunction(Function):
             ctx.intermediates = [arr for i, arr in zip(entry.saved_primal, outs[n + m:])
                                  if i is None]
         ctx.entry = entry
+        if entry.sym_sources:
+            ctx.syms = [primals[i]._data.shape[d] for i, d in entry.sym_sources]
         results = tuple(_wrap(a) for a in outs[:n])
         non_diff = [r for i, r in enumerate(results) if i not in entry.diff_outputs]
         if non_diff:
@@ -97,6 +106,8 @@ class CompiledFunction(Function):
             ctx.intermediates = inter = None
         saved += [grads[i]._data for i in entry.diff_outputs]
         saved += [entry.free[i]._data for i in entry.backward_free]
+        if entry.sym_sources:
+            saved += ctx.syms
         result = entry.backward.fn(saved)
         out: list = [None] * (entry.n_primals + 1)
         for i, g in zip(entry.diff_primals, result):

@@ -58,9 +58,10 @@ def _check_captured(entry: Any, part: Any, check_backward: bool, cap: Any) -> No
     if part.backward is None or not check_backward:
         return
     bw_graph = part.backward
+    sizes = entry.sym_sizes([p.meta["val"] for p in fw_graph.placeholders()])
     inputs = [p.meta["val"] for p in bw_graph.placeholders()]
     expected = [None if o is None else o.meta["val"] for o in bw_graph.output_node.args[0]]
-    got = entry.backward.fn([np.array(x, copy=True) for x in inputs])
+    got = entry.backward.fn([np.array(x, copy=True) for x in inputs] + sizes)
     for i, (g, e) in enumerate(zip(got, expected)):
         if not _same(g, e):
             raise Unsupported(f"the generated backward differs from eager at gradient {i}")
@@ -90,8 +91,10 @@ def _perturbed(t: Tensor, rng) -> Tensor:
 
 
 def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap: Any,
-                    compare_grads: bool) -> None:
-    """Run eagerly and compiled on perturbed copies of the inputs and compare."""
+                    compare_grads: bool, strict: bool = False) -> None:
+    """Run eagerly and compiled on perturbed copies of the inputs and compare. `strict`: an
+    eager run that fails on them fails the check (else the check passes: the perturbed values
+    may leave the function's domain)."""
     from retrograd import autograd
     from retrograd._compiler.joint import RngSnapshot, flatten, unflatten
 
@@ -118,7 +121,9 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
             tangents = [_wrap(rng.standard_normal(o.shape).astype(o._data.dtype)) for o in diff]
             grads = list(autograd.grad(diff, [primals[i] for i in entry.diff_primals],
                                        tangents, allow_unused=True))
-    except Exception:  # noqa: BLE001 - the perturbed inputs leave the function's domain
+    except Exception as e:  # noqa: BLE001 - the perturbed inputs leave the function's domain
+        if strict:
+            raise Unsupported(f"the check against eager could not run: {e!r}") from None
         return
     finally:
         state.saved_hooks = hooks
@@ -140,7 +145,8 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
     if entry.backward is None or not compare_grads or tangents is None:
         return
     result = entry.backward.fn([*got[n + m:], *[t._data for t in tangents],
-                                *[entry.free[i]._data for i in entry.backward_free]])
+                                *[entry.free[i]._data for i in entry.backward_free],
+                                *entry.sym_sizes(start)])
     for i, (g, e) in enumerate(zip(result, grads)):
         if not _same(g, None if e is None else e._data):
             raise Unsupported(f"gradient {i} depends on values computed outside the captured "

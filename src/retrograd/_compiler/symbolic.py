@@ -1,0 +1,364 @@
+"""Dynamic shapes: one compiled variant for every size of the dimensions it leaves symbolic.
+
+NOTE [Dynamic shapes]
+With `dynamic=True` the sizes of the call's tensor arguments are not guarded: each dimension of
+size 2 or more is a symbol (s0, s1, ...; dimensions of equal size share one, as torch's duck
+sizing does, so a call where they differ gets a variant of its own), sizes 0 and 1 stay exact
+(broadcasting and squeezing decide on them), and the parameters, buffers and tensors the
+function reads from outside keep their sizes. Arguments that are not C-contiguous keep theirs.
+
+Capture runs real NumPy code, so it sees numbers, never symbols. The variant is therefore
+captured at probe sizes: each symbol gets a distinct prime, larger than its size in the call
+and than 16 (so no dimension index or small constant is mistaken for it), that divides no
+fixed size the call shows; the arguments are tiled to those sizes, so indices and labels keep
+valid values. A size the traced code computed from the symbols is then a product of probe primes
+and fixed sizes, and unique factorization reads it back: every integer argument of a graph node
+that a probe prime divides becomes an expression (`64*s0*s1`) that the generated code evaluates
+from the call's sizes. The forward reads the symbols from its inputs' shapes, the backward gets
+them from the forward's call (they are arguments of both graphs, as torch's SymInts are), and
+the graph listings print them (`f32[s0, 8]`).
+
+What this reading cannot express (a size computed by a sum such as `s0 - 1` or by a floor
+division, a float computed from a size, a data-dependent branch on a size) is caught, never
+run wrong: a constant array whose length is a symbol is refused when the variant is built, and
+each new combination of sizes is checked once against the eager function on perturbed copies
+of the call's arguments (config.verify's comparison) before the variant serves it; a shape that
+fails the check is compiled for its own sizes, as without `dynamic` (logged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from retrograd._compiler.capture import Unsupported
+from retrograd._compiler.graph import Graph, Node
+from retrograd._compiler.helpers import GETITEM
+from retrograd._tensor import Tensor, _wrap
+
+# integers at least this large are sentinels (a slice's "to the end"), not sizes
+_LARGEST_SIZE = 1 << 40
+
+
+class SymExpr:
+    """coeff * prod(s_i ** e_i) + offset: a size computed from the symbols, as the generated
+    code evaluates it (`text`)."""
+
+    __slots__ = ("coeff", "powers", "offset", "text")
+
+    def __init__(self, coeff: int, powers: tuple, offset: int = 0) -> None:
+        self.coeff = coeff
+        self.powers = powers  # ((symbol index, exponent), ...), by symbol index
+        self.offset = offset
+        factors = [f"s{i}" if e == 1 else f"s{i}**{e}" for i, e in powers]
+        if coeff == -1:
+            factors[0] = "-" + factors[0]
+        elif coeff != 1:
+            factors.insert(0, str(coeff))
+        text = "*".join(factors)
+        if offset:
+            text = f"({text} {'+' if offset > 0 else '-'} {abs(offset)})"
+        self.text = text
+
+    def evaluate(self, sizes: list | tuple) -> int:
+        value = self.coeff
+        for i, e in self.powers:
+            value *= sizes[i] ** e
+        return value + self.offset
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SymExpr) and self._id() == other._id()
+
+    def __hash__(self) -> int:
+        return hash(self._id())
+
+    def _id(self) -> tuple:
+        return self.coeff, self.powers, self.offset
+
+
+def factor(value: int, primes: tuple) -> SymExpr | None:
+    """`value` as a SymExpr over the probe primes, or None when none divides it."""
+    if not 2 <= abs(value) < _LARGEST_SIZE:
+        return None
+    coeff, powers = value, []
+    for i, p in enumerate(primes):
+        e = 0
+        while coeff % p == 0:
+            coeff //= p
+            e += 1
+        if e:
+            powers.append((i, e))
+    return SymExpr(coeff, tuple(powers)) if powers else None
+
+
+# how far from a product of symbols a size may be (`s0 - 1`: a sequence shifted by one)
+_MAX_OFFSET = 8
+
+
+def solve(vp: int, vq: int, primes: tuple, other: tuple) -> int | SymExpr:
+    """The size that is `vp` at probe sizes `primes` and `vq` at `other`: the same number
+    (fixed), or a product of symbols and a number plus a small offset."""
+    if vp == vq:
+        return vp
+    for k in sorted(range(-_MAX_OFFSET, _MAX_OFFSET + 1), key=abs):
+        e = factor(vp - k, primes)
+        if e is not None and e.evaluate(other) + k == vq:
+            return SymExpr(e.coeff, e.powers, k)
+    raise Unsupported(f"a size computed from the dynamic sizes in a form the compiler does not "
+                      f"read ({vp} at sizes {list(primes)}, {vq} at {list(other)})")
+
+
+def dim_text(size: int, primes: tuple) -> str:
+    """A dimension as graph listings print it: its expression, or the number."""
+    expr = factor(size, primes) if primes else None
+    return str(size) if expr is None else expr.text
+
+
+# --- the guard key and the probe call ------------------------------------------------------------
+
+def dynamic_key(key: tuple, leading_only: bool = False) -> tuple | None:
+    """(the call's guard key with its arguments' sizes made symbols, the symbols' sources as
+    (tensor argument ordinal, dimension, symbol index), the call's size of each symbol), or
+    None when no argument has a dimension to leave symbolic. A size some parameter or
+    fixed-size argument also has stays fixed (a feature dimension that meets a weight);
+    `leading_only`: the leading (batch) dimensions alone are symbols, whatever their size."""
+    grad, params, guards, spec, hooks, inference, training, default_dtype = key
+    fixed = set()
+    if not leading_only:
+        fixed = {s for g in params for s in g[1]}
+        fixed.update(s for g in guards if g[0] == "T" and not g[4] for s in g[1])
+    symbol_of: dict = {}  # size -> symbol index (duck sizing)
+    sources: list = []
+    new: list = []
+    ordinal = 0
+    for g in guards:
+        if g[0] != "T":
+            new.append(g)
+            continue
+        shape, contiguous = g[1], g[4]
+        if contiguous:
+            dims: list = []
+            for d, size in enumerate(shape):
+                if size >= 2 and size not in fixed and (d == 0 or not leading_only):
+                    k = symbol_of.setdefault(size, len(symbol_of))
+                    sources.append((ordinal, d, k))
+                    dims.append(f"s{k}")
+                else:
+                    dims.append(size)
+            g = ("T", tuple(dims)) + g[2:]
+        new.append(g)
+        ordinal += 1
+    if not sources:
+        return None
+    return ((grad, params, tuple(new), spec, hooks, inference, training, default_dtype),
+            sources, list(symbol_of))
+
+
+def matches(dkey: tuple, key: tuple) -> bool:
+    """Whether a call with guard key `key` fits the symbolic key `dkey`: fixed sizes equal,
+    each symbol one size of 2 or more."""
+    if dkey[:2] != key[:2] or dkey[3:] != key[3:] or len(dkey[2]) != len(key[2]):
+        return False
+    bound: dict = {}
+    for dg, g in zip(dkey[2], key[2]):
+        if dg[0] != "T" or g[0] != "T":
+            if dg != g:
+                return False
+            continue
+        if dg[2:] != g[2:] or len(dg[1]) != len(g[1]):
+            return False
+        for ds, size in zip(dg[1], g[1]):
+            if type(ds) is str:
+                if size < 2 or bound.setdefault(ds, size) != size:
+                    return False
+            elif ds != size:
+                return False
+    return True
+
+
+def _is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    i = 2
+    while i * i <= n:
+        if n % i == 0:
+            return False
+        i += 1
+    return True
+
+
+def choose_probes(sizes: list, fixed: set, avoid: tuple = ()) -> tuple:
+    """A distinct prime per symbol, above its size and 16, dividing none of the fixed sizes
+    (and none of `avoid`, the other probe's)."""
+    primes: list = []
+    for size in sizes:
+        p = max(size, 16) + 1
+        while not _is_prime(p) or p in primes or p in avoid or \
+                any(f % p == 0 for f in fixed if f):
+            p += 1
+        primes.append(p)
+    return tuple(primes)
+
+
+def fixed_sizes(key: tuple) -> set:
+    """Every size the guard key keeps exact: parameters', and arguments' numbers."""
+    fixed: set = set()
+    for g in key[1]:
+        fixed.update(g[1])
+    for g in key[2]:
+        if g[0] == "T":
+            fixed.update(s for s in g[1] if isinstance(s, int))
+    return fixed
+
+
+def _tiled(t: Tensor, dims: list) -> Tensor:
+    a = t._data
+    for d, size in dims:
+        a = np.take(a, np.arange(size) % a.shape[d], axis=d)
+    c = _wrap(np.ascontiguousarray(a))
+    c._requires_grad = t._requires_grad
+    return c
+
+
+def probe_call(args: tuple, kwargs: dict, sources: list, primes: tuple) -> tuple:
+    """The call's arguments tiled to the probe sizes."""
+    from retrograd._compiler.joint import flatten, unflatten
+
+    leaves, spec = flatten((args, kwargs))
+    by_ordinal: dict = {}
+    for o, d, k in sources:
+        by_ordinal.setdefault(o, []).append((d, primes[k]))
+    new, ordinal = [], 0
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            dims = by_ordinal.get(ordinal)
+            if dims:
+                leaf = _tiled(leaf, dims)
+            ordinal += 1
+        new.append(leaf)
+    return unflatten(new, spec)
+
+
+# --- reading the probe sizes back as symbols ------------------------------------------------------
+
+def _paired(a: Any, b: Any, probes: tuple) -> Any:
+    """Argument `a` of the graph captured at probe sizes probes[0] with its integers that
+    differ in `b`, the same argument captured at probes[1], made SymExprs."""
+    t = type(a)
+    if t is not type(b) and not (isinstance(a, np.integer) and isinstance(b, np.integer)):
+        raise Unsupported("the captured graph's arguments depend on the sizes")
+    if t is int or isinstance(a, np.integer):
+        return solve(int(a), int(b), *probes)
+    if t is tuple or t is list:
+        if len(a) != len(b):
+            raise Unsupported("the captured graph's arguments depend on the sizes")
+        return t(_paired(x, y, probes) for x, y in zip(a, b))
+    if isinstance(a, Node):
+        if a.name != b.name:
+            raise Unsupported("the captured graph depends on the sizes")
+        return a
+    if isinstance(a, np.ndarray):
+        if a.shape != b.shape:
+            raise Unsupported("a constant array whose size is a dynamic dimension")
+        return a
+    if t is float and a != b and not (a != a and b != b):
+        raise Unsupported("a number computed from a dynamic size")
+    return a
+
+
+def _symbolic(value: Any, primes: tuple) -> Any:
+    """`value` with every integer a probe prime divides made its SymExpr (nodes a graph
+    captured once: the inlined hooks')."""
+    t = type(value)
+    if t is int or (isinstance(value, np.integer) and t is not np.bool_):
+        return factor(int(value), primes) or value
+    if t is tuple:
+        return tuple(_symbolic(v, primes) for v in value)
+    if t is list:
+        return [_symbolic(v, primes) for v in value]
+    if isinstance(value, np.ndarray) and any(d % p == 0 for d in value.shape if d
+                                             for p in primes):
+        raise Unsupported("a constant array whose size is a dynamic dimension")
+    return value
+
+
+def _shape_of(node: Node, other: Node, probes: tuple) -> None:
+    val, oval = node.meta.get("val"), other.meta.get("val")
+    if isinstance(val, np.ndarray) and isinstance(oval, np.ndarray):
+        if val.ndim != oval.ndim:
+            raise Unsupported("the captured graph depends on the sizes")
+        node.meta["sym_shape"] = tuple(
+            str(solve(p, q, *probes)) for p, q in zip(val.shape, oval.shape))
+
+
+def generalize(graph: Graph, primes: tuple, other: Graph | None = None,
+               other_primes: tuple = ()) -> None:
+    """Make the graph's sizes symbolic: compared with `other`, the same function's graph
+    captured at probe sizes `other_primes`, every integer argument that differs becomes its
+    SymExpr (and each value's shape is written in the symbols, for the listings); without
+    it (nodes added after capture), every integer a probe prime divides does."""
+    graph.primes = primes
+    if other is not None:
+        if len(graph.nodes) != len(other.nodes):
+            raise Unsupported("the captured graph depends on the sizes")
+        probes = (primes, other_primes)
+        for node, o in zip(graph.nodes, other.nodes):
+            if node.op != o.op or node.name != o.name or str(node.target) != str(o.target):
+                raise Unsupported("the captured graph depends on the sizes")
+            _shape_of(node, o, probes)
+            node.meta["generalized"] = True
+            if node.op != "call_function":
+                continue
+            node.args = _paired(node.args, o.args, probes)
+            if node.kwargs:
+                node.kwargs = {k: _paired(v, o.kwargs.get(k), probes)
+                               for k, v in node.kwargs.items()}
+        return
+    for node in graph.nodes:
+        if node.op != "call_function" or node.target is GETITEM or \
+                node.meta.get("generalized"):
+            continue
+        node.args = _symbolic(node.args, primes)
+        if node.kwargs:
+            node.kwargs = {k: _symbolic(v, primes) for k, v in node.kwargs.items()}
+
+
+def generalize_part(part: Any, primes: tuple, sources: list, primal_names: list,
+                    other: Any = None, other_primes: tuple = ()) -> list:
+    """Generalize both graphs of a partition (`other`: the partition of the capture at
+    `other_primes`); the symbols' sources as (primal index, dimension), in symbol order, which
+    the forward reads its symbols from."""
+    for node in part.forward.placeholders():
+        val = node.meta.get("val")
+        if node.target == "free" and isinstance(val, np.ndarray) and \
+                any(d % p == 0 for d in val.shape if d for p in primes):
+            # made outside the recorded ops at the probe sizes: the variant would read it
+            # at those sizes in every call
+            raise Unsupported("a tensor made outside the captured ops is sized by a dynamic "
+                              "dimension")
+    first: dict = {}
+    for i, d, k in sources:
+        first.setdefault(k, (i, d))
+    order = [first[k] for k in range(len(primes))]
+    generalize(part.forward, primes, None if other is None else other.forward, other_primes)
+    part.forward.sym_defs = [(f"s{k}", primal_names[i], d) for k, (i, d) in enumerate(order)]
+    if part.backward is not None:
+        if other is not None and other.backward is None:
+            raise Unsupported("the captured graph depends on the sizes")
+        generalize(part.backward, primes, None if other is None else other.backward,
+                   other_primes)
+        part.backward.sym_args = [f"s{k}" for k in range(len(primes))]
+    return [list(src) for src in order]
+
+
+def has_symbols(value: Any) -> bool:
+    """`value` holds a graph value or a symbolic size (so it is written as an expression)."""
+    if isinstance(value, (Node, SymExpr)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(has_symbols(v) for v in value)
+    return False
