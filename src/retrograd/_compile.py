@@ -19,8 +19,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
             **kwargs: Any) -> Callable:
     """The compiled function or module; with no model, a decorator that compiles its argument.
     `backend` and `mode` are accepted for torch's signature: retrograd always generates NumPy
-    code. Shapes always specialize (one graph per shape); `dynamic=True` lifts the recompile
-    limit instead of tracing symbolic sizes."""
+    code. Shapes specialize (one graph per shape) unless `dynamic=True`: the arguments' sizes
+    are then symbols, and one graph serves every size (NOTE [Dynamic shapes])."""
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                   mode=mode, options=options, disable=disable, **kwargs)

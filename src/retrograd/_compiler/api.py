@@ -18,6 +18,9 @@ as Python
     joint graph is a pure DAG.
  3. partition (partition.py): the forward graph computes the outputs (and the new values of
     inputs it writes); the rest goes to the backward graph; what crosses is what eager saves.
+ 3b. dynamic sizes (symbolic.py, with `dynamic=True`): stages 1-3 run twice, at two probe
+    sizes, and the integers that differ become expressions in the symbols (NOTE [Dynamic
+    shapes]).
  4. saved-tensor hooks (hooks.py): with a GraphModule pack/unpack pair active, the pack graph is
     captured on each saved value and the unpack graph on the packed values, inlined into the
     forward (after the value's last use) and the backward (before its first use).
@@ -214,14 +217,14 @@ class CompiledCallable:
 
     def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
         if self.dynamic:
-            variant = self._dynamic_variant(key, args, kwargs, slots)
-            if variant is not None:
-                self.variants[key] = variant
-                return variant
+            dynamic = self._dynamic_variant(key, args, kwargs, slots)
+            if dynamic is not None:
+                self.variants[key] = dynamic
+                return dynamic
         if self.last_key is not None:
             log.info("recompiling %s: %s", self.__name__, _explain(self.last_key, key))
         self.last_key = key
-        if self.compiled >= config.recompile_limit and not self.dynamic:
+        if self.compiled >= config.recompile_limit:
             if not self.warned:
                 warnings.warn(f"retrograd.compile: {self.__name__} was recompiled "
                               f"{config.recompile_limit} times (config.recompile_limit); "
@@ -282,8 +285,12 @@ class CompiledCallable:
                 variant = v
                 break
         else:
+            outside = frozenset(symbolic.outside_sizes(self.fn)) if self.module is None \
+                else frozenset()
             for leading_only in (False, True):
-                found = symbolic.dynamic_key(key, leading_only)
+                found = symbolic.dynamic_key(key, leading_only, outside)
+                if self.compiled >= config.recompile_limit:
+                    break
                 if found is None or found[0] in self.dynamic_variants:
                     continue
                 dkey, sources, sizes = found

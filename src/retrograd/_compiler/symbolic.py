@@ -6,24 +6,33 @@ size 2 or more is a symbol (s0, s1, ...; dimensions of equal size share one, as 
 sizing does, so a call where they differ gets a variant of its own), sizes 0 and 1 stay exact
 (broadcasting and squeezing decide on them), and the parameters, buffers and tensors the
 function reads from outside keep their sizes. Arguments that are not C-contiguous keep theirs.
+A size that some parameter also has stays fixed too (a feature dimension meets a weight, and
+torch would specialize it); when even that cannot be captured, the leading (batch) dimensions
+alone are symbols. A call fits a variant when its fixed sizes are equal and each symbol has
+one size of 2 or more.
 
 Capture runs real NumPy code, so it sees numbers, never symbols. The variant is therefore
-captured at probe sizes: each symbol gets a distinct prime, larger than its size in the call
-and than 16 (so no dimension index or small constant is mistaken for it), that divides no
-fixed size the call shows; the arguments are tiled to those sizes, so indices and labels keep
-valid values. A size the traced code computed from the symbols is then a product of probe primes
-and fixed sizes, and unique factorization reads it back: every integer argument of a graph node
-that a probe prime divides becomes an expression (`64*s0*s1`) that the generated code evaluates
-from the call's sizes. The forward reads the symbols from its inputs' shapes, the backward gets
-them from the forward's call (they are arguments of both graphs, as torch's SymInts are), and
-the graph listings print them (`f32[s0, 8]`).
+captured twice, at two probe sizes: each symbol gets a distinct prime, larger than its size in
+the call and than 16 (so no dimension index or small constant is mistaken for it), that
+divides no fixed size the call shows, and a second, different one; the arguments are tiled to
+those sizes, so indices and labels keep valid values. The two graphs must be the same but for
+their numbers. An integer argument equal in both is fixed; one that differs is a size computed
+from the symbols, and unique factorization reads it back from the first probe as a product of
+symbols and a number, plus a small offset (`s0 - 1`: a sequence shifted by one), which the
+second probe must confirm. The argument becomes that expression (`64*s0*s1`), which the
+generated code evaluates from the call's sizes. The forward reads the symbols from its inputs'
+shapes, the backward gets them from the forward's call (they are arguments of both graphs, as
+torch's SymInts are), and the graph listings print them (`f32[s0, 8]`). A graph that is not the
+same at both probes, a number that differs but is no such expression (a floor division of a
+size), a float computed from a size, a constant array or a tensor made outside the captured
+ops whose length is a symbol: the variant is not built, and each shape compiles on its own, as
+without `dynamic` (logged). Nodes added after capture (inlined saved-tensor hooks, traced once)
+read every integer a first-probe prime divides as its product.
 
-What this reading cannot express (a size computed by a sum such as `s0 - 1` or by a floor
-division, a float computed from a size, a data-dependent branch on a size) is caught, never
-run wrong: a constant array whose length is a symbol is refused when the variant is built, and
-each new combination of sizes is checked once against the eager function on perturbed copies
-of the call's arguments (config.verify's comparison) before the variant serves it; a shape that
-fails the check is compiled for its own sizes, as without `dynamic` (logged).
+Each new combination of sizes is then checked once against the eager function on perturbed
+copies of the call's arguments (config.verify's comparison) before the variant serves it:
+a branch on a size's value that both probes took the same way cannot hide a wrong result; a
+shape that fails the check compiles on its own.
 """
 
 from __future__ import annotations
@@ -120,16 +129,44 @@ def dim_text(size: int, primes: tuple) -> str:
 
 # --- the guard key and the probe call ------------------------------------------------------------
 
-def dynamic_key(key: tuple, leading_only: bool = False) -> tuple | None:
+def outside_sizes(fn: Any) -> set:
+    """The sizes of the tensors (and modules' parameters) a function reads from its closure,
+    defaults and globals: a dimension that meets one of them stays fixed, as one meeting a
+    parameter does."""
+    from retrograd.nn.modules.module import Module
+
+    code = getattr(fn, "__code__", None)
+    values: list = list(getattr(fn, "__defaults__", None) or ())
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    if code is not None:
+        scope = getattr(fn, "__globals__", {})
+        values += [scope[n] for n in code.co_names if n in scope]
+    sizes: set = set()
+    for v in values:
+        if isinstance(v, Tensor):
+            sizes.update(v._data.shape)
+        elif isinstance(v, Module):
+            for t in v.state_dict().values():
+                sizes.update(t._data.shape)
+    return sizes
+
+
+def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = frozenset()
+                ) -> tuple | None:
     """(the call's guard key with its arguments' sizes made symbols, the symbols' sources as
     (tensor argument ordinal, dimension, symbol index), the call's size of each symbol), or
     None when no argument has a dimension to leave symbolic. A size some parameter or
-    fixed-size argument also has stays fixed (a feature dimension that meets a weight);
+    fixed-size argument or tensor read from outside (`outside`) also has stays fixed (a
+    feature dimension that meets a weight);
     `leading_only`: the leading (batch) dimensions alone are symbols, whatever their size."""
     grad, params, guards, spec, hooks, inference, training, default_dtype = key
     fixed = set()
     if not leading_only:
-        fixed = {s for g in params for s in g[1]}
+        fixed = {s for g in params for s in g[1]} | outside
         fixed.update(s for g in guards if g[0] == "T" and not g[4] for s in g[1])
     symbol_of: dict = {}  # size -> symbol index (duck sizing)
     sources: list = []

@@ -121,9 +121,9 @@ def check_perturbed(entry: Any, fn, args: tuple, kwargs: dict, slots: list, cap:
             tangents = [_wrap(rng.standard_normal(o.shape).astype(o._data.dtype)) for o in diff]
             grads = list(autograd.grad(diff, [primals[i] for i in entry.diff_primals],
                                        tangents, allow_unused=True))
-    except Exception as e:  # noqa: BLE001 - the perturbed inputs leave the function's domain
+    except Exception as err:  # noqa: BLE001 - the perturbed inputs leave the function's domain
         if strict:
-            raise Unsupported(f"the check against eager could not run: {e!r}") from None
+            raise Unsupported(f"the check against eager could not run: {err!r}") from None
         return
     finally:
         state.saved_hooks = hooks

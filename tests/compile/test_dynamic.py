@@ -1,0 +1,274 @@
+"""retrograd.compile(dynamic=True): one variant serves every size of the arguments' dimensions
+(NOTE [Dynamic shapes]); what it cannot express compiles per shape, never wrong."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import numpy as np
+import pytest
+
+import retrograd
+from retrograd import nn
+from retrograd._compiler import config
+from retrograd.compiler import counters
+
+
+def _variant(compiled):
+    impl = getattr(compiled, "_compiled_call_impl", compiled)
+    variants = [v for v in impl.dynamic_variants.values() if v is not None]
+    assert len(variants) == 1
+    return variants[0]
+
+
+def _grads(fn, shapes, seed=0):
+    """(outputs, input gradients) of fn on fresh float64 inputs of the given shapes."""
+    rng = np.random.default_rng(seed)
+    xs = [retrograd.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    out = fn(*xs)
+    out.backward(retrograd.ones_like(out))
+    return out.detach().numpy(), [x.grad.numpy() for x in xs]
+
+
+def _same_as_eager(fn, compiled, shapes, seed=0):
+    out, grads = _grads(compiled, shapes, seed)
+    eout, egrads = _grads(fn, shapes, seed)
+    np.testing.assert_allclose(out, eout, rtol=1e-12, atol=1e-12)
+    for g, e in zip(grads, egrads):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+def test_one_variant_serves_every_batch_size_of_a_module():
+    retrograd.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    compiled = copy.deepcopy(eager)
+    compiled.compile(dynamic=True)
+    for step, batch in enumerate((8, 5, 13, 2, 8)):
+        rng = np.random.default_rng(step)
+        x = retrograd.tensor(rng.standard_normal((batch, 6)).astype(np.float32))
+        y = retrograd.tensor(rng.integers(0, 3, size=batch))
+        got = []
+        for model in (eager, compiled):
+            model.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            got.append((loss.item(), [p.grad.numpy().copy() for p in model.parameters()]))
+        assert got[0][0] == got[1][0]
+        for a, b in zip(got[0][1], got[1][1]):
+            np.testing.assert_array_equal(a, b)
+    assert counters["compiles"] == 1
+    variant = _variant(compiled)
+    assert variant.sym_sources == [[4, 0]]  # the input (after 4 parameters), dimension 0
+    assert "s0 = primals_5.shape[0]" in variant.forward.source
+
+
+def test_graph_listing_prints_symbols(caplog):
+    def f(x):
+        return (x[1:] - x[:-1]).pow(2).sum()
+
+    retrograd._logging.set_logs(graph_code=True)
+    try:
+        with caplog.at_level(logging.INFO, logger="retrograd.graph_code"):
+            compiled = retrograd.compile(f, dynamic=True)
+            compiled(retrograd.randn(5, 3, dtype=retrograd.float64, requires_grad=True)).backward()
+    finally:
+        retrograd._logging.set_logs(graph_code=False)
+    text = caplog.text
+    assert 'primals_1: "f64[s0, s1]"' in text
+    assert 's0: "Sym(s0)" = primals_1.shape[0]' in text
+    # the shifted sequence's length, and the backward's symbols as arguments
+    assert 'slice: "f64[(s0 - 1), s1]"' in text
+    assert 'aten.expand.default(tangents_1, ((s0 - 1), s1), False)' in text
+    assert 's0: "Sym(s0)", s1: "Sym(s1)"):' in text
+    for n in (5, 9, 12):
+        _same_as_eager(f, compiled, [(n, 3)], seed=n)
+    assert counters["compiles"] == 1
+
+
+def _attention(x, w):
+    b, t, c = x.shape
+    qkv = x @ w
+    q, k, v = qkv.split(c, dim=2)
+    q = q.view(b, t, 2, c // 2).transpose(1, 2)
+    k = k.view(b, t, 2, c // 2).transpose(1, 2)
+    v = v.view(b, t, 2, c // 2).transpose(1, 2)
+    att = (q @ k.transpose(-2, -1)) * (c // 2) ** -0.5
+    mask = retrograd.ones(t, t).tril()
+    att = att.masked_fill(mask == 0, float("-inf")).softmax(-1)
+    y = (att @ v).transpose(1, 2).reshape(b, t, c)
+    return y[:, -1, :] + y.mean(1)
+
+
+def test_attention_with_sizes_read_in_python():
+    w = retrograd.randn(8, 24, dtype=retrograd.float64) * 0.3
+
+    def f(x):
+        return _attention(x, w)
+
+    compiled = retrograd.compile(f, dynamic=True)
+    for b, t in ((4, 5), (3, 7), (2, 11), (6, 2)):
+        _same_as_eager(f, compiled, [(b, t, 8)], seed=b * t)
+    assert counters["compiles"] == 1
+    # batch and sequence are symbols; the feature size meets the weight and stays fixed
+    assert [k for k in _variant(compiled).forward.source.split("\n") if "shape[" in k] == [
+        "    s0 = primals_1.shape[0]", "    s1 = primals_1.shape[1]"]
+
+
+def test_transformer_block_trains_with_varying_batch_and_length():
+    retrograd.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True)
+    compiled = copy.deepcopy(layer)
+    compiled.compile(dynamic=True)
+    for step, (b, t) in enumerate(((4, 5), (3, 7), (6, 5), (2, 3))):
+        x = retrograd.tensor(np.random.default_rng(step).standard_normal((b, t, 16)),
+                             dtype=retrograd.float32)
+        outs = []
+        for model in (layer, compiled):
+            model.zero_grad()
+            out = model(x)
+            out.pow(2).sum().backward()
+            outs.append((out.detach().numpy(), [p.grad.numpy() for p in model.parameters()]))
+        np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-6)
+        for a, b_ in zip(outs[1][1], outs[0][1]):
+            np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5)
+    assert counters["compiles"] == 1
+
+
+def test_duck_sizing_and_sizes_one_get_their_own_variants():
+    def f(x, y):
+        return (x * y).sum(0)
+
+    compiled = retrograd.compile(f, dynamic=True)
+    _same_as_eager(f, compiled, [(4, 3), (4, 3)])
+    _same_as_eager(f, compiled, [(6, 5), (6, 5)])
+    assert counters["compiles"] == 1
+    # equal sizes were one symbol: sizes that differ (broadcasting) need a variant of their own
+    _same_as_eager(f, compiled, [(6, 5), (1, 5)])
+    assert counters["compiles"] == 2
+    _same_as_eager(f, compiled, [(7, 2), (1, 2)])
+    assert counters["compiles"] == 2
+
+
+def test_a_size_it_cannot_read_compiles_per_shape(caplog):
+    def f(x):
+        n = x.shape[0] // 2
+        return x[:n].sum(0) * 2 - x[n:].sum(0)
+
+    compiled = retrograd.compile(f, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for n in (6, 8, 8, 10):
+            _same_as_eager(f, compiled, [(n, 3)], seed=n)
+    assert "in a form the compiler does not read" in caplog.text
+    assert counters["compiles"] == 3  # one per shape, as without dynamic
+
+
+def test_each_new_shape_is_checked_against_eager(monkeypatch):
+    """A branch on a size's value that both probe sizes take the same way: the check against
+    eager sends the shape that takes the other branch to a variant of its own."""
+
+    def f(x):
+        return x.exp() if x.shape[0] > 10 else x.sin()
+
+    compiled = retrograd.compile(f, dynamic=True)
+    _same_as_eager(f, compiled, [(12, 2)])  # probes (and the call) take exp
+    assert counters["compiles"] == 1
+    _same_as_eager(f, compiled, [(14, 2)])
+    assert counters["compiles"] == 1
+    _same_as_eager(f, compiled, [(4, 2)])  # sin: the dynamic variant fails its check
+    assert counters["compiles"] == 2
+
+
+def test_refused_when_a_tensor_made_outside_ops_has_a_dynamic_size(caplog):
+    def f(x):
+        y = x * 2
+        y[:, 0] += 1  # CopySlices' backward makes buffers outside the recorded ops
+        return y.exp().sum(1)
+
+    compiled = retrograd.compile(f, dynamic=True)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for n in (5, 8):
+            _same_as_eager(f, compiled, [(n, 3)], seed=n)
+    assert "a tensor made outside the captured ops is sized by a dynamic dimension" in \
+        caplog.text
+    assert counters["compiles"] == 2
+
+
+def test_recompile_limit_still_holds(monkeypatch):
+    monkeypatch.setattr(config, "recompile_limit", 2)
+
+    def f(x):
+        return x[: x.shape[0] // 2].sum()
+
+    compiled = retrograd.compile(f, dynamic=True)
+    with pytest.warns(UserWarning, match="recompile_limit"):
+        for n in (4, 6, 8, 10):
+            out = compiled(retrograd.ones(n))
+            assert out.item() == n // 2
+    assert counters["compiles"] == 2
+
+
+def test_inlined_saved_tensor_hooks_with_dynamic_sizes():
+    """Seed 001's inlined hooks in a variant with symbolic sizes: bfloat16 storage that restores
+    the dtype, the same values as the hooks run eagerly."""
+    from retrograd.fx import symbolic_trace
+
+    def pack(x):
+        return x.to(retrograd.bfloat16)
+
+    def unpack(x):
+        return x.to(retrograd.float32)
+
+    pack_gm, unpack_gm = symbolic_trace(pack), symbolic_trace(unpack)
+    w = retrograd.randn(6, 6) * 0.5
+
+    def f(x):
+        return (x @ w).tanh().sin().sum(1)
+
+    compiled = retrograd.compile(f, dynamic=True)
+    for n in (4, 9, 5):
+        x = retrograd.randn(n, 6)
+        results = []
+        for fn, hooks in ((compiled, (pack_gm, unpack_gm)), (f, (pack, unpack))):
+            leaf = x.detach().requires_grad_()
+            with retrograd.autograd.graph.saved_tensors_hooks(*hooks):
+                out = fn(leaf)
+            out.sum().backward()
+            results.append((out.detach().numpy(), leaf.grad.numpy()))
+        np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-2, atol=1e-2)
+    assert counters["compiles"] == 1
+    assert _variant(compiled).inline_hooks
+
+
+def test_same_graph_count_and_gradients_as_torch():
+    """The same programs under torch.compile(dynamic=True) (aot_eager, so no C compiler) and
+    retrograd.compile(dynamic=True): one graph each over every size, equal gradients."""
+    torch = pytest.importorskip("torch")
+    from torch._dynamo.utils import counters as torch_counters
+
+    def program(lib):
+        def f(x, w):
+            h = (x[1:] - x[:-1]).tanh() @ w
+            return h.softmax(-1).sum(0) + h.mean(0)
+        return f
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 4))
+    torch._dynamo.reset()
+    torch_counters.clear()
+    tf = torch.compile(program(torch), dynamic=True, backend="aot_eager")
+    rf = retrograd.compile(program(retrograd), dynamic=True)
+    for b in (5, 8, 11, 4):
+        x = rng.standard_normal((b, 3))
+        grads = []
+        for lib, fn in ((torch, tf), (retrograd, rf)):
+            xs = [lib.tensor(a, requires_grad=True) for a in (x, w)]
+            fn(*xs).sum().backward()
+            grads.append([t.grad.detach().numpy() for t in xs])
+        for a, b_ in zip(grads[0], grads[1]):
+            np.testing.assert_allclose(b_, a, rtol=1e-12, atol=1e-12)
+    assert torch_counters["stats"]["unique_graphs"] == 1
+    assert counters["compiles"] == 1
+    torch._dynamo.reset()
