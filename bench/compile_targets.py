@@ -236,6 +236,43 @@ def bench_compile_time() -> None:
           f"reset() {disk_hit * 1e3:.2f}; guard key {guard * 1e6:.1f} us")
 
 
+def bench_dynamic() -> None:
+    """Dynamic sizes (NOTE [Dynamic shapes]), CPU ms: building the variant (two captures at
+    probe sizes), a new size served by it (its check against eager), the recompile a new size
+    costs without dynamic sizes, and a steady call of each variant."""
+    f = chain_fn(33)
+    xs = [retrograd.rand(n, requires_grad=True) for n in (16, 24, 40, 16)]
+    ws = [retrograd.rand(n, requires_grad=True) for n in (16, 24, 40, 16)]
+
+    def cpu(fn, *args) -> float:
+        t0 = time.process_time()
+        fn(*args)
+        return time.process_time() - t0
+
+    build = new_size = recompile = float("inf")
+    for _ in range(5):
+        retrograd.compiler.reset()
+        config.disk_cache = False
+        dyn = retrograd.compile(f, dynamic=True)
+        build = min(build, cpu(dyn, xs[0], ws[0]))
+        new_size = min(new_size, cpu(dyn, xs[1], ws[1]))
+        static = retrograd.compile(f, dynamic=False)
+        static(xs[0], ws[0])
+        recompile = min(recompile, cpu(static, xs[1], ws[1]))
+    config.disk_cache = True
+
+    def step(fn, x, w):
+        return lambda: fn(x, w).sum().backward()
+
+    steady_dyn = best_of(step(dyn, xs[2], ws[2]), 7, 50)
+    static(xs[2], ws[2])
+    steady_static = best_of(step(static, xs[2], ws[2]), 7, 50)
+    print(f"(f) dynamic sizes, ~100-op function, CPU ms: building the dynamic variant "
+          f"{build * 1e3:.1f}; a new size on it {new_size * 1e3:.1f} (a recompile without "
+          f"dynamic sizes {recompile * 1e3:.1f}); steady fwd+bwd call: dynamic "
+          f"{steady_dyn * 1e3:.3f}, static {steady_static * 1e3:.3f}")
+
+
 LAYERS, WIDTH, BATCH = 16, 256, 256
 
 
@@ -307,7 +344,8 @@ def bench_memory() -> None:
 
 def main() -> None:
     os.environ.setdefault("RETROGRAD_CACHE_DIR", tempfile.mkdtemp())
-    for part in (bench_chain, bench_mlp, bench_block, bench_compile_time, bench_memory):
+    for part in (bench_chain, bench_mlp, bench_block, bench_compile_time, bench_dynamic,
+                 bench_memory):
         part()
         sys.stdout.flush()
 

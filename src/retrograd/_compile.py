@@ -19,8 +19,10 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
             **kwargs: Any) -> Callable:
     """The compiled function or module; with no model, a decorator that compiles its argument.
     `backend` and `mode` are accepted for torch's signature: retrograd always generates NumPy
-    code. Shapes specialize (one graph per shape) unless `dynamic=True`: the arguments' sizes
-    are then symbols, and one graph serves every size (NOTE [Dynamic shapes])."""
+    code. `dynamic=True`: the arguments' sizes are symbols, and one graph serves every size
+    (NOTE [Dynamic shapes]); `None` (the default, as torch's automatic dynamic shapes): the
+    first graph specializes, and a dimension whose size changes is a symbol from then on;
+    `False`: one graph per shape."""
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                   mode=mode, options=options, disable=disable, **kwargs)
@@ -30,4 +32,5 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         return model
     from retrograd._compiler import compile_callable
 
-    return compile_callable(model, fullgraph, bool(dynamic), backend)
+    return compile_callable(model, fullgraph, None if dynamic is None else bool(dynamic),
+                            backend)

@@ -150,7 +150,7 @@ def test_train_and_eval_modes_are_guarded():
 
 
 def test_recompile_limit_then_eager_with_a_warning():
-    cf = retrograd.compile(f)
+    cf = retrograd.compile(f, dynamic=False)
     with pytest.warns(UserWarning, match="recompile_limit"):
         for n in range(1, config.recompile_limit + 3):
             out = cf(_leaf(n, 4), _leaf(4, 5))

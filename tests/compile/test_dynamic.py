@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import copy
+import json
 import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ import retrograd
 from retrograd import nn
 from retrograd._compiler import config
 from retrograd.compiler import counters
+from tests.compile.torch_dynamic_programs import PROGRAMS, inputs, shifted
 
 
 def _variant(compiled):
@@ -242,33 +247,59 @@ def test_inlined_saved_tensor_hooks_with_dynamic_sizes():
     assert _variant(compiled).inline_hooks
 
 
-def test_same_graph_count_and_gradients_as_torch():
-    """The same programs under torch.compile(dynamic=True) (aot_eager, so no C compiler) and
-    retrograd.compile(dynamic=True): one graph each over every size, equal gradients."""
-    torch = pytest.importorskip("torch")
-    from torch._dynamo.utils import counters as torch_counters
+def _shifted(lib):
+    return shifted(lib)
 
-    def program(lib):
-        def f(x, w):
-            h = (x[1:] - x[:-1]).tanh() @ w
-            return h.softmax(-1).sum(0) + h.mean(0)
-        return f
 
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((3, 4))
-    torch._dynamo.reset()
-    torch_counters.clear()
-    tf = torch.compile(program(torch), dynamic=True, backend="aot_eager")
-    rf = retrograd.compile(program(retrograd), dynamic=True)
-    for b in (5, 8, 11, 4):
-        x = rng.standard_normal((b, 3))
-        grads = []
-        for lib, fn in ((torch, tf), (retrograd, rf)):
-            xs = [lib.tensor(a, requires_grad=True) for a in (x, w)]
-            fn(*xs).sum().backward()
-            grads.append([t.grad.detach().numpy() for t in xs])
-        for a, b_ in zip(grads[0], grads[1]):
-            np.testing.assert_allclose(b_, a, rtol=1e-12, atol=1e-12)
-    assert torch_counters["stats"]["unique_graphs"] == 1
-    assert counters["compiles"] == 1
-    torch._dynamo.reset()
+def test_default_marks_sizes_that_change_dynamic(caplog):
+    """dynamic=None, torch's automatic dynamic shapes: the first graph specializes; after a
+    size changes, that dimension is a symbol and later sizes reuse the graph."""
+    f = _shifted(retrograd)
+    compiled = retrograd.compile(f)
+    with caplog.at_level(logging.INFO, logger="retrograd.compiler"):
+        for n in (3, 5, 7, 9, 5):
+            _same_as_eager(f, compiled, [(n, 4), (4, 2)], seed=n)
+    assert counters["compiles"] == 2
+    assert "dimensions [(0, 0)] of its tensor arguments are dynamic from now on" in caplog.text
+    assert "recompiling f: arguments[0] changed" in caplog.text
+    # the feature dimension never changed: fixed in the dynamic variant
+    assert _variant(compiled).sym_sources == [[0, 0]]
+    _same_as_eager(f, compiled, [(6, 3), (3, 2)])  # a new size there: marked too
+    assert counters["compiles"] == 3
+    assert sorted(compiled.auto_dims) == [(0, 0), (0, 1), (1, 0)]
+
+
+def test_dynamic_false_specializes_every_shape():
+    f = _shifted(retrograd)
+    compiled = retrograd.compile(f, dynamic=False)
+    for n in (3, 5, 7, 9, 5):
+        _same_as_eager(f, compiled, [(n, 4), (4, 2)], seed=n)
+    assert counters["compiles"] == 4
+
+
+def _torch_run(program: str, dynamic, seed: int, sizes: list) -> dict:
+    pytest.importorskip("torch")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.compile.torch_dynamic_programs", program, str(dynamic),
+         str(seed), *map(str, sizes)], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("program, dynamic, graphs", [
+    ("shifted", None, 2), ("shifted", True, 1), ("shifted", False, 4),
+    ("shifted_softmax", True, 1)])
+def test_graph_counts_and_gradients_match_torch(program, dynamic, graphs):
+    """The same programs under torch.compile (aot_eager: no C compiler needed) and
+    retrograd.compile with each `dynamic`: as many graphs, equal gradients."""
+    sizes, seed = [6, 5, 7, 9, 5], 1
+    torch_side = _torch_run(program, dynamic, seed, sizes)
+    fn = retrograd.compile(PROGRAMS[program][0](retrograd), dynamic=dynamic)
+    for (x, w), expected in zip(inputs(program, seed, sizes), torch_side["grads"]):
+        xs = [retrograd.tensor(a, requires_grad=True) for a in (x, w)]
+        fn(*xs).sum().backward()
+        for t, e in zip(xs, expected):
+            np.testing.assert_allclose(t.grad.numpy(), np.array(e), rtol=1e-12, atol=1e-12)
+    assert torch_side["graphs"] == graphs
+    assert counters["compiles"] == graphs

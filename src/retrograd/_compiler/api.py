@@ -134,7 +134,7 @@ class CompiledCallable:
     """What retrograd.compile returns for a function (modules use it as _compiled_call_impl)."""
 
     def __init__(self, fn: Callable, module: Any = None, fullgraph: bool = False,
-                 dynamic: bool = False, backend: Any = "numpy") -> None:
+                 dynamic: bool | None = False, backend: Any = "numpy") -> None:
         self.fn = fn
         self.module = module
         self.fullgraph = fullgraph
@@ -142,7 +142,10 @@ class CompiledCallable:
         self.backend = backend
         self.variants: dict = {}
         self.dynamic_variants: dict = {}  # symbolic guard key -> variant or None (failed)
+        # dynamic=None: the argument dimensions seen changing, (tensor ordinal, dimension)
+        self.auto_dims: frozenset = frozenset()
         self.last_key: tuple | None = None
+        self.reason: str | None = None  # why the variant being made is needed
         self.compiled = 0
         self.warned = False
         self.__wrapped__ = fn
@@ -216,14 +219,27 @@ class CompiledCallable:
         return run_entry(variant, primals + variant.free)
 
     def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
-        if self.dynamic:
-            dynamic = self._dynamic_variant(key, args, kwargs, slots)
+        last, self.last_key = self.last_key, key
+        self.reason = None if last is None else _explain(last, key)
+        only = None
+        if self.dynamic is None and last is not None:
+            # torch's automatic dynamic shapes: a dimension whose size changed is a symbol
+            # from now on
+            from retrograd._compiler.symbolic import changed_dims
+
+            changed = changed_dims(last, key)
+            if changed - self.auto_dims:
+                self.auto_dims = self.auto_dims | changed
+                log.info("%s: sizes changed; dimensions %s of its tensor arguments are "
+                         "dynamic from now on", self.__name__, sorted(self.auto_dims))
+            only = self.auto_dims
+        if self.dynamic or only:
+            dynamic = self._dynamic_variant(key, args, kwargs, slots, only)
             if dynamic is not None:
                 self.variants[key] = dynamic
                 return dynamic
-        if self.last_key is not None:
-            log.info("recompiling %s: %s", self.__name__, _explain(self.last_key, key))
-        self.last_key = key
+        if self.reason is not None:
+            log.info("recompiling %s: %s", self.__name__, self.reason)
         if self.compiled >= config.recompile_limit:
             if not self.warned:
                 warnings.warn(f"retrograd.compile: {self.__name__} was recompiled "
@@ -271,12 +287,14 @@ class CompiledCallable:
         return variant
 
 
-    def _dynamic_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
+    def _dynamic_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list,
+                         only: frozenset | None = None) -> Any:
         """The variant with symbolic sizes that serves this call (NOTE [Dynamic shapes]): one
         built before whose symbolic key the call fits, or a new one; checked against eager
         once per new shape. None when the call's shape needs its own variant. A new variant
         makes every argument dimension a symbol that no parameter's size equals, else (when
-        that cannot be captured) the leading dimensions alone."""
+        that cannot be captured) the leading dimensions alone; `only` (dynamic=None): the
+        dimensions seen changing."""
         from retrograd._compiler import symbolic
 
         variant = None
@@ -287,8 +305,8 @@ class CompiledCallable:
         else:
             outside = frozenset(symbolic.outside_sizes(self.fn)) if self.module is None \
                 else frozenset()
-            for leading_only in (False, True):
-                found = symbolic.dynamic_key(key, leading_only, outside)
+            for leading_only in ((False, True) if only is None else (False,)):
+                found = symbolic.dynamic_key(key, leading_only, outside, only)
                 if self.compiled >= config.recompile_limit:
                     break
                 if found is None or found[0] in self.dynamic_variants:
@@ -332,6 +350,9 @@ class CompiledCallable:
                 counters["compiles"] += 1
                 counters["cache_hit"] += 1
                 return variant
+        if self.reason is not None:
+            log.info("recompiling %s: %s", self.__name__, self.reason)
+            self.reason = None  # (logged once, whether this variant or a static one follows)
         fixed = symbolic.fixed_sizes(key)
         primes = symbolic.choose_probes(sizes, fixed)
         other = symbolic.choose_probes(sizes, fixed, avoid=primes)
@@ -354,14 +375,17 @@ class CompiledCallable:
         return variant
 
 
-def compile_callable(model: Callable, fullgraph: bool, dynamic: bool, backend: Any) -> Any:
+def compile_callable(model: Callable, fullgraph: bool, dynamic: bool | None,
+                     backend: Any) -> Any:
+    """`dynamic`: True, every argument size a symbol; None, sizes seen changing become symbols
+    (torch's automatic dynamic shapes); False, every size guarded (NOTE [Dynamic shapes])."""
     from retrograd.nn.modules.module import Module
 
     if isinstance(model, Module):
         model._compiled_call_impl = CompiledCallable(model._eager_call, model, fullgraph,
-                                                     bool(dynamic), backend)
+                                                     dynamic, backend)
         return model
-    return CompiledCallable(model, None, fullgraph, bool(dynamic), backend)
+    return CompiledCallable(model, None, fullgraph, dynamic, backend)
 
 
 def reset() -> None:

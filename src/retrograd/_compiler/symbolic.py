@@ -155,14 +155,34 @@ def outside_sizes(fn: Any) -> set:
     return sizes
 
 
-def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = frozenset()
-                ) -> tuple | None:
+def changed_dims(old: tuple, new: tuple) -> set:
+    """The (tensor argument ordinal, dimension) pairs whose size differs between two guard
+    keys that differ in nothing else (torch's automatic dynamic shapes mark these)."""
+    if old[:2] != new[:2] or old[3:] != new[3:] or len(old[2]) != len(new[2]):
+        return set()
+    changed: set = set()
+    ordinal = 0
+    for go, gn in zip(old[2], new[2]):
+        if go[0] != "T" or gn[0] != "T":
+            if go != gn:
+                return set()
+            continue
+        if go[2:] != gn[2:] or len(go[1]) != len(gn[1]):
+            return set()
+        changed.update((ordinal, d) for d, (a, b) in enumerate(zip(go[1], gn[1])) if a != b)
+        ordinal += 1
+    return changed
+
+
+def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = frozenset(),
+                only: frozenset | None = None) -> tuple | None:
     """(the call's guard key with its arguments' sizes made symbols, the symbols' sources as
     (tensor argument ordinal, dimension, symbol index), the call's size of each symbol), or
     None when no argument has a dimension to leave symbolic. A size some parameter or
     fixed-size argument or tensor read from outside (`outside`) also has stays fixed (a
     feature dimension that meets a weight);
-    `leading_only`: the leading (batch) dimensions alone are symbols, whatever their size."""
+    `leading_only`: the leading (batch) dimensions alone are symbols, whatever their size;
+    `only`: the (tensor argument ordinal, dimension) pairs that are symbols."""
     grad, params, guards, spec, hooks, inference, training, default_dtype = key
     fixed = set()
     if not leading_only:
@@ -180,7 +200,8 @@ def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = fro
         if contiguous:
             dims: list = []
             for d, size in enumerate(shape):
-                if size >= 2 and size not in fixed and (d == 0 or not leading_only):
+                if size >= 2 and ((ordinal, d) in only if only is not None else
+                                  size not in fixed and (d == 0 or not leading_only)):
                     k = symbol_of.setdefault(size, len(symbol_of))
                     sources.append((ordinal, d, k))
                     dims.append(f"s{k}")
