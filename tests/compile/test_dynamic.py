@@ -303,3 +303,17 @@ def test_graph_counts_and_gradients_match_torch(program, dynamic, graphs):
             np.testing.assert_allclose(t.grad.numpy(), np.array(e), rtol=1e-12, atol=1e-12)
     assert torch_side["graphs"] == graphs
     assert counters["compiles"] == graphs
+
+
+def test_a_dynamic_variant_loads_from_the_disk_index():
+    """Compiled again after reset() (as in a new process): the variant with symbolic sizes is
+    found by the call's symbolic guards, without capture, and serves a new size."""
+    f = _shifted(retrograd)
+    compiled = retrograd.compile(f, dynamic=True)
+    _same_as_eager(f, compiled, [(6, 4), (4, 2)])
+    assert counters["cache_miss"] == 1
+    retrograd.compiler.reset()
+    again = retrograd.compile(f, dynamic=True)
+    _same_as_eager(f, again, [(9, 4), (4, 2)], seed=3)
+    assert counters["cache_hit"] == 1 and counters["cache_miss"] == 0
+    assert _variant(again).sym_sources == [[0, 0], [0, 1], [1, 1]]
