@@ -46,7 +46,8 @@ LAYERS = [
         "retrograd.signal",  # window functions written on the public namespace, as torch's
     ]),
     ("graph capture", ["retrograd.fx"]),
-    ("compiler", ["retrograd._compiler", "retrograd.compiler"]),
+    ("compiler", ["retrograd._compiler", "retrograd.compiler",
+                  "retrograd._dynamo"]),  # torch._dynamo's marks of dynamic dimensions
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.distributed.optim",  # optimizers sharded over the process group

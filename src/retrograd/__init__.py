@@ -83,7 +83,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 def __getattr__(name: str):
     if name in ("profiler", "distributions", "fx", "library", "func", "signal",
-                "_vmap_internals", "overrides"):  # loaded on first use
+                "_vmap_internals", "overrides", "_dynamo"):  # loaded on first use
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -57,7 +57,7 @@ class TensorMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
 
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage",
-                 "storage_from", "grad_lock")
+                 "storage_from", "grad_lock", "shape_marks")
 
     def __init__(self) -> None:
         self.hooks = None  # id -> leaf tensor pre-hook (_backward_hooks), read by AccumulateGrad
@@ -70,6 +70,9 @@ class TensorMeta:
         # first asked for: detach itself stays cheap)
         self.storage_from = None
         self.grad_lock = None  # a leaf's lock for writing .grad (_autograd.accumulate_grad)
+        # retrograd._dynamo's marks: {"dynamic" | "weak" | "static": set of dims, "range":
+        # {dim: (min, max)}} (NOTE [Dynamic shapes])
+        self.shape_marks = None
 
 
 class Tensor:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import os
@@ -277,14 +278,30 @@ def test_dynamic_false_specializes_every_shape():
     assert counters["compiles"] == 4
 
 
-def _torch_run(program: str, dynamic, seed: int, sizes: list) -> dict:
+# every comparison's torch side, run at once in a fresh interpreter (torch_dynamic_programs)
+TORCH_CASES = [("shifted", d, "none", 1, [6, 5, 7, 9, 5]) for d in (None, True, False)] + [
+    ("shifted_softmax", True, "none", 1, [6, 5, 7, 9, 5])] + [
+    ("shifted", d, m, 2, [6, 5, 7]) for d in (None, True, False)
+    for m in ("mark_dynamic", "maybe_mark_dynamic", "mark_static")]
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_results() -> dict:
     pytest.importorskip("torch")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cases = [[p, str(d), m, seed, sizes] for p, d, m, seed, sizes in TORCH_CASES]
     done = subprocess.run(
-        [sys.executable, "-m", "tests.compile.torch_dynamic_programs", program, str(dynamic),
-         str(seed), *map(str, sizes)], cwd=root, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "tests.compile.torch_dynamic_programs", json.dumps(cases)],
+        cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    return {case[:3]: result for case, result in zip(TORCH_CASES, results)}
+
+
+def _torch_run(program: str, dynamic, seed: int, sizes: list, mark: str = "none") -> dict:
+    case = next(c for c in TORCH_CASES if c[:3] == (program, dynamic, mark))
+    assert case[3:] == (seed, sizes)
+    return _torch_results()[(program, dynamic, mark)]
 
 
 @pytest.mark.parametrize("program, dynamic, graphs", [
@@ -317,3 +334,52 @@ def test_a_dynamic_variant_loads_from_the_disk_index():
     _same_as_eager(f, again, [(9, 4), (4, 2)], seed=3)
     assert counters["cache_hit"] == 1 and counters["cache_miss"] == 0
     assert _variant(again).sym_sources == [[0, 0], [0, 1], [1, 1]]
+
+
+@pytest.mark.parametrize("dynamic", [None, True, False])
+@pytest.mark.parametrize("mark, graphs", [("mark_dynamic", {None: 1, True: 1, False: 1}),
+                                          ("maybe_mark_dynamic", {None: 1, True: 1, False: 1}),
+                                          ("mark_static", {None: 3, True: 3, False: 3})])
+def test_marks_match_torch(mark, graphs, dynamic):
+    """torch._dynamo's marks on dimension 0 of x: the same graph counts as torch under each
+    `dynamic` (the other dimensions keep their sizes), equal gradients."""
+    sizes, seed = [6, 5, 7], 2
+    torch_side = _torch_run("shifted", dynamic, seed, sizes, mark)
+    fn = retrograd.compile(shifted(retrograd), dynamic=dynamic)
+    for (x, w), expected in zip(inputs("shifted", seed, sizes), torch_side["grads"]):
+        xs = [retrograd.tensor(a, requires_grad=True) for a in (x, w)]
+        getattr(retrograd._dynamo, mark)(xs[0], 0)
+        fn(*xs).sum().backward()
+        for t, e in zip(xs, expected):
+            np.testing.assert_allclose(t.grad.numpy(), np.array(e), rtol=1e-12, atol=1e-12)
+    assert torch_side["graphs"] == counters["compiles"] == graphs[dynamic]
+
+
+def test_mark_dynamic_on_a_size_the_function_fixes_raises():
+    from retrograd.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    x = retrograd.randn(4, 4)
+    retrograd._dynamo.mark_dynamic(x, 1)
+    ones = retrograd.ones(4)
+    compiled = retrograd.compile(lambda x: x + ones)
+    with pytest.raises(ConstraintViolationError, match="marked dimensions .* as dynamic but "
+                       "the function fixes their size"):
+        compiled(x)
+    with pytest.raises(ConstraintViolationError):  # again: the failure is remembered
+        compiled(x)
+    y = retrograd.randn(4, 4)
+    retrograd._dynamo.maybe_mark_dynamic(y, 1)  # a hint: fixed without an error
+    np.testing.assert_array_equal(compiled(y).numpy(), (y + ones).numpy())
+
+
+def test_mark_dynamic_range():
+    from retrograd.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    compiled = retrograd.compile(lambda x: x * 2)
+    x = retrograd.randn(6, 3)
+    retrograd._dynamo.mark_dynamic(x, 0, min=2, max=5)
+    with pytest.raises(ConstraintViolationError, match=r"6 not in range \[2, 5\]"):
+        compiled(x)
+    x = retrograd.randn(4, 3)
+    retrograd._dynamo.mark_dynamic(x, 0, min=2, max=5)
+    np.testing.assert_array_equal(compiled(x).numpy(), (x * 2).numpy())

@@ -1,9 +1,11 @@
 """The programs of test_dynamic's torch comparisons, and a runner for torch's side.
 
-torch.compile runs in a fresh interpreter (`python -m tests.compile.torch_dynamic_programs
-<program> <dynamic> <seed> <sizes...>`): dynamo's import and state are heavy, and other tests
-in the same process may leave torch's op namespaces half set up. It prints JSON: the
-gradients of every call and dynamo's count of unique graphs."""
+torch.compile runs in a fresh interpreter, once for all the comparisons (`python -m
+tests.compile.torch_dynamic_programs '<json list of [program, dynamic, mark, seed, sizes]>'`;
+mark: "none" or the torch._dynamo function that marks dimension 0 of x at every call):
+dynamo's import and state are heavy, and other tests in the same process may leave torch's op
+namespaces half set up. It prints JSON: per case, the gradients of every call and dynamo's
+count of unique graphs."""
 
 from __future__ import annotations
 
@@ -37,20 +39,28 @@ def inputs(program: str, seed: int, sizes: list) -> list:
     return [(rng.standard_normal((n, features)), w) for n in sizes]
 
 
-def main() -> None:
-    import torch
+def run_case(torch, program: str, dynamic: str, mark: str, seed: int, sizes: list) -> dict:
     from torch._dynamo.utils import counters
 
-    program, dynamic, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    sizes = [int(s) for s in sys.argv[4:]]
+    torch._dynamo.reset()
+    counters.clear()
     dyn = {"None": None, "True": True, "False": False}[dynamic]
     fn = torch.compile(PROGRAMS[program][0](torch), dynamic=dyn, backend="aot_eager")
     grads = []
     for x, w in inputs(program, seed, sizes):
         xs = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+        if mark != "none":
+            getattr(torch._dynamo, mark)(xs[0], 0)
         fn(*xs).sum().backward()
         grads.append([t.grad.numpy().tolist() for t in xs])
-    print(json.dumps({"grads": grads, "graphs": counters["stats"]["unique_graphs"]}))
+    return {"grads": grads, "graphs": counters["stats"]["unique_graphs"]}
+
+
+def main() -> None:
+    import torch
+
+    cases = json.loads(sys.argv[1])
+    print(json.dumps([run_case(torch, *case) for case in cases]))
 
 
 if __name__ == "__main__":

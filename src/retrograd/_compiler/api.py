@@ -142,10 +142,12 @@ class CompiledCallable:
         self.backend = backend
         self.variants: dict = {}
         self.dynamic_variants: dict = {}  # symbolic guard key -> variant or None (failed)
+        self.dynamic_failures: dict = {}  # symbolic guard key -> the error its capture raised
         # dynamic=None: the argument dimensions seen changing, (tensor ordinal, dimension)
         self.auto_dims: frozenset = frozenset()
         self.last_key: tuple | None = None
         self.reason: str | None = None  # why the variant being made is needed
+        self.dynamic_error: Exception | None = None  # why the last dynamic capture failed
         self.compiled = 0
         self.warned = False
         self.__wrapped__ = fn
@@ -221,23 +223,34 @@ class CompiledCallable:
     def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
         last, self.last_key = self.last_key, key
         self.reason = None if last is None else _explain(last, key)
-        only = None
-        if self.dynamic is None and last is not None:
-            # torch's automatic dynamic shapes: a dimension whose size changed is a symbol
-            # from now on
-            from retrograd._compiler.symbolic import changed_dims
+        from retrograd._compiler import symbolic
 
-            changed = changed_dims(last, key)
-            if changed - self.auto_dims:
-                self.auto_dims = self.auto_dims | changed
-                log.info("%s: sizes changed; dimensions %s of its tensor arguments are "
-                         "dynamic from now on", self.__name__, sorted(self.auto_dims))
-            only = self.auto_dims
+        marks = symbolic.call_marks(args, kwargs)
+        only = None
+        if self.dynamic is not True:
+            if self.dynamic is None and last is not None:
+                # torch's automatic dynamic shapes: a dimension whose size changed is a symbol
+                # from now on
+                changed = symbolic.changed_dims(last, key)
+                if changed - self.auto_dims:
+                    self.auto_dims = self.auto_dims | changed
+                    log.info("%s: sizes changed; dimensions %s of its tensor arguments are "
+                             "dynamic from now on", self.__name__, sorted(self.auto_dims))
+            only = (self.auto_dims | marks.dynamic) - marks.static
         if self.dynamic or only:
-            dynamic = self._dynamic_variant(key, args, kwargs, slots, only)
+            dynamic = self._dynamic_variant(key, args, kwargs, slots, only, marks)
             if dynamic is not None:
                 self.variants[key] = dynamic
                 return dynamic
+            if marks.strict - marks.static and self.dynamic_error is not None:
+                from retrograd.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+                raise ConstraintViolationError(
+                    f"Constraints violated! You marked dimensions "
+                    f"{sorted(marks.strict - marks.static)} (tensor argument, dimension) of "
+                    f"{self.__name__}'s arguments as dynamic but the function fixes their "
+                    f"size: {self.dynamic_error!r}. If you're using mark_dynamic, either remove "
+                    f"it or use maybe_mark_dynamic.") from None
         if self.reason is not None:
             log.info("recompiling %s: %s", self.__name__, self.reason)
         if self.compiled >= config.recompile_limit:
@@ -288,7 +301,7 @@ class CompiledCallable:
 
 
     def _dynamic_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list,
-                         only: frozenset | None = None) -> Any:
+                         only: frozenset | None = None, marks: Any = None) -> Any:
         """The variant with symbolic sizes that serves this call (NOTE [Dynamic shapes]): one
         built before whose symbolic key the call fits, or a new one; checked against eager
         once per new shape. None when the call's shape needs its own variant. A new variant
@@ -297,19 +310,25 @@ class CompiledCallable:
         dimensions seen changing."""
         from retrograd._compiler import symbolic
 
+        marks = marks or symbolic.NO_MARKS
+        self.dynamic_error = None
         variant = None
         for dkey, v in self.dynamic_variants.items():
-            if v is not None and symbolic.matches(dkey, key):
+            if v is not None and symbolic.matches(dkey, key, marks):
                 variant = v
                 break
         else:
             outside = frozenset(symbolic.outside_sizes(self.fn)) if self.module is None \
                 else frozenset()
             for leading_only in ((False, True) if only is None else (False,)):
-                found = symbolic.dynamic_key(key, leading_only, outside, only)
+                found = symbolic.dynamic_key(key, leading_only, outside, only, marks)
                 if self.compiled >= config.recompile_limit:
                     break
-                if found is None or found[0] in self.dynamic_variants:
+                if found is None:
+                    continue
+                if found[0] in self.dynamic_variants:  # tried before, and failed
+                    self.dynamic_error = self.dynamic_failures.get(found[0]) or \
+                        self.dynamic_error
                     continue
                 dkey, sources, sizes = found
                 variant = self.dynamic_variants[dkey] = self._build_dynamic(
@@ -366,6 +385,10 @@ class CompiledCallable:
         except Exception as e:  # noqa: BLE001 - compiled for the call's own sizes instead
             log.info("no dynamic variant of %s: %s; compiling for each shape", self.__name__,
                      e)
+            if not isinstance(e, Unsupported):
+                # the function failed at the probe sizes: it fixes a size (mark_dynamic's
+                # error names it); Unsupported is a form this compiler does not read
+                self.dynamic_error = self.dynamic_failures[dkey] = e
             return None
         # counted once built (a failed attempt makes no variant: the call compiles as static)
         self.compiled += 1

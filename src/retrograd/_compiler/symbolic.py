@@ -174,15 +174,67 @@ def changed_dims(old: tuple, new: tuple) -> set:
     return changed
 
 
+class Marks:
+    """The retrograd._dynamo marks on a call's tensor arguments, as (tensor argument ordinal,
+    dimension) pairs: `strict` (mark_dynamic), `weak` (maybe_mark_dynamic), `static`."""
+
+    __slots__ = ("strict", "weak", "static")
+
+    def __init__(self, strict: frozenset = frozenset(), weak: frozenset = frozenset(),
+                 static: frozenset = frozenset()) -> None:
+        self.strict, self.weak, self.static = strict, weak, static
+
+    @property
+    def dynamic(self) -> frozenset:
+        return (self.strict | self.weak) - self.static
+
+
+NO_MARKS = Marks()
+
+
+def call_marks(args: tuple, kwargs: dict) -> Marks:
+    """The marks on the call's tensor arguments; a marked size outside its mark_dynamic range
+    raises torch's ConstraintViolationError."""
+    from retrograd._compiler.joint import flatten
+    from retrograd.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    strict: set = set()
+    weak: set = set()
+    static: set = set()
+    ordinal = 0
+    for leaf in flatten((args, kwargs))[0]:
+        if not isinstance(leaf, Tensor):
+            continue
+        meta = leaf._meta
+        marks = None if meta is None else meta.shape_marks
+        if marks is not None:
+            shape = leaf._data.shape
+            for d, (lo, hi) in marks["range"].items():
+                size = shape[d]
+                if size < lo or (hi is not None and size > hi):
+                    raise ConstraintViolationError(
+                        f"{size} not in range [{lo}, {'int_oo' if hi is None else hi}] "
+                        f"(dimension {d} of tensor argument {ordinal}, marked dynamic)")
+            n = len(shape)
+            strict.update((ordinal, d % n) for d in marks["dynamic"])
+            weak.update((ordinal, d % n) for d in marks["weak"])
+            static.update((ordinal, d % n) for d in marks["static"])
+        ordinal += 1
+    if not (strict or weak or static):
+        return NO_MARKS
+    return Marks(frozenset(strict), frozenset(weak), frozenset(static))
+
+
 def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = frozenset(),
-                only: frozenset | None = None) -> tuple | None:
+                only: frozenset | None = None, marks: Marks = NO_MARKS) -> tuple | None:
     """(the call's guard key with its arguments' sizes made symbols, the symbols' sources as
     (tensor argument ordinal, dimension, symbol index), the call's size of each symbol), or
     None when no argument has a dimension to leave symbolic. A size some parameter or
     fixed-size argument or tensor read from outside (`outside`) also has stays fixed (a
     feature dimension that meets a weight);
     `leading_only`: the leading (batch) dimensions alone are symbols, whatever their size;
-    `only`: the (tensor argument ordinal, dimension) pairs that are symbols."""
+    `only`: the (tensor argument ordinal, dimension) pairs that are symbols. Marked dimensions
+    (`marks`) are symbols, or fixed, whatever the rest says."""
     grad, params, guards, spec, hooks, inference, training, default_dtype = key
     fixed = set()
     if not leading_only:
@@ -200,8 +252,11 @@ def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = fro
         if contiguous:
             dims: list = []
             for d, size in enumerate(shape):
-                if size >= 2 and ((ordinal, d) in only if only is not None else
-                                  size not in fixed and (d == 0 or not leading_only)):
+                at = (ordinal, d)
+                if size >= 2 and at not in marks.static and (
+                        at in marks.dynamic or
+                        (at in only if only is not None else
+                         size not in fixed and (d == 0 or not leading_only))):
                     k = symbol_of.setdefault(size, len(symbol_of))
                     sources.append((ordinal, d, k))
                     dims.append(f"s{k}")
@@ -216,12 +271,13 @@ def dynamic_key(key: tuple, leading_only: bool = False, outside: frozenset = fro
             sources, list(symbol_of))
 
 
-def matches(dkey: tuple, key: tuple) -> bool:
+def matches(dkey: tuple, key: tuple, marks: Marks = NO_MARKS) -> bool:
     """Whether a call with guard key `key` fits the symbolic key `dkey`: fixed sizes equal,
-    each symbol one size of 2 or more."""
+    each symbol one size of 2 or more, and no dimension marked static a symbol."""
     if dkey[:2] != key[:2] or dkey[3:] != key[3:] or len(dkey[2]) != len(key[2]):
         return False
     bound: dict = {}
+    ordinal = 0
     for dg, g in zip(dkey[2], key[2]):
         if dg[0] != "T" or g[0] != "T":
             if dg != g:
@@ -229,12 +285,14 @@ def matches(dkey: tuple, key: tuple) -> bool:
             continue
         if dg[2:] != g[2:] or len(dg[1]) != len(g[1]):
             return False
-        for ds, size in zip(dg[1], g[1]):
+        for d, (ds, size) in enumerate(zip(dg[1], g[1])):
             if type(ds) is str:
-                if size < 2 or bound.setdefault(ds, size) != size:
+                if size < 2 or bound.setdefault(ds, size) != size or \
+                        (ordinal, d) in marks.static:
                     return False
             elif ds != size:
                 return False
+        ordinal += 1
     return True
 
 
