@@ -9,7 +9,12 @@ function reads from outside keep their sizes. Arguments that are not C-contiguou
 A size that some parameter also has stays fixed too (a feature dimension meets a weight, and
 torch would specialize it); when even that cannot be captured, the leading (batch) dimensions
 alone are symbols. A call fits a variant when its fixed sizes are equal and each symbol has
-one size of 2 or more.
+one size of 2 or more. With the default `dynamic=None` (torch's automatic dynamic shapes) the
+first variant is static, and the dimensions seen changing are the symbols of the next one.
+retrograd._dynamo's marks override all of this, as torch's do: a dimension marked by
+mark_dynamic or maybe_mark_dynamic is a symbol under any `dynamic` (mark_dynamic's raises
+ConstraintViolationError when the function fails at the probe sizes, i.e. fixes that size),
+one marked by mark_static keeps its size.
 
 Capture runs real NumPy code, so it sees numbers, never symbols. The variant is therefore
 captured twice, at two probe sizes: each symbol gets a distinct prime, larger than its size in
