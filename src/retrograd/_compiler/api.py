@@ -264,22 +264,11 @@ class CompiledCallable:
             return variant
         self.compiled += 1
         counters["compiles"] += 1
-        from retrograd._compiler import cache
-
-        ikey = None
-        if self.module is None:
-            from retrograd._compiler.hooks import current_inlineable
-
-            try:
-                ikey = cache.index_key(self.fn, key, current_inlineable())
-                variant = None if ikey is None else cache.lookup(ikey, self.__name__)
-            except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
-                log.info("pre-capture index of %s not used: %r", self.__name__, e)
-                ikey = variant = None
-            if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
-                counters["cache_hit"] += 1
-                self.variants[key] = variant
-                return variant
+        ikey, variant = self._indexed(key)
+        if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
+            counters["cache_hit"] += 1
+            self.variants[key] = variant
+            return variant
         try:
             from retrograd._compiler.build import build
 
@@ -350,25 +339,32 @@ class CompiledCallable:
                 return None
         return variant
 
-    def _build_dynamic(self, dkey: tuple, key: tuple, args: tuple, kwargs: dict, slots: list,
-                       sources: list, sizes: list) -> Any:
-        from retrograd._compiler import cache, symbolic
-        from retrograd._compiler.build import build
+    def _indexed(self, key: tuple) -> tuple:
+        """(the pre-capture index key of a call with guard key `key`, the variant indexed under
+        it or None) (NOTE [Pre-capture index]); a module's calls are not indexed."""
+        if self.module is not None:
+            return None, None
+        from retrograd._compiler import cache
         from retrograd._compiler.hooks import current_inlineable
 
-        ikey = None
-        if self.module is None:
-            try:
-                ikey = cache.index_key(self.fn, dkey, current_inlineable())
-                variant = None if ikey is None else cache.lookup(ikey, self.__name__)
-            except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
-                log.info("pre-capture index of %s not used: %r", self.__name__, e)
-                ikey = variant = None
-            if variant is not None:
-                self.compiled += 1
-                counters["compiles"] += 1
-                counters["cache_hit"] += 1
-                return variant
+        try:
+            ikey = cache.index_key(self.fn, key, current_inlineable())
+            return ikey, None if ikey is None else cache.lookup(ikey, self.__name__)
+        except Exception as e:  # noqa: BLE001 - the index is an optimization: capture
+            log.info("pre-capture index of %s not used: %r", self.__name__, e)
+            return None, None
+
+    def _build_dynamic(self, dkey: tuple, key: tuple, args: tuple, kwargs: dict, slots: list,
+                       sources: list, sizes: list) -> Any:
+        from retrograd._compiler import symbolic
+        from retrograd._compiler.build import build
+
+        ikey, variant = self._indexed(dkey)
+        if variant is not None:
+            self.compiled += 1
+            counters["compiles"] += 1
+            counters["cache_hit"] += 1
+            return variant
         if self.reason is not None:
             log.info("recompiling %s: %s", self.__name__, self.reason)
             self.reason = None  # (logged once, whether this variant or a static one follows)
