@@ -88,6 +88,12 @@ def resize_then_scale(lib, x):
         return x.resize(3, 2) * 2
 
 
+def detach_copy_const(lib, x, a):
+    """detach_copy has no derivative (torch's NotImplemented node): its result is a constant
+    factor here."""
+    return x * lib.detach_copy(a)
+
+
 SAMPLES = [
     Sample("angle", (arr(3, 4),)),
     Sample("Tensor.angle", (arr(5, noncontig=False),), name="method"),
@@ -119,6 +125,9 @@ SAMPLES = [
     Sample("split_with_sizes_copy", (arr(6, 2), [1, 2, 3])),
     Sample("unfold_copy", (arr(4, 5), 1, 2, 1)),
     Sample("alias_copy", (arr(3, 4),)),
+    Sample("as_strided_copy", (arr(3, 4), (2, 2), (1, 2), 1)),
+    Sample("as_strided_copy", (arr(3, 4), (3, 3), (1, 1)), name="overlap"),
+    Sample(detach_copy_const, (arr(3, 4), arr(3, 4)), requires_grad=(True, False)),
     Sample("column_stack", ([arr(3), arr(3, 2), arr(3)],)),
     Sample("column_stack", ([arr(), arr()],), name="scalars"),
     Sample("trapezoid", (arr(3, 4),)),

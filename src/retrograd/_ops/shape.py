@@ -218,6 +218,13 @@ as_strided_for: dict = {}
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     if input.__class__ is not Tensor and input.__class__ in as_strided_for:
         return as_strided_for[input.__class__](input, size, stride, storage_offset)
+    size, stride, delta = as_strided_geometry(input, size, stride, storage_offset)
+    return _as_strided_rel(input, size, stride, delta, storage_offset)
+
+
+def as_strided_geometry(input: Tensor, size, stride, storage_offset: int | None) -> tuple:
+    """(size, stride, the element offset from input's own start) of as_strided's view, with
+    torch's checks that it fits in the storage."""
     from retrograd._autograd.views import root_storage
     from retrograd._autograd.views import storage_offset as offset_of
     from retrograd.storage import root_shift
@@ -236,7 +243,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
             f"{target + shift}, and itemsize {input._data.itemsize} requiring a storage size of "
             f"{(needed + shift) * input._data.itemsize} are out of bounds for storage of size "
             f"{(available + shift) * input._data.itemsize}")
-    return _as_strided_rel(input, size, stride, target - own, storage_offset)
+    return size, stride, target - own
 
 
 register("as_strided", as_strided, method=True)

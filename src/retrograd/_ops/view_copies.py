@@ -8,11 +8,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from retrograd._ops import shape as _shape  # noqa: F401 - declares the views copied here
+from retrograd._ops import shape as _shape  # declares the views copied here
 from retrograd._ops import windows as _windows  # noqa: F401
+from retrograd._ops.histograms import _no_forward_ad
 from retrograd._ops.layout import c_layout
 from retrograd._ops.overloads import overloaded
+from retrograd._ops.pointwise import _no_derivative, _not_implemented_node
 from retrograd._ops.registry import OPS, op, register
+from retrograd._tensor import Tensor
 
 
 def _fresh(a: np.ndarray) -> np.ndarray:
@@ -25,12 +28,12 @@ def _copy_forward(view_forward: Callable, multi: bool) -> Callable:
     return lambda *args: _fresh(view_forward(*args))
 
 
-def _declare(view: str, schema: str, node: str) -> Callable:
+def _declare(view: str, schema: str, node: str, function: bool = True) -> Callable:
     src = OPS[view]
     tensors = [src.arg_names[i] for i in src.tensor_idx]
     grads = {", ".join(tensors[j] for j in f.inputs): f.fn for f in src.formulas}
     return op(schema, _copy_forward(src.forward, src.multi), grads=grads, node=node,
-              method=False)
+              method=False, function=function)
 
 
 _declare("view", "view_copy(Tensor self, SymInt[] size) -> Tensor", "ViewBackward0_copy")
@@ -60,6 +63,32 @@ _declare("split_with_sizes", "split_with_sizes_copy(Tensor self, SymInt[] split_
 _declare("unfold", "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor",
          "UnfoldBackward0_copy")
 _declare("alias", "alias_copy(Tensor self) -> Tensor", "AliasBackward0_copy")
+
+_as_strided_rel_copy = _declare(
+    "_as_strided_rel", "_as_strided_rel_copy(Tensor self, int[] size, int[] stride, int delta, "
+    "int? storage_offset=None) -> Tensor", "AsStridedBackward0_copy", function=False)
+
+
+def as_strided_copy(input: Tensor, size, stride, storage_offset: int | None = None, *,
+                    out: Tensor | None = None) -> Tensor:
+    """torch.as_strided_copy: as_strided's view as a new contiguous tensor."""
+    size, stride, delta = _shape.as_strided_geometry(input, size, stride, storage_offset)
+    if out is not None:
+        from retrograd._ops.out_variant import run_with_out
+
+        return run_with_out(OPS["_as_strided_rel_copy"],
+                            (input, size, stride, delta, storage_offset), out)
+    return _as_strided_rel_copy(input, size, stride, delta, storage_offset)
+
+
+register("as_strided_copy", as_strided_copy)
+
+# torch differentiates detach_copy by a node that refuses (torch::autograd::NotImplemented):
+# the result requires grad when the input does, and backward through it raises
+detach_copy = _not_implemented_node(op(
+    "detach_copy(Tensor self) -> Tensor", _fresh,
+    grads={"self": _no_derivative("detach_copy")}, jvp=_no_forward_ad("detach_copy"),
+    method=False))
 
 squeeze_copy = overloaded("squeeze_copy")
 register("squeeze_copy", squeeze_copy)
