@@ -44,6 +44,7 @@ LAYERS = [
         "retrograd._vmap_internals",  # torch's legacy name for vmap
         "retrograd.random", "retrograd._global_api",  # top-level settings and flags
         "retrograd.signal",  # window functions written on the public namespace, as torch's
+        "retrograd._legacy_storage",  # FloatStorage, ...: convert data as tensor() does
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",
@@ -68,6 +69,8 @@ ALLOWED = {
         "Tensor's hook and view methods call the autograd core"),
     ("retrograd._tensor", "retrograd.autograd"): ("called",
         "Tensor.backward is autograd.backward"),
+    ("retrograd._tensor", "retrograd._legacy_storage"): ("called",
+        "Tensor.storage_type() names the legacy storage class of its dtype"),
     ("retrograd.storage", "retrograd._autograd"): ("called",
         "a storage offset is read relative to the view chain"),
     ("retrograd._ops", "retrograd.autograd"): ("called",

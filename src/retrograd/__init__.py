@@ -19,6 +19,8 @@ from retrograd._legacy import (
     ShortTensor, IntTensor, LongTensor, BoolTensor,
 )
 from retrograd.storage import UntypedStorage, TypedStorage
+from retrograd._legacy_storage import LEGACY_STORAGES as _LEGACY_STORAGES, Storage
+globals().update(_LEGACY_STORAGES)
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
 from retrograd import ops

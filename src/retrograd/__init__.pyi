@@ -53,6 +53,8 @@ from retrograd._legacy import LongTensor as LongTensor
 from retrograd._legacy import BoolTensor as BoolTensor
 from retrograd.storage import UntypedStorage as UntypedStorage
 from retrograd.storage import TypedStorage as TypedStorage
+from retrograd._legacy_storage import LEGACY_STORAGES as _LEGACY_STORAGES
+from retrograd._legacy_storage import Storage as Storage
 from retrograd import _ops as _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
 from retrograd import ops as ops

@@ -185,6 +185,12 @@ class Tensor:
 
         return typed_storage(self)
 
+    def storage_type(self) -> type:
+        """The legacy storage class of this tensor's dtype (FloatStorage, ...)."""
+        from retrograd._legacy_storage import storage_type
+
+        return storage_type(self)
+
     def is_contiguous(self, memory_format: Any = None) -> bool:
         if memory_format is None or memory_format == "contiguous_format":
             return _is_contiguous(self._data)

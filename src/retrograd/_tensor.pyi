@@ -127,6 +127,9 @@ class Tensor:
     def storage(self):
         ...
 
+    def storage_type(self) -> type:
+        ...
+
     def is_contiguous(self, memory_format: Any=...) -> _bool:
         ...
 

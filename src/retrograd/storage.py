@@ -243,10 +243,15 @@ def array_on(storage: UntypedStorage, np_dtype, offset: int, shape: tuple,
 _warned = []
 
 
-def typed_storage(t: Tensor) -> TypedStorage:
-    if not _warned:  # once per process, as torch
+def warn_typed_storage(stacklevel: int) -> None:
+    """TypedStorage's deprecation warning, once per process as torch's."""
+    if not _warned:
         _warned.append(True)
-        warnings.warn(TYPED_STORAGE_DEPRECATED, UserWarning, stacklevel=3)
+        warnings.warn(TYPED_STORAGE_DEPRECATED, UserWarning, stacklevel=stacklevel + 1)
+
+
+def typed_storage(t: Tensor) -> TypedStorage:
+    warn_typed_storage(3)
     return TypedStorage(storage_of(t), t.dtype)
 
 
