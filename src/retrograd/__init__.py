@@ -20,7 +20,6 @@ from retrograd._legacy import (
 )
 from retrograd.storage import UntypedStorage, TypedStorage
 from retrograd._legacy_storage import LEGACY_STORAGES as _LEGACY_STORAGES, Storage
-globals().update(_LEGACY_STORAGES)
 from retrograd import _ops
 from retrograd._ops.registry import _NAMESPACE as _ns
 from retrograd import ops
@@ -76,6 +75,7 @@ from retrograd._global_api import (
 )
 
 globals().update(_ns)
+globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ...
 from retrograd._lobpcg import lobpcg  # noqa: E402
 
 # torch's constants

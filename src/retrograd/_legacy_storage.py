@@ -20,6 +20,8 @@ _SIGNATURES = ("{cls}.__new__ received an invalid combination of arguments. Expe
 
 
 class _LegacyStorageMeta(type):
+    dtype: D.dtype  # each class's
+
     def __instancecheck__(cls, instance: Any) -> bool:
         return type(instance) is TypedStorage and instance.dtype == cls.dtype
 
@@ -76,7 +78,7 @@ def _values(data: list, dtype: D.dtype) -> np.ndarray:
     return np.ascontiguousarray(_from_python(data, dtype)).reshape(-1)
 
 
-def _storage_class(name: str, dtype: D.dtype) -> type:
+def _storage_class(name: str, dtype: D.dtype) -> _LegacyStorageMeta:
     cls = _LegacyStorageMeta(name, (_LegacyStorage,), {"dtype": dtype, "__module__": "retrograd",
                                                        "__qualname__": name})
     return cls
