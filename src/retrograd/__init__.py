@@ -75,6 +75,8 @@ from retrograd._global_api import (
 
 globals().update(_ns)
 from retrograd._lobpcg import lobpcg  # noqa: E402
+from retrograd import _lowrank  # noqa: E402
+from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 # torch's constants
 from math import e, inf, nan, pi  # noqa: E402
