@@ -39,6 +39,7 @@ LAYERS = [
         "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
+        "retrograd._lowrank",
         "retrograd.distributions", "retrograd.library", "retrograd.futures",
         "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
         "retrograd._vmap_internals",  # torch's legacy name for vmap
@@ -96,6 +97,8 @@ ALLOWED = {
         "the signal windows are written on the public namespace, as torch's are"),
     ("retrograd._lobpcg", "retrograd"): ("called",
         "lobpcg's backward is written as user code on the public namespace"),
+    ("retrograd._lowrank", "retrograd"): ("called",
+        "svd_lowrank/pca_lowrank are composed of public ops (randn, matmul, linalg.qr/svd)"),
     ("retrograd.optim", "retrograd"): ("called",
         "L-BFGS flattens parameters with the namespace's cat"),
     ("retrograd.ops", "retrograd.autograd"): ("called",

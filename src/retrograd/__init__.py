@@ -77,6 +77,8 @@ from retrograd._global_api import (
 globals().update(_ns)
 globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ...
 from retrograd._lobpcg import lobpcg  # noqa: E402
+from retrograd import _lowrank  # noqa: E402
+from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 # torch's constants
 from math import e, inf, nan, pi  # noqa: E402

@@ -748,6 +748,9 @@ def zero_(input: Tensor) -> Tensor: ...
 def zeros(*size: Any, out: Tensor | None = ..., dtype: Any = ..., layout: Any = ..., device: Any = ..., pin_memory: _bool = ..., requires_grad: _bool = ..., names: Any = ..., **kwargs: Any) -> Tensor: ...
 def zeros_like(input: Tensor, *, dtype: Any = ..., layout: Any = ..., device: Any = ..., requires_grad: _bool = ..., memory_format: Any = ..., pin_memory: _bool = ...) -> Tensor: ...
 from retrograd._lobpcg import lobpcg as lobpcg
+from retrograd import _lowrank as _lowrank
+from retrograd._lowrank import pca_lowrank as pca_lowrank
+from retrograd._lowrank import svd_lowrank as svd_lowrank
 from math import e as e
 from math import inf as inf
 from math import nan as nan
