@@ -131,8 +131,12 @@ def _bins_of(x: np.ndarray, edges: np.ndarray, search: bool) -> np.ndarray:
         lo, hi = edges[0], edges[-1]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             guess = ((x - lo) * x.dtype.type(k - 1) / (hi - lo)).astype(np.int64)
-        pos_min = np.maximum(guess - 1, 0)
-        pos_max = np.minimum(guess + 2, k)
+        # a guess past the edges (an overflow to inf or NaN on the way: undefined behaviour in
+        # torch's kernel) searches all edges
+        wild = (guess < 0) | (guess > k - 1)
+        guess = np.where(wild, 0, guess)
+        pos_min = np.where(wild, 0, np.maximum(guess - 1, 0))
+        pos_max = np.where(wild, k, np.minimum(guess + 2, k))
         pos = _upper_bound(edges, x, pos_min, np.maximum(pos_max - pos_min, 0)) - 1
     return np.where(pos == k - 1, pos - 1, pos)
 
