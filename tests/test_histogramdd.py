@@ -277,3 +277,14 @@ def test_half_overflowing_bin_guess_runs():
     x = retrograd.tensor([[-1000.0], [0.0], [999.0], [1000.0]]).half()
     r = retrograd.histogramdd(x, 100, range=[-1000.0, 1000.0])
     assert float(r.hist.float().sum()) == 4.0
+
+
+@pytest.mark.parametrize("given_edges", [False, True])
+def test_forward_ad_refused(given_edges):
+    def call(lib, x):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(x, lib.ones_like(x))
+            lib.histogramdd(dual, [lib.tensor([0.0, 1.0])] * 3 if given_edges else 2)
+
+    same_error(call, PTS)
