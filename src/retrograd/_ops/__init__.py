@@ -15,6 +15,7 @@ from retrograd._ops import margin_losses, max_unpool, channel_shuffle, local_res
 from retrograd._ops import fractional_max_pool, multi_head_attention
 from retrograd._ops import gumbel_softmax, embedding_bag, grid_sample
 from retrograd._ops import scans, statistics, histograms, cdist, renorm, weight_norm, householder
+from retrograd._ops import histogramdd
 from retrograd._ops import windows, im2col, upsample, pixel_shuffle, broadcasting
 from retrograd._ops import slice_inverse, view_func, subclass, tangent_meta
 from retrograd._ops import operators

@@ -591,8 +591,9 @@ def make_binding_dispatcher(group: Group) -> Callable:
         opdef, fn = group.entries[k]
         takes_out = not group.method and _takes_out(fn) and opdef.name not in _REFUSES_OUT
         binding = _binding_args(opdef, group.method, False)
-        tests = [(_tester(_check(_kind(a), "v")), _tester(_loose(_kind(a), "v")))
-                 for a in binding]
+        tests = [(_tester(_check(_kind(a), "v")) or _bound_test(a.type, i),
+                  _tester(_loose(_kind(a), "v")) or _bound_test(a.type, i))
+                 for i, a in enumerate(binding)]
         options.append((binding, tests, takes_out, k))
     method = group.method
     n_options = len(options)
@@ -667,6 +668,31 @@ def make_binding_dispatcher(group: Group) -> Callable:
 
     dispatcher.__doc__ = "\n\n".join(op_doc(opdef) for opdef, _ in group.entries)
     return dispatcher
+
+
+def _bound_test(kind: str, position: int) -> Callable | None:
+    """A bound dispatcher's test of a list type _check leaves to the entry points: a float[]
+    takes a list or tuple of real numbers; a Tensor[] a list or tuple, whose elements must then
+    be Tensors (torch's parser raises at the first that is not)."""
+    base = kind.rstrip("?")
+    if base == "float[]":
+        def test(v) -> bool:
+            return isinstance(v, (list, tuple)) and all(
+                _is_real(x) or isinstance(x, Tensor) and x.ndim == 0 for x in v)
+    elif base == "Tensor[]":
+        def test(v) -> bool:
+            if not isinstance(v, (list, tuple)):
+                return False
+            for i, x in enumerate(v):
+                if not isinstance(x, Tensor):
+                    raise TypeError(f"expected Tensor as element {i} in argument {position}, "
+                                    f"but got {type(x).__name__}")
+            return True
+    else:
+        return None
+    if kind.endswith("?"):
+        return lambda v: v is None or test(v)
+    return test
 
 
 def _tester(test: str | None) -> Callable | None:
@@ -856,7 +882,9 @@ def _option_text(binding: list) -> str:
 _NO_OUT_IN_TORCH = frozenset({"rsub.Tensor", "rsub.Scalar", "remainder.Scalar_Tensor", "sum",
                               "prod", "var_mean", "var_mean.dim", "var_mean.correction",
                               "std_mean", "std_mean.dim", "std_mean.correction", "bernoulli.p"})
-_REFUSES_OUT = frozenset({"bernoulli.p"})
+_HISTOGRAMDD = ("histogramdd", "histogramdd.int_bins", "histogramdd.TensorList_bins")
+_NO_OUT_IN_TORCH = _NO_OUT_IN_TORCH | frozenset(_HISTOGRAMDD)
+_REFUSES_OUT = frozenset({"bernoulli.p", *_HISTOGRAMDD})
 
 
 def _value_type(v) -> str:
