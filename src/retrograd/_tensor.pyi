@@ -41,6 +41,7 @@ class TensorMeta:
     storage: Any
     storage_from: Any
     grad_lock: Any
+    shape_marks: Any
 
     def __init__(self) -> None:
         ...
