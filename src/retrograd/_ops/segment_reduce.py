@@ -96,6 +96,11 @@ def _as_rows(data, ax: int):
 
 def _reduce(rows, starts, lens, kind: str, initial):
     """Every segment of `rows` (flat row index ranges) reduced; shape (segments, inner)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return _reduce_segments(rows, starts, lens, kind, initial)
+
+
+def _reduce_segments(rows, starts, lens, kind: str, initial):
     work = rows.astype(np.float32) if rows.dtype.itemsize < 4 else rows
     flat_s, flat_l = starts.reshape(-1), lens.reshape(-1)
     out = np.full((flat_s.size, rows.shape[1]), _IDENTITY[kind], dtype=work.dtype)
@@ -108,8 +113,7 @@ def _reduce(rows, starts, lens, kind: str, initial):
         out[full] = _UFUNCS[kind].reduceat(padded, idx, axis=0)[::2]
     if kind == "mean":
         total = out if initial is None else out + initial
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = total / flat_l[:, None].astype(work.dtype)
+        out = total / flat_l[:, None].astype(work.dtype)
         if initial is not None:
             out[~full] = initial
     elif initial is not None:
@@ -142,27 +146,38 @@ def _backward_kernel(grad, output, data, reduce, lengths=None, offsets=None, axi
     seg_of = np.repeat(np.arange(flat_s.size), flat_l)
     pos = np.repeat(flat_s, flat_l) + (np.arange(seg_of.size)
                                        - np.repeat(np.cumsum(flat_l) - flat_l, flat_l))
-    g = grad.reshape(flat_s.size, -1)[seg_of]
+    g = grad.reshape(flat_s.size, rows.shape[1])[seg_of]
     x = rows[pos]
+
+    def per_segment(values, kind: str, init=None):
+        """values (one per covered row) reduced over their segments, back at those rows."""
+        full = np.zeros(rows.shape, dtype=values.dtype)
+        full[pos] = values
+        return _reduce(full, starts, lens, kind, init)[seg_of]
+
     if kind == "sum":
         d = g
     elif kind == "mean":
         d = g / flat_l[seg_of][:, None].astype(g.dtype)
     elif kind in ("max", "min"):
-        r = output.reshape(flat_s.size, -1)[seg_of]
+        r = output.reshape(flat_s.size, rows.shape[1])[seg_of]
         # the gradient is shared equally among the elements equal to the result (NaN: the NaNs)
         hit = ((x == r) | (np.isnan(x) & np.isnan(r))).astype(g.dtype)
-        count = _reduce(hit, starts, lens, "sum", None)[seg_of]
+        count = per_segment(hit, "sum")
         with np.errstate(invalid="ignore", divide="ignore"):
             d = np.where(hit > 0, g / count, 0)
     else:
-        r = output.reshape(flat_s.size, -1)[seg_of]
-        zero = x == 0
-        zeros = _reduce(zero.astype(g.dtype), starts, lens, "sum", None)[seg_of]
-        # a single zero gets the product of the others (with initial); two or more zeros: 0
-        others = _reduce(np.where(zero, 1, x), starts, lens, "prod", initial)[seg_of]
+        r = output.reshape(flat_s.size, rows.shape[1])[seg_of]
+        # zeros and NaNs take the product of the other elements (with initial), which is
+        # NaN when another NaN is among them, else 0 when another zero is; the rest grad * r / x
+        zero, nan = x == 0, np.isnan(x)
+        special = zero | nan
+        zeros = per_segment(zero.astype(g.dtype), "sum") - zero
+        nans = per_segment(nan.astype(g.dtype), "sum") - nan
+        rest = per_segment(np.where(special, 1, x), "prod", initial)
+        others = np.where(nans > 0, np.nan, np.where(zeros > 0, 0, rest))
         with np.errstate(invalid="ignore", divide="ignore"):
-            d = np.where(r != 0, g * r / x, np.where(zero & (zeros == 1), g * others, 0))
+            d = np.where(special, g * others, g * r / x)
     out = np.zeros(rows.shape, dtype=data.dtype)
     out[pos] = d
     return out.reshape(data.shape)
