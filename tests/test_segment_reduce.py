@@ -149,6 +149,9 @@ ERRORS = [
     ((D, "sum"), {"offsets": np.array([0, 3, 2, 6])}),
     ((D.astype(np.int64), "sum"), {"lengths": np.array([6])}),
     ((D.astype(np.int32), "max"), {"offsets": np.array([0, 6])}),
+    ((D.astype(np.float32), "sum"), {"lengths": np.array([6]), "initial": 1e300}),
+    ((D.astype(np.float16), "sum"), {"lengths": np.array([6]), "initial": 70000.0}),
+    ((D, "sum"), {"lengths": np.array([6]), "initial": 1 + 2j}),
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from retrograd._dims import wrap_dim
@@ -39,6 +40,10 @@ _UFUNCS = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum,
            "prod": np.multiply}
 _IDENTITY = {"sum": 0.0, "mean": math.nan, "max": -math.inf, "min": math.inf, "prod": 1.0}
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+# the C++ type names torch's scalar conversion names in its overflow message
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+OVERFLOW = "value cannot be converted to type {} without overflow"
 
 
 def _segments(data_shape: tuple, lengths, offsets, axis: int):
@@ -60,7 +65,21 @@ def _segments(data_shape: tuple, lengths, offsets, axis: int):
     return starts, np.diff(off, axis=1)
 
 
-def _check(data, reduce: str, lengths, indices, offsets, axis: int, unsafe: bool) -> tuple:
+def _check_initial(initial, np_dtype) -> None:
+    """initial is converted to data's dtype: a finite value beyond its range (or a complex one
+    with an imaginary part) is refused as torch refuses it."""
+    if initial is None:
+        return
+    bad = isinstance(initial, complex) and initial.imag != 0
+    value = initial.real if isinstance(initial, complex) else float(initial)
+    if math.isfinite(value) and abs(value) > float(ml_dtypes.finfo(np_dtype).max):
+        bad = True
+    if bad:
+        raise RuntimeError(OVERFLOW.format(_CPP_NAMES[np.dtype(np_dtype).name]))
+
+
+def _check(data, reduce: str, lengths, indices, offsets, axis: int, unsafe: bool,
+           initial=None) -> tuple:
     if reduce not in _REDUCES:
         raise RuntimeError(REDUCE_ARG.format(reduce))
     ax = wrap_dim(axis, data.ndim)
@@ -85,6 +104,7 @@ def _check(data, reduce: str, lengths, indices, offsets, axis: int, unsafe: bool
         raise not_implemented(f"_segment_reduce_{kind}_cpu_kernel1", seg.dtype)
     if data.dtype.name not in _FLOATS:
         raise not_implemented("_segment_reduce_cpu", data.dtype)
+    _check_initial(initial, data.dtype)
     return _REDUCES[reduce], ax
 
 
@@ -128,7 +148,7 @@ def _out_shape(data_shape: tuple, ax: int, segments: int) -> tuple:
 
 def _forward(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
              initial=None):
-    kind, ax = _check(data, reduce, lengths, indices, offsets, axis, unsafe)
+    kind, ax = _check(data, reduce, lengths, indices, offsets, axis, unsafe, initial)
     starts, lens = _segments(data.shape, lengths, offsets, ax)
     out = _reduce(_as_rows(data, ax), starts, lens, kind, initial)
     return np.ascontiguousarray(out.reshape(_out_shape(data.shape, ax, lens.shape[1]))
