@@ -95,6 +95,17 @@ def test_dtypes(dtype, reduce):
     np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=tol)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "prod"])
+def test_empty_data(reduce):
+    for shape, lengths in (((0, 3), [0, 0]), ((4, 0), [1, 3]), ((0,), [0])):
+        data = np.zeros(shape)
+        weights = np.ones((len(lengths),) + shape[1:])
+        (ty, tg, _), (ry, rg, _) = _grads(data, reduce, weights, lengths=np.array(lengths))
+        assert ry.shape == ty.shape and rg.shape == tg.shape
+        np.testing.assert_array_equal(ry, ty)
+        np.testing.assert_array_equal(rg, tg)
+
+
 def test_unsafe_skips_the_checks():
     data = np.arange(6.0)
     (t,), (r,) = _both(lambda lib: (lib.segment_reduce(

@@ -111,7 +111,7 @@ def _check(data, reduce: str, lengths, indices, offsets, axis: int, unsafe: bool
 def _as_rows(data, ax: int):
     """data as (rows * size, inner): leading dims flattened into rows, trailing into inner."""
     inner = int(np.prod(data.shape[ax + 1:], dtype=np.int64))
-    return data.reshape(-1, inner)
+    return data.reshape(int(np.prod(data.shape[:ax + 1], dtype=np.int64)), inner)
 
 
 def _reduce(rows, starts, lens, kind: str, initial):
