@@ -25,10 +25,12 @@ KNOWN = {
     "jvp": _BATCHING,
     "grad": {**_BATCHING, "unfold_then_write": _VIEW_WRITE},
 }
-# torch refuses these too: a random op under randomness="error", and a check on the values
-# that would branch per example (gaussian_nll_loss's var >= 0)
+# torch refuses these too: a random op under randomness="error", a check on the values
+# that would branch per example (gaussian_nll_loss's var >= 0), and tangents for an op with no
+# forward derivative in torch (segment_reduce)
 REFUSALS = ("vmap: called random operation while in randomness error mode",
-            "data-dependent control flow")
+            "data-dependent control flow",
+            "that does not support it because it has not been implemented yet")
 
 
 def _batch(leaves: list, size: int = 3) -> tuple:
@@ -69,7 +71,7 @@ def _mismatch(mode: str, sample) -> str | None:
             warnings.simplefilter("ignore")  # the loop-and-stack fallback's performance warning
             try:
                 got = retrograd.func.vmap(fn)(*args)
-            except RuntimeError as e:
+            except (RuntimeError, NotImplementedError) as e:
                 if any(r in str(e) for r in REFUSALS):
                     return None
                 raise

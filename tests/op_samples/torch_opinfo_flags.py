@@ -23,6 +23,7 @@ NO_FORWARD_AD = frozenset({
     "nn.functional.one_hot",
     "nn.functional.pdist",
     "nn.functional.scaled_dot_product_attention",
+    "segment_reduce",
     "unique",
     "unique_consecutive",
 })

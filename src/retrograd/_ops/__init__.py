@@ -28,6 +28,7 @@ from retrograd._ops import real_views, tensor_protocols, legacy_linalg, triangul
 from retrograd._ops import spectral_windows, view_copies, scalar_overloads, numeric_composites
 from retrograd._ops import inplace_functions, finite_differences, random_counts
 from retrograd._ops import forward_ad_fast
+from retrograd._ops import segment_reduce
 
 operators.install()
 forward_ad_fast.install()

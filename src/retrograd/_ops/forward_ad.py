@@ -93,7 +93,8 @@ ELEMENTWISE = frozenset({
 NO_FORWARD = frozenset({"igamma", "igammac", "igamma_", "igammac_",
                         "special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar",
                         "asinh_", "acosh_", "atanh_", "_ctc_loss", "_ctc_loss.Tensor",
-                        "_ctc_loss_backward"})
+                        "_ctc_loss_backward", "segment_reduce",
+                        "_segment_reduce_backward"})
 
 
 # views whose geometry is read from where their inputs sit in memory (slice_inverse lays src's
