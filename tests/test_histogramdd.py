@@ -9,6 +9,8 @@ import pytest
 import torch
 
 import retrograd
+from tests.test_statistics import both as run
+from tests.test_statistics import same_error
 
 NAN = float("nan")
 INF = float("inf")
@@ -34,18 +36,6 @@ def exact(ours, theirs) -> None:
         np.testing.assert_array_equal(_rg_np(a), _np(b))
 
 
-def run(fn, *arrays):
-    ours = fn(retrograd, *[retrograd.tensor(a) for a in arrays])
-    theirs = fn(torch, *[torch.tensor(a) for a in arrays])
-    return ours, theirs
-
-
-def same_error(fn, *arrays) -> None:
-    with pytest.raises(Exception) as theirs:
-        fn(torch, *[torch.tensor(a) for a in arrays])
-    with pytest.raises(type(theirs.value)) as ours:
-        fn(retrograd, *[retrograd.tensor(a) for a in arrays])
-    assert str(ours.value) == str(theirs.value)
 
 
 RNG = np.random.default_rng(0)
