@@ -370,7 +370,7 @@ class CompiledCallable:
             self.reason = None  # (logged once, whether this variant or a static one follows)
         fixed = symbolic.fixed_sizes(key)
         primes = symbolic.choose_probes(sizes, fixed)
-        other = symbolic.choose_probes(sizes, fixed, avoid=primes)
+        other = symbolic.confirming_probes(primes)
         pargs, pkwargs = symbolic.probe_call(args, kwargs, sources, primes)
         oargs, okwargs = symbolic.probe_call(args, kwargs, sources, other)
         try:

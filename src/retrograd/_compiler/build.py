@@ -45,14 +45,9 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
     entry.free_guards = [_tensor_guard(t) for t in cap.free]
     hooks = current_inlineable() if part.backward is not None else None
     primal_names = [p.name for p in primals]
-    if dynamic is not None:
-        from retrograd._compiler.symbolic import generalize_part
-
-        primes, sources, (oargs, okwargs, other_primes) = dynamic
-        sources = [(cap.n_params + o, d, k) for o, d, k in sources]
-        other = _capture(fn, oargs, okwargs, slots)[1]
-        entry.sym_sources = generalize_part(part, primes, sources, primal_names, other,
-                                            other_primes)
+    other = None
+    if dynamic is not None:  # the same call at the other probe sizes
+        other = _capture(fn, dynamic[2][0], dynamic[2][1], slots)[1]
     n_params = cap.n_params
     hook_key = None
     if hooks is not None and part.backward is not None:
@@ -63,8 +58,15 @@ def build(fn: Callable, args: tuple, kwargs: dict, slots: list, label: str,
             p.name for p in primals if p.target == "free" and p.meta.get("requires_grad")}
         hook_key = inline_hooks(part, hooks, primal_names, static)
         entry.inline_hooks = True
-        if dynamic is not None:  # the hook graphs' nodes too
-            generalize_part(part, primes, sources, primal_names)
+        if other is not None:  # (the hook graphs traced at the other sizes too)
+            inline_hooks(other, hooks, primal_names, static)
+    if dynamic is not None:
+        from retrograd._compiler.symbolic import generalize_part
+
+        primes, sources, (_, _, other_primes) = dynamic
+        sources = [(n_params + o, d, k) for o, d, k in sources]
+        entry.sym_sources = generalize_part(part, primes, sources, primal_names, other,
+                                            other_primes)
     log_graph("Forward graph", part.forward)
     if part.backward is not None:
         log_graph("Backward graph", part.backward, "backward")

@@ -17,22 +17,24 @@ ConstraintViolationError when the function fails at the probe sizes, i.e. fixes 
 one marked by mark_static keeps its size.
 
 Capture runs real NumPy code, so it sees numbers, never symbols. The variant is therefore
-captured twice, at two probe sizes: each symbol gets a distinct prime, larger than its size in
-the call and than 16 (so no dimension index or small constant is mistaken for it), that
-divides no fixed size the call shows, and a second, different one; the arguments are tiled to
-those sizes, so indices and labels keep valid values. The two graphs must be the same but for
-their numbers. An integer argument equal in both is fixed; one that differs is a size computed
-from the symbols, and unique factorization reads it back from the first probe as a product of
-symbols and a number, plus a small offset (`s0 - 1`: a sequence shifted by one), which the
-second probe must confirm. The argument becomes that expression (`64*s0*s1`), which the
+captured twice, at two probe sizes: each symbol gets a distinct prime just above its size in
+the call (at least 5) that divides no fixed size the call shows, then that prime plus 5 (so
+every size computed from a symbol moves, and floor divisions the odd primes cannot tell apart
+differ); the probes stay close to the call's sizes because capture computes at them. The
+arguments are tiled to those sizes, so
+indices and labels keep valid values. The two graphs must be the same but for their numbers.
+An integer argument equal in both is fixed; one that differs is a size computed from the
+symbols, and unique factorization reads it back from the first probe as a product of symbols
+and a number, plus a small offset (`s0 - 1`: a sequence shifted by one), perhaps floor-divided
+by a small number (`s0 // 2`, a stride-2 output size), the simplest form the second probe
+confirms. The argument becomes that expression (`64*s0*s1`), which the
 generated code evaluates from the call's sizes. The forward reads the symbols from its inputs'
 shapes, the backward gets them from the forward's call (they are arguments of both graphs, as
 torch's SymInts are), and the graph listings print them (`f32[s0, 8]`). A graph that is not the
-same at both probes, a number that differs but is no such expression (a floor division of a
-size), a float computed from a size, a constant array or a tensor made outside the captured
-ops whose length is a symbol: the variant is not built, and each shape compiles on its own, as
-without `dynamic` (logged). Nodes added after capture (inlined saved-tensor hooks, traced once)
-read every integer a first-probe prime divides as its product.
+same at both probes, a number that differs but is no such expression (`s0 + s1`, a product of
+two floor divisions), a float computed from a size, a constant array or a tensor made outside
+the captured ops whose length is a symbol: the variant is not built, and each shape compiles
+on its own, as without `dynamic` (logged). Inlined saved-tensor hooks are traced at both probes too.
 
 Each new combination of sizes is then checked once against the eager function on perturbed
 copies of the call's arguments (config.verify's comparison) before the variant serves it:
@@ -48,7 +50,6 @@ import numpy as np
 
 from retrograd._compiler.capture import Unsupported
 from retrograd._compiler.graph import Graph, Node
-from retrograd._compiler.helpers import GETITEM
 from retrograd._tensor import Tensor, _wrap
 
 # integers at least this large are sentinels (a slice's "to the end"), not sizes
@@ -56,15 +57,16 @@ _LARGEST_SIZE = 1 << 40
 
 
 class SymExpr:
-    """coeff * prod(s_i ** e_i) + offset: a size computed from the symbols, as the generated
-    code evaluates it (`text`)."""
+    """(coeff * prod(s_i ** e_i) + offset) // div: a size computed from the symbols, as the
+    generated code evaluates it (`text`)."""
 
-    __slots__ = ("coeff", "powers", "offset", "text")
+    __slots__ = ("coeff", "powers", "offset", "div", "text")
 
-    def __init__(self, coeff: int, powers: tuple, offset: int = 0) -> None:
+    def __init__(self, coeff: int, powers: tuple, offset: int = 0, div: int = 1) -> None:
         self.coeff = coeff
         self.powers = powers  # ((symbol index, exponent), ...), by symbol index
         self.offset = offset
+        self.div = div
         factors = [f"s{i}" if e == 1 else f"s{i}**{e}" for i, e in powers]
         if coeff == -1:
             factors[0] = "-" + factors[0]
@@ -73,13 +75,15 @@ class SymExpr:
         text = "*".join(factors)
         if offset:
             text = f"({text} {'+' if offset > 0 else '-'} {abs(offset)})"
+        if div != 1:
+            text = f"({text} // {div})"
         self.text = text
 
     def evaluate(self, sizes: list | tuple) -> int:
         value = self.coeff
         for i, e in self.powers:
             value *= sizes[i] ** e
-        return value + self.offset
+        return (value + self.offset) // self.div
 
     def __repr__(self) -> str:
         return self.text
@@ -91,7 +95,7 @@ class SymExpr:
         return hash(self._id())
 
     def _id(self) -> tuple:
-        return self.coeff, self.powers, self.offset
+        return self.coeff, self.powers, self.offset, self.div
 
 
 def factor(value: int, primes: tuple) -> SymExpr | None:
@@ -113,15 +117,27 @@ def factor(value: int, primes: tuple) -> SymExpr | None:
 _MAX_OFFSET = 8
 
 
+# the largest divisor of a floor division read back (`T // 2`, a stride-2 output size)
+_MAX_DIV = 4
+_OFFSETS = sorted(range(-_MAX_OFFSET, _MAX_OFFSET + 1), key=abs)
+
+
 def solve(vp: int, vq: int, primes: tuple, other: tuple) -> int | SymExpr:
     """The size that is `vp` at probe sizes `primes` and `vq` at `other`: the same number
-    (fixed), or a product of symbols and a number plus a small offset."""
+    (fixed), or a product of symbols and a number plus a small offset, or that floor-divided
+    by a small number (the simplest form that fits both probes)."""
     if vp == vq:
         return vp
-    for k in sorted(range(-_MAX_OFFSET, _MAX_OFFSET + 1), key=abs):
-        e = factor(vp - k, primes)
-        if e is not None and e.evaluate(other) + k == vq:
-            return SymExpr(e.coeff, e.powers, k)
+    for div in range(1, _MAX_DIV + 1):
+        # (e + k) // div == vp: e + k is one of vp * div ... vp * div + div - 1; the smallest
+        # offset first (the probes are odd: (s0 - 1) // 2 fits where s0 // 2 is meant)
+        for k in _OFFSETS:
+            for low in range(vp * div, vp * div + div):
+                e = factor(low - k, primes)
+                if e is not None:
+                    found = SymExpr(e.coeff, e.powers, k, div)
+                    if found.evaluate(other) == vq:
+                        return found
     raise Unsupported(f"a size computed from the dynamic sizes in a form the compiler does not "
                       f"read ({vp} at sizes {list(primes)}, {vq} at {list(other)})")
 
@@ -312,17 +328,26 @@ def _is_prime(n: int) -> bool:
     return True
 
 
-def choose_probes(sizes: list, fixed: set, avoid: tuple = ()) -> tuple:
-    """A distinct prime per symbol, above its size and 16, dividing none of the fixed sizes
-    (and none of `avoid`, the other probe's)."""
+def choose_probes(sizes: list, fixed: set) -> tuple:
+    """A distinct prime per symbol, above its size (and at least 5), dividing none of the fixed
+    sizes. Close to the call's sizes: capture computes at them, and a size may be an exponent
+    of the work (histogramdd's number of dimensions)."""
     primes: list = []
     for size in sizes:
-        p = max(size, 16) + 1
-        while not _is_prime(p) or p in primes or p in avoid or \
-                any(f % p == 0 for f in fixed if f):
+        p = max(size + 1, 5)
+        while not _is_prime(p) or p in primes or any(f % p == 0 for f in fixed if f):
             p += 1
         primes.append(p)
     return tuple(primes)
+
+
+def confirming_probes(primes: tuple) -> tuple:
+    """The second probe's sizes, which only confirm what the first probe's factorization
+    reads: each prime plus 5. Far enough that every size computed from a symbol differs
+    between the probes (a floor division by up to _MAX_DIV moves; an integer equal at both is
+    fixed), and even, so that floor divisions the odd primes cannot tell apart (s0 // 2 and
+    (s0 - 1) // 2) differ there."""
+    return tuple(p + 5 for p in primes)
 
 
 def fixed_sizes(key: tuple) -> set:
@@ -391,22 +416,6 @@ def _paired(a: Any, b: Any, probes: tuple) -> Any:
     return a
 
 
-def _symbolic(value: Any, primes: tuple) -> Any:
-    """`value` with every integer a probe prime divides made its SymExpr (nodes a graph
-    captured once: the inlined hooks')."""
-    t = type(value)
-    if t is int or (isinstance(value, np.integer) and t is not np.bool_):
-        return factor(int(value), primes) or value
-    if t is tuple:
-        return tuple(_symbolic(v, primes) for v in value)
-    if t is list:
-        return [_symbolic(v, primes) for v in value]
-    if isinstance(value, np.ndarray) and any(d % p == 0 for d in value.shape if d
-                                             for p in primes):
-        raise Unsupported("a constant array whose size is a dynamic dimension")
-    return value
-
-
 def _shape_of(node: Node, other: Node, probes: tuple) -> None:
     val, oval = node.meta.get("val"), other.meta.get("val")
     if isinstance(val, np.ndarray) and isinstance(oval, np.ndarray):
@@ -416,40 +425,28 @@ def _shape_of(node: Node, other: Node, probes: tuple) -> None:
             str(solve(p, q, *probes)) for p, q in zip(val.shape, oval.shape))
 
 
-def generalize(graph: Graph, primes: tuple, other: Graph | None = None,
-               other_primes: tuple = ()) -> None:
+def generalize(graph: Graph, primes: tuple, other: Graph, other_primes: tuple) -> None:
     """Make the graph's sizes symbolic: compared with `other`, the same function's graph
     captured at probe sizes `other_primes`, every integer argument that differs becomes its
-    SymExpr (and each value's shape is written in the symbols, for the listings); without
-    it (nodes added after capture), every integer a probe prime divides does."""
+    SymExpr (and each value's shape is written in the symbols, for the listings)."""
     graph.primes = primes
-    if other is not None:
-        if len(graph.nodes) != len(other.nodes):
+    if len(graph.nodes) != len(other.nodes):
+        raise Unsupported("the captured graph depends on the sizes")
+    probes = (primes, other_primes)
+    for node, o in zip(graph.nodes, other.nodes):
+        if node.op != o.op or node.name != o.name or str(node.target) != str(o.target):
             raise Unsupported("the captured graph depends on the sizes")
-        probes = (primes, other_primes)
-        for node, o in zip(graph.nodes, other.nodes):
-            if node.op != o.op or node.name != o.name or str(node.target) != str(o.target):
-                raise Unsupported("the captured graph depends on the sizes")
-            _shape_of(node, o, probes)
-            node.meta["generalized"] = True
-            if node.op != "call_function":
-                continue
-            node.args = _paired(node.args, o.args, probes)
-            if node.kwargs:
-                node.kwargs = {k: _paired(v, o.kwargs.get(k), probes)
-                               for k, v in node.kwargs.items()}
-        return
-    for node in graph.nodes:
-        if node.op != "call_function" or node.target is GETITEM or \
-                node.meta.get("generalized"):
+        _shape_of(node, o, probes)
+        if node.op != "call_function":
             continue
-        node.args = _symbolic(node.args, primes)
+        node.args = _paired(node.args, o.args, probes)
         if node.kwargs:
-            node.kwargs = {k: _symbolic(v, primes) for k, v in node.kwargs.items()}
+            node.kwargs = {k: _paired(v, o.kwargs.get(k), probes)
+                           for k, v in node.kwargs.items()}
 
 
 def generalize_part(part: Any, primes: tuple, sources: list, primal_names: list,
-                    other: Any = None, other_primes: tuple = ()) -> list:
+                    other: Any, other_primes: tuple) -> list:
     """Generalize both graphs of a partition (`other`: the partition of the capture at
     `other_primes`); the symbols' sources as (primal index, dimension), in symbol order, which
     the forward reads its symbols from."""
@@ -465,13 +462,12 @@ def generalize_part(part: Any, primes: tuple, sources: list, primal_names: list,
     for i, d, k in sources:
         first.setdefault(k, (i, d))
     order = [first[k] for k in range(len(primes))]
-    generalize(part.forward, primes, None if other is None else other.forward, other_primes)
+    generalize(part.forward, primes, other.forward, other_primes)
     part.forward.sym_defs = [(f"s{k}", primal_names[i], d) for k, (i, d) in enumerate(order)]
     if part.backward is not None:
-        if other is not None and other.backward is None:
+        if other.backward is None:
             raise Unsupported("the captured graph depends on the sizes")
-        generalize(part.backward, primes, None if other is None else other.backward,
-                   other_primes)
+        generalize(part.backward, primes, other.backward, other_primes)
         part.backward.sym_args = [f"s{k}" for k in range(len(primes))]
     return [list(src) for src in order]
 
