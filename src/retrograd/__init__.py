@@ -77,6 +77,9 @@ from retrograd._global_api import (
 globals().update(_ns)
 globals().update(_LEGACY_STORAGES)  # FloatStorage, LongStorage, ...
 from retrograd._lobpcg import lobpcg  # noqa: E402
+from retrograd.nn.modules.rnn_cell import (  # noqa: E402
+    gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell,
+)
 from retrograd import _lowrank  # noqa: E402
 from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 

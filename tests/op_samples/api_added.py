@@ -125,6 +125,8 @@ SAMPLES = [
     Sample("split_with_sizes_copy", (arr(6, 2), [1, 2, 3])),
     Sample("unfold_copy", (arr(4, 5), 1, 2, 1)),
     Sample("alias_copy", (arr(3, 4),)),
+    Sample("fill", (arr(3, 4), 2.5)),
+    Sample("fill", (arr(3, 4), arr()), name="tensor_value"),
     Sample("as_strided_copy", (arr(3, 4), (2, 2), (1, 2), 1)),
     Sample("as_strided_copy", (arr(3, 4), (3, 3), (1, 1)), name="overlap"),
     Sample(detach_copy_const, (arr(3, 4), arr(3, 4)), requires_grad=(True, False)),

@@ -65,3 +65,23 @@ register("broadcast_shapes", broadcast_shapes)
 register("broadcast_tensors", broadcast_tensors)
 register("broadcast_to", broadcast_to, method=True)
 register("is_floating_point", is_floating_point)
+
+
+def is_complex(input: Tensor) -> bool:
+    """torch.is_complex: retrograd has no complex dtypes, so False for every tensor."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_complex(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_complex()
+
+
+def detach(input: Tensor) -> Tensor:
+    """torch.detach: input.detach()."""
+    if not isinstance(input, Tensor):
+        raise TypeError("detach(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.detach()
+
+
+register("is_complex", is_complex)
+register("detach", detach)

@@ -584,6 +584,43 @@ def _number(x):
     return x
 
 
+RANGE_DEPRECATED = (
+    "retrograd.range is deprecated and will be removed in a future release because its "
+    "behavior is inconsistent with Python's range builtin. Instead, use retrograd.arange, which "
+    "produces values in [start, end).")
+
+
+def range_inclusive(start, end, step=1, *, out: Tensor | None = None,
+                    dtype: D.dtype | None = None, layout=None, device=None,
+                    requires_grad: bool = False) -> Tensor:
+    """torch.range (deprecated): start, start + step, ... up to end included, in the default
+    float dtype unless `dtype` says otherwise."""
+    import warnings
+
+    warnings.warn(RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    start, end, step = _number(start), _number(end), _number(step)
+    _check_device(device)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    d = as_dtype(dtype) or D.get_default_dtype()
+    n = int((end - start) // step) + 1
+    values = (start + np.arange(n, dtype=np.float64) * step).astype(d.np)
+    result = _wrap(values)
+    if out is not None:
+        from retrograd._ops.out_variant import write_out
+
+        write_out("range", result, out, 3)
+        return out
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+register("range", range_inclusive)
+
+
 def arange(start, end=None, step=1, *, out: Tensor | None = None, dtype: D.dtype | None = None,
            layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False
            ) -> Tensor:

@@ -567,6 +567,21 @@ fill_t_ = op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill,
 register("zero_", zero_)
 
 
+def _filled(a, value):
+    """torch.fill: a new tensor of self's shape and dtype holding `value`."""
+    out = np.empty(a.shape, a.dtype)
+    _fill(out, value)
+    return out
+
+
+fill_s = op("fill.Scalar(Tensor self, Scalar value) -> Tensor", _filled, node="FillBackward0",
+            grads={"self": lambda grad: zeros_like(grad)}, method=False)
+fill_t = op("fill.Tensor(Tensor self, Tensor value) -> Tensor", _filled, node="FillBackward1",
+            grads={"self": lambda grad: zeros_like(grad), "value": lambda grad: grad.sum()},
+            method=False)
+register("fill", overloaded("fill"))
+
+
 # --- operators -----------------------------------------------------------------------------------
 
 def _rtruediv(self: Tensor, other) -> Tensor:

@@ -55,6 +55,33 @@ def gru_step(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
     return (n + z * (h - n),)  # (1 - z) * n + z * h
 
 
+# torch's functional cells (torch.lstm_cell, ...): one step on explicit weights, the modules'
+# own arithmetic
+def lstm_cell(input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+              b_hh: Tensor | None = None) -> tuple:
+    """torch.lstm_cell: (h', c') from input and hx = (h, c)."""
+    h, c = lstm_step(F.linear(input, w_ih, b_ih), tuple(hx), w_hh, b_hh)
+    return h, c
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+             b_hh: Tensor | None = None) -> Tensor:
+    """torch.gru_cell: h' from input and hx."""
+    return gru_step(F.linear(input, w_ih, b_ih), (hx,), w_hh, b_hh)[0]
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    """torch.rnn_tanh_cell: tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+    return tanh_step(F.linear(input, w_ih, b_ih), (hx,), w_hh, b_hh)[0]
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    """torch.rnn_relu_cell: relu(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+    return relu_step(F.linear(input, w_ih, b_ih), (hx,), w_hh, b_hh)[0]
+
+
 class RNNCellBase(Module):
     """weight_ih (chunks*hidden, input), weight_hh (chunks*hidden, hidden), bias_ih, bias_hh."""
 
