@@ -95,3 +95,29 @@ def test_functional_rnn_cells():
     t, r = _both(run)
     for a, b in zip(r, t):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("size, order, kwargs", [((2, 3, 4), (2, 0, 1), {}),
+                                                 ((2, 3), (1, 0), {"dtype": "float64",
+                                                                   "requires_grad": True}),
+                                                 ((5,), (0,), {}), ((2, 1, 3), (0, 1, 2), {})])
+def test_empty_permuted(size, order, kwargs):
+    def run(lib):
+        kw = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        t = lib.empty_permuted(size, order, **kw)
+        return (tuple(t.shape), t.stride(), str(t.dtype).split(".")[-1], t.requires_grad,
+                t.is_contiguous())
+
+    t, r = _both(run)
+    assert r == t
+
+
+@pytest.mark.parametrize("size, order", [((2, 3), (0,)), ((2, 3), (0, 0)), ((2, 3), (0, 2)),
+                                         ((2, 3), (-1, 0))])
+def test_empty_permuted_errors(size, order):
+    messages = []
+    for lib in LIBS:
+        with pytest.raises(RuntimeError) as err:
+            lib.empty_permuted(size, order)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

@@ -584,6 +584,37 @@ def _number(x):
     return x
 
 
+def empty_permuted(size, physical_layout, *, dtype: D.dtype | None = None, layout=None,
+                   device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """torch.empty_permuted: an uninitialized dense tensor of `size` whose dimensions lie in
+    memory in the order `physical_layout` gives (outermost first)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; "
+            f"i.e. len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    seen: set = set()
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got "
+                f"{d} at index {i}).  NB: negative dims not currently supported; file an issue "
+                "if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    _check_device(device)
+    d_type = as_dtype(dtype) or D.get_default_dtype()
+    physical = np.empty([size[d] for d in order], d_type.np)
+    result = _wrap(physical.transpose([order.index(d) for d in range(len(size))]))
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+register("empty_permuted", empty_permuted)
+
+
 RANGE_DEPRECATED = (
     "retrograd.range is deprecated and will be removed in a future release because its "
     "behavior is inconsistent with Python's range builtin. Instead, use retrograd.arange, which "
