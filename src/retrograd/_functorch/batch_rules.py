@@ -714,12 +714,20 @@ def _matmul_values(a: Any, b: Any, level: int) -> Tensor:
                            f"{ra}D and {rb}D")
     va = a._value if ab else a
     vb = b._value if bb else b
-    if va.dtype == vb.dtype and va.dtype.is_floating_point and _unobserved(va, vb):
-        try:
-            return _wrap(_product(va._data, vb._data, ab, bb, ra, rb, _ArrayProducts))
-        except Exception:  # noqa: BLE001 - the ops raise torch's error for bad operands
-            pass
-    return _product(va, vb, ab, bb, ra, rb, _TensorProducts)
+    out = _product_on_arrays(va, vb, ab, bb, ra, rb)
+    return out if out is not None else _product(va, vb, ab, bb, ra, rb, _TensorProducts)
+
+
+def _product_on_arrays(va: Tensor, vb: Tensor, ab: bool, bb: bool, ra: int,
+                       rb: int) -> Tensor | None:
+    """_product on the arrays when nothing observes the values (_unobserved), else None (also
+    for bad operands: the op path raises torch's error)."""
+    if va.dtype != vb.dtype or not va.dtype.is_floating_point or not _unobserved(va, vb):
+        return None
+    try:
+        return _wrap(_product(va._data, vb._data, ab, bb, ra, rb, _ArrayProducts))
+    except Exception:  # noqa: BLE001 - the op path raises torch's error
+        return None
 
 
 def _matmul_rule(func: Any, args: tuple, level: int) -> Any:
@@ -734,13 +742,10 @@ def _mm_rule(func: Any, args: tuple, level: int) -> Any:
             raise RuntimeError(f"{what} must be a matrix")
     if _batched(a, level) and not _batched(b, level):
         v = a._value  # the batch folds into the rows (sizes spelled out: any may be 0)
+        out = _product_on_arrays(v, b, True, False, 2, 2)
+        if out is not None:
+            return wrap(out, level)
         n, m, k = v.shape
-        if v.dtype == b.dtype and v.dtype.is_floating_point and _unobserved(v, b):
-            try:
-                return wrap(_wrap(_ArrayProducts.mm(v._data.reshape(n * m, k), b._data)
-                                  .reshape(n, m, b.shape[-1])), level)
-            except Exception:  # noqa: BLE001 - the op raises torch's error for bad operands
-                pass
         return wrap(func(v.reshape(n * m, k), b).view(n, m, b.shape[-1]), level)
     return wrap(_matmul_values(a, b, level), level)
 
