@@ -262,8 +262,7 @@ class CompiledCallable:
             variant: Any = _Eager("recompile limit reached")
             self.variants[key] = variant
             return variant
-        self.compiled += 1
-        counters["compiles"] += 1
+        self._count_compile()
         ikey, variant = self._indexed(key)
         if variant is not None:  # compiled before: no capture (NOTE [Pre-capture index])
             counters["cache_hit"] += 1
@@ -339,6 +338,11 @@ class CompiledCallable:
                 return None
         return variant
 
+    def _count_compile(self) -> None:
+        """One more variant made: against config.recompile_limit, and in counters."""
+        self.compiled += 1
+        counters["compiles"] += 1
+
     def _indexed(self, key: tuple) -> tuple:
         """(the pre-capture index key of a call with guard key `key`, the variant indexed under
         it or None) (NOTE [Pre-capture index]); a module's calls are not indexed."""
@@ -361,8 +365,7 @@ class CompiledCallable:
 
         ikey, variant = self._indexed(dkey)
         if variant is not None:
-            self.compiled += 1
-            counters["compiles"] += 1
+            self._count_compile()
             counters["cache_hit"] += 1
             return variant
         if self.reason is not None:
@@ -387,8 +390,7 @@ class CompiledCallable:
                 self.dynamic_error = self.dynamic_failures[dkey] = e
             return None
         # counted once built (a failed attempt makes no variant: the call compiles as static)
-        self.compiled += 1
-        counters["compiles"] += 1
+        self._count_compile()
         log.info("compiled %s with dynamic sizes %s (captured at %s)", self.__name__,
                  [f"s{k}" for k in range(len(sizes))], list(primes))
         return variant
