@@ -9,10 +9,11 @@ from retrograd._tensor import Size, Tensor
 from retrograd.distributions import _sampling, constraints
 from retrograd.distributions.distribution import Distribution
 from retrograd.distributions.utils import (
-    broadcast_all,
+    expand_count_and_param,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
+    set_count_and_param,
 )
 
 __all__ = ["Binomial"]
@@ -28,31 +29,19 @@ class Binomial(Distribution):
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
 
+    total_count: Tensor  # (set_count_and_param sets these)
+    _param: Tensor
+
     def __init__(self, total_count: Tensor | int = 1, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
+        set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Binomial:
         new = self._get_checked_instance(Binomial, _instance)
         batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_count_and_param(self, new, batch_shape)
         super(Binomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -11,10 +11,11 @@ from retrograd.distributions import _sampling, constraints
 from retrograd.distributions.distribution import Distribution
 from retrograd.distributions.gamma import Gamma
 from retrograd.distributions.utils import (
-    broadcast_all,
+    expand_count_and_param,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
+    set_count_and_param,
 )
 
 __all__ = ["NegativeBinomial"]
@@ -26,31 +27,19 @@ class NegativeBinomial(Distribution):
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
 
+    total_count: Tensor  # (set_count_and_param sets these)
+    _param: Tensor
+
     def __init__(self, total_count: Tensor | float, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
+        set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
         new = self._get_checked_instance(NegativeBinomial, _instance)
         batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_count_and_param(self, new, batch_shape)
         super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

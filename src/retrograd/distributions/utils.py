@@ -32,6 +32,27 @@ def broadcast_all(*values: Any) -> tuple:
     return tuple(retrograd.broadcast_tensors(*values))
 
 
+def set_count_and_param(d: Any, total_count: Any, probs: Any, logits: Any) -> None:
+    """Binomial's and NegativeBinomial's parameters: total_count broadcast with probs or
+    logits (exactly one given) and of its dtype; `_param` is the one given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name = "probs" if probs is not None else "logits"
+    d.total_count, param = broadcast_all(total_count, probs if probs is not None else logits)
+    setattr(d, name, param)
+    d.total_count = d.total_count.type_as(param)
+    d._param = param
+
+
+def expand_count_and_param(d: Any, new: Any, batch_shape: Any) -> None:
+    """`new`'s set_count_and_param parameters: `d`'s expanded to batch_shape."""
+    new.total_count = d.total_count.expand(batch_shape)
+    for name in ("probs", "logits"):
+        if name in d.__dict__:
+            setattr(new, name, getattr(d, name).expand(batch_shape))
+            new._param = getattr(new, name)
+
+
 def _standard_normal(shape: Any, dtype: Any, device: Any = None) -> Tensor:
     return retrograd.empty(tuple(shape), dtype=dtype).normal_()
 
