@@ -7,18 +7,14 @@ from typing import Any
 
 import retrograd
 from retrograd._tensor import Tensor
-from retrograd.distributions import constraints
 from retrograd.distributions.cauchy import Cauchy
-from retrograd.distributions.transformed_distribution import TransformedDistribution
+from retrograd.distributions.folded import Folded
 from retrograd.distributions.transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+class HalfCauchy(Folded):
     base_dist: Cauchy
 
     def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
@@ -30,35 +26,12 @@ class HalfCauchy(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
     @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
-
-    @property
     def mean(self) -> Tensor:
         return retrograd.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
-
-    @property
-    def mode(self) -> Tensor:
-        return retrograd.zeros_like(self.scale)
 
     @property
     def variance(self) -> Tensor:
         return self.base_dist.variance
 
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        value = retrograd.as_tensor(value, dtype=self.base_dist.scale.dtype)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return retrograd.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Tensor) -> Tensor:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
+    def _value(self, value: Any) -> Any:
+        return retrograd.as_tensor(value, dtype=self.base_dist.scale.dtype)
