@@ -17,7 +17,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS = [
     ("tensor", [
-        "retrograd._dtype", "retrograd._device", "retrograd._memory_format", "retrograd._errors",
+        "retrograd._dtype", "retrograd._device", "retrograd._memory_format", "retrograd._layout",
+        "retrograd._errors",
         "retrograd._config", "retrograd._tensor_str", "retrograd._safe_globals",
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
         "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",
@@ -36,7 +37,8 @@ LAYERS = [
                       "retrograd._logging", "retrograd.overrides"]),
     ("libraries", [
         "retrograd.nn", "retrograd.optim", "retrograd.utils", "retrograd.amp", "retrograd.testing",
-        "retrograd.cuda", "retrograd.serialization", "retrograd._checkpoint_io",
+        "retrograd.cuda", "retrograd.cpu", "retrograd.serialization",
+        "retrograd._torch_checkpoint", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd._lowrank",

@@ -13,6 +13,9 @@ from retrograd._device import device
 from retrograd._memory_format import (
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
+from retrograd._layout import (
+    layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged,
+)
 from retrograd._tensor import Tensor, Size
 from retrograd._legacy import (
     tensortype, FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,
@@ -56,10 +59,11 @@ from retrograd._config import (
     get_num_threads, set_num_interop_threads, get_num_interop_threads,
     set_float32_matmul_precision, get_float32_matmul_precision,
 )
-from retrograd import accelerator, backends, cuda, mps, onnx, xpu
+from retrograd import accelerator, backends, cpu, cuda, mps, onnx, xpu
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+import retrograd.utils.dlpack
 from retrograd import distributed
 from retrograd import futures
 from retrograd import _logging
@@ -85,12 +89,14 @@ from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 # torch's constants
 from math import e, inf, nan, pi  # noqa: E402
+
+newaxis = None  # x[:, retrograd.newaxis], as NumPy's
 _retain_freed_memory()  # NOTE [Retaining freed memory]
 
 
 def __getattr__(name: str):
     if name in ("profiler", "distributions", "fx", "library", "func", "signal",
-                "_vmap_internals", "overrides", "_dynamo"):  # loaded on first use
+                "_vmap_internals", "overrides", "_dynamo", "functional"):  # loaded on first use
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -38,6 +38,15 @@ from retrograd._memory_format import contiguous_format as contiguous_format
 from retrograd._memory_format import channels_last as channels_last
 from retrograd._memory_format import channels_last_3d as channels_last_3d
 from retrograd._memory_format import preserve_format as preserve_format
+from retrograd._layout import layout as layout
+from retrograd._layout import strided as strided
+from retrograd._layout import sparse_coo as sparse_coo
+from retrograd._layout import sparse_csr as sparse_csr
+from retrograd._layout import sparse_csc as sparse_csc
+from retrograd._layout import sparse_bsr as sparse_bsr
+from retrograd._layout import sparse_bsc as sparse_bsc
+from retrograd._layout import _mkldnn as _mkldnn
+from retrograd._layout import jagged as jagged
 from retrograd._tensor import Tensor as Tensor
 from retrograd._tensor import Size as Size
 from retrograd._legacy import tensortype as tensortype
@@ -111,6 +120,7 @@ from retrograd._config import set_float32_matmul_precision as set_float32_matmul
 from retrograd._config import get_float32_matmul_precision as get_float32_matmul_precision
 from retrograd import accelerator as accelerator
 from retrograd import backends as backends
+from retrograd import cpu as cpu
 from retrograd import cuda as cuda
 from retrograd import mps as mps
 from retrograd import onnx as onnx
@@ -118,6 +128,7 @@ from retrograd import xpu as xpu
 import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
+import retrograd.utils.dlpack
 from retrograd import distributed as distributed
 from retrograd import futures as futures
 from retrograd import _logging as _logging
@@ -410,7 +421,10 @@ def frac(input: Tensor, *, out: Tensor | None = ...) -> Tensor: ...
 def frac_(input: Tensor) -> Tensor: ...
 def frexp(input: Tensor, *, out: Tensor | None = ...) -> Any: ...
 def frobenius_norm(input: Tensor, dim: Any = ..., keepdim: _bool = ..., *, out: Tensor | None = ...) -> Tensor: ...
+def from_dlpack(ext_tensor: Any) -> Tensor: ...
+def from_file(filename: _str, shared: _bool | None = ..., size: _int = ..., *, dtype: Any = ..., layout: Any = ..., device: Any = ..., pin_memory: _bool = ..., requires_grad: _bool = ...) -> Tensor: ...
 def from_numpy(ndarray: Any) -> Tensor: ...
+def frombuffer(buffer: Any, *, dtype: Any, count: _int = ..., offset: _int = ..., requires_grad: _bool = ...) -> Tensor: ...
 def full(size: Any, fill_value: Any, *, out: Tensor | None = ..., dtype: Any = ..., layout: Any = ..., device: Any = ..., pin_memory: _bool = ..., requires_grad: _bool = ..., names: Any = ...) -> Tensor: ...
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = ..., layout: Any = ..., device: Any = ..., requires_grad: _bool = ..., memory_format: Any = ..., pin_memory: _bool = ...) -> Tensor: ...
 def gather(input: Tensor, dim: _int, index: Tensor, *, sparse_grad: _bool = ..., out: Tensor | None = ...) -> Tensor: ...
@@ -774,6 +788,7 @@ from math import e as e
 from math import inf as inf
 from math import nan as nan
 from math import pi as pi
+newaxis: Any
 def vmap(func, in_dims=..., out_dims=..., randomness: _str=..., *, chunk_size: _int | None=...):
     ...
 def result_type(tensor1, tensor2):

@@ -25,6 +25,8 @@ from retrograd._autograd.state import mode_stack as _modes
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
+from retrograd._layout import layout as _Layout
+from retrograd._layout import strided as _strided
 
 
 class VersionCounter:
@@ -130,8 +132,8 @@ class Tensor:
         return False
 
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self) -> _Layout:
+        return _strided
 
     @property
     def ndim(self) -> int:

@@ -20,6 +20,8 @@ from retrograd._autograd.state import mode_stack as _modes
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
+from retrograd._layout import layout as _Layout
+from retrograd._layout import strided as _strided
 
 class VersionCounter:
     version: Any
@@ -90,7 +92,7 @@ class Tensor:
         ...
 
     @property
-    def layout(self) -> _str:
+    def layout(self) -> _Layout:
         ...
 
     @property
@@ -350,6 +352,12 @@ class Tensor:
         ...
 
     def __contains__(self, element: Any) -> _bool:
+        ...
+
+    def __dlpack__(self, stream: Any=..., *, max_version: tuple | None=..., dl_device: Any=..., copy: _bool | None=...) -> Any:
+        ...
+
+    def __dlpack_device__(self) -> tuple:
         ...
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]

@@ -17,6 +17,8 @@ Loading decodes only this closed set of types (weights_only=True semantics): no 
 imports, no callables. Version 1 manifests (nested JSON, one array per tensor) still load.
 A damaged or hostile file (truncated, random bytes, edited manifest, compressed entries)
 raises RuntimeError; an OS error opening the file is raised as it is.
+Checkpoints written by torch.save (its zip format) load too, through an unpickler that knows
+only an allowlist of names (NOTE [Reading torch checkpoints] in retrograd._torch_checkpoint).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import io
 import json
 import math
 import os
+import pickle
 import struct
 import zipfile
 import zlib
@@ -37,6 +40,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _safe_globals as G
+from retrograd import _torch_checkpoint as torch_checkpoint
 from retrograd._checkpoint_io import (
     CorruptFile,
     Window,
@@ -522,9 +526,6 @@ class _NotAllowed(Exception):
 def _check_format(zf: zipfile.ZipFile, size: int) -> None:
     names = zf.namelist()
     if _MANIFEST not in names:
-        if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
-            raise CorruptFile("it is a PyTorch (pickle) checkpoint; retrograd.load reads only "
-                              "files written by retrograd.save, and never unpickles")
         raise CorruptFile("no retrograd manifest in the archive")
     check_entries(zf, size)
 
@@ -548,6 +549,14 @@ def _reject_constant(name: str) -> Any:
 
 def _decode(source: BinaryIO, size: int) -> Any:
     with zipfile.ZipFile(source, "r") as zf:
+        if _MANIFEST not in zf.namelist() and torch_checkpoint.is_torch_archive(zf):
+            check_entries(zf, size)
+            try:
+                return torch_checkpoint.decode(zf)
+            except torch_checkpoint.NotAllowed as e:
+                raise _NotAllowed(str(e)) from None
+            except pickle.UnpicklingError as e:
+                raise CorruptFile(f"{e}") from None
         _check_format(zf, size)
         doc = _parse_manifest(zf)
         dec = _Decoder(zf)

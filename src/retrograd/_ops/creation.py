@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._layout import check_layout
 from retrograd._memory_format import as_format, empty_array
 from retrograd._ops import dispatch
 from retrograd._ops.kernels.creation import (
@@ -72,7 +73,8 @@ _warned_not_writable = False
 # --- small helpers ----------------------------------------------------------------------------
 
 
-def _check_device(device) -> None:
+def _check_device(device, layout=None) -> None:
+    check_layout(layout)
     if device is not None and not (device == "cpu" or getattr(device, "type", None) == "cpu"):
         from retrograd._device import device as make_device
 
@@ -281,6 +283,7 @@ def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bo
 
 def scalar_tensor(s, *, dtype: D.dtype | None = None, device=None, requires_grad: bool = False,
                   layout=None, pin_memory: bool = False) -> Tensor:
+    _check_device(device, layout)
     d = as_dtype(dtype) or D.get_default_dtype()
     return _finish(np.array(scalar_as(s, d)), requires_grad)
 
@@ -411,7 +414,7 @@ def zeros(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout
           device=None, pin_memory: bool = False, requires_grad: bool = False, names=None,
           **kwargs) -> Tensor:
     shape = parse_size("zeros", size, kwargs, "zeros: Dimension size must be non-negative.")
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     return _factory(_zeros_kernel, shape, d, out, requires_grad)
 
@@ -420,7 +423,7 @@ def ones(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout=
          device=None, pin_memory: bool = False, requires_grad: bool = False, names=None,
          **kwargs) -> Tensor:
     shape = parse_size("ones", size, kwargs)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     return _factory(_ones_kernel, shape, d, out, requires_grad)
 
@@ -429,7 +432,7 @@ def empty(*size, out: Tensor | None = None, dtype: D.dtype | None = None, layout
           device=None, pin_memory: bool = False, requires_grad: bool = False,
           memory_format=None, names=None, **kwargs) -> Tensor:
     shape = parse_size("empty", size, kwargs)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     if memory_format is not None:
         return _result(empty_array(shape, d.np, as_format(memory_format)), out, requires_grad)
@@ -460,7 +463,7 @@ def full(size, fill_value, *, out: Tensor | None = None, dtype: D.dtype | None =
                         f"{type(size).__name__}")
     shape = parse_size("full", (size,))
     _check_fill("full", fill_value)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else _fill_dtype(fill_value))
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _factory(_full_kernel, shape, d, out, requires_grad, checked_scalar(value, d))
@@ -476,7 +479,7 @@ def empty_strided(size, stride, *, dtype: D.dtype | None = None, layout=None, de
     if any(s < 0 for s in strides):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
                            f"strides={list(strides)}")
-    _check_device(device)
+    _check_device(device, layout)
     return _finish(empty_strided_array(shape, strides, _float_dtype(dtype).np), requires_grad)
 
 
@@ -491,7 +494,7 @@ def eye(n, m=None, *, out: Tensor | None = None, dtype: D.dtype | None = None, l
     m = n if m is None else operator.index(m)
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     return _result(np.eye(n, m, dtype=d.np), out, requires_grad)
 
@@ -511,24 +514,28 @@ def _like(input: Tensor, dtype, memory_format) -> np.ndarray:
 def empty_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False
                ) -> Tensor:
+    check_layout(layout)
     return _like_made(input, dtype, memory_format, requires_grad, None)
 
 
 def zeros_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False
                ) -> Tensor:
+    check_layout(layout)
     return _like_made(input, dtype, memory_format, requires_grad, 0)
 
 
 def ones_like(input: Tensor, *, dtype: D.dtype | None = None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, pin_memory: bool = False
               ) -> Tensor:
+    check_layout(layout)
     return _like_made(input, dtype, memory_format, requires_grad, 1)
 
 
 def full_like(input: Tensor, fill_value, *, dtype: D.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None,
               pin_memory: bool = False) -> Tensor:
+    check_layout(layout)
     _check_fill("full_like", fill_value)
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _like_made(input, dtype, memory_format, requires_grad,
@@ -543,7 +550,7 @@ def _new_factory(fn, name: str):
                requires_grad: bool = False, layout=None, pin_memory: bool = False, **kwargs):
         shape = parse_size(name, size, kwargs)
         return fn(shape, dtype=as_dtype(dtype) or self.dtype, device=device,
-                  requires_grad=requires_grad)
+                  requires_grad=requires_grad, layout=layout)
 
     method.__name__ = method.__qualname__ = name
     return method
@@ -552,7 +559,7 @@ def _new_factory(fn, name: str):
 def new_full(self: Tensor, size, fill_value, *, dtype: D.dtype | None = None, device=None,
              requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
     return full(size, fill_value, dtype=as_dtype(dtype) or self.dtype, device=device,
-                requires_grad=requires_grad)
+                requires_grad=requires_grad, layout=layout)
 
 
 def new_tensor(self: Tensor, data, *, dtype: D.dtype | None = None, device=None,
@@ -561,6 +568,7 @@ def new_tensor(self: Tensor, data, *, dtype: D.dtype | None = None, device=None,
         warnings.warn(COPY_CONSTRUCT.replace("torch.tensor(sourceTensor)",
                                              "tensor.new_tensor(sourceTensor)"),
                       UserWarning, stacklevel=2)
+    check_layout(layout)
     d = as_dtype(dtype) or self.dtype
     return _finish(to_numpy_array(data, d), requires_grad)
 
@@ -569,7 +577,7 @@ def new_empty_strided(self: Tensor, size, stride, *, dtype: D.dtype | None = Non
                       requires_grad: bool = False, layout=None, pin_memory: bool = False
                       ) -> Tensor:
     return empty_strided(size, stride, dtype=as_dtype(dtype) or self.dtype, device=device,
-                         requires_grad=requires_grad)
+                         requires_grad=requires_grad, layout=layout)
 
 
 # --- ranges ---------------------------------------------------------------------------------
@@ -603,7 +611,7 @@ def empty_permuted(size, physical_layout, *, dtype: D.dtype | None = None, layou
         if d in seen:
             raise RuntimeError("Duplicate dim not allowed")
         seen.add(d)
-    _check_device(device)
+    _check_device(device, layout)
     d_type = as_dtype(dtype) or D.get_default_dtype()
     physical = np.empty([size[d] for d in order], d_type.np)
     result = _wrap(physical.transpose([order.index(d) for d in range(len(size))]))
@@ -630,7 +638,7 @@ def range_inclusive(start, end, step=1, *, out: Tensor | None = None,
 
     warnings.warn(RANGE_DEPRECATED, UserWarning, stacklevel=2)
     start, end, step = _number(start), _number(end), _number(step)
-    _check_device(device)
+    _check_device(device, layout)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
@@ -659,7 +667,7 @@ def arange(start, end=None, step=1, *, out: Tensor | None = None, dtype: D.dtype
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype)
     if d is None:
         d = out.dtype if out is not None else (
@@ -724,7 +732,7 @@ def linspace(start, end, steps, *, out: Tensor | None = None, dtype: D.dtype | N
              ) -> Tensor:
     n = _check_steps(steps)
     start, end = _number(start), _number(end)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     arr = np.empty(0, d.np) if n == 0 else _linspace_values(start, end, n, d).astype(d.np)
     return _result(arr, out, requires_grad)
@@ -735,7 +743,7 @@ def logspace(start, end, steps, base: float = 10.0, *, out: Tensor | None = None
              requires_grad: bool = False) -> Tensor:
     n = _check_steps(steps)
     start, end = _number(start), _number(end)
-    _check_device(device)
+    _check_device(device, layout)
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
     if n == 0:
         arr = np.empty(0, d.np)

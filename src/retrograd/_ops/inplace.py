@@ -32,15 +32,33 @@ INTERNAL_OVERLAP = (
     "memory location. Please clone() the tensor before performing the operation.")
 
 
+READ_ONLY_MEMORY = (
+    "retrograd: this tensor's memory is read-only (it was made from an immutable buffer, such "
+    "as bytes, or a read-only memory map), so it cannot be written in place; clone() it first")
+
+
 def _allow_write(dst: np.ndarray) -> None:
     """An expanded array is marked read-only to guard its shared elements; a view of it where no
-    two elements alias (`expanded[0]`) may be written, as in torch."""
+    two elements alias (`expanded[0]`) may be written, as in torch. So may a view of an array
+    the user marked read-only (torch.from_numpy warns about those, then writes them): NumPy
+    lets a view turn writeable only after its bases, so they are turned first."""
     if internal_overlap(dst):
         raise RuntimeError(INTERNAL_OVERLAP)
     try:
         dst.flags.writeable = True
-    except ValueError:  # memory NumPy itself holds read-only: its own error follows
+        return
+    except ValueError:
         pass
+    chain = [dst]
+    while isinstance(chain[-1].base, np.ndarray):
+        chain.append(chain[-1].base)
+    try:
+        for arr in reversed(chain):
+            if not arr.flags.writeable and not internal_overlap(arr):
+                arr.flags.writeable = True
+        dst.flags.writeable = True
+    except ValueError:  # memory NumPy holds read-only (bytes, a read-only map)
+        raise RuntimeError(READ_ONLY_MEMORY) from None
 
 
 def check_inplace(t: Tensor, any_grad: bool) -> None:

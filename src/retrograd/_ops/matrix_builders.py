@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._layout import check_layout
 from retrograd._ops.creation import ones
 from retrograd._ops.layout import not_implemented, result_dtype
 from retrograd._ops.registry import op, register
@@ -113,12 +114,14 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
                  layout=None) -> Tensor:
     """torch.tril_indices: the (2, n) coordinates of the lower triangle of a row x col matrix,
     row by row."""
+    check_layout(layout)
     return _triangle_indices("tril_indices", row, col, offset, dtype)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None) -> Tensor:
     """torch.triu_indices: the (2, n) coordinates of the upper triangle, row by row."""
+    check_layout(layout)
     return _triangle_indices("triu_indices", row, col, offset, dtype)
 
 

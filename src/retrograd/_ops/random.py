@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._layout import check_layout
 from retrograd._ops import dispatch
 from retrograd._ops.creation import (
     NEGATIVE_DIM,
@@ -304,6 +305,7 @@ def rand(*size, generator: Generator | None = None, out=None, dtype: D.dtype | N
          layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
          names=None, **kwargs):
     """Uniform samples on [0, 1)."""
+    check_layout(layout)
     return _float_samples("rand", "check_uniform_bounds", uniform01, size, kwargs, generator, out,
                           dtype, device, requires_grad)
 
@@ -312,6 +314,7 @@ def randn(*size, generator: Generator | None = None, out=None, dtype: D.dtype | 
           layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
           names=None, **kwargs):
     """Standard normal samples."""
+    check_layout(layout)
     return _float_samples("randn", "normal_kernel_cpu", standard_normal, size, kwargs, generator,
                           out, dtype, device, requires_grad)
 
@@ -368,6 +371,7 @@ def _randint_form():
     def randint_form(high, size, *, generator: Generator | None = None, dtype=None, layout=None,
                      device=None, pin_memory: bool = False, requires_grad: bool = False,
                      out=None):
+        check_layout(layout)
         return _randint(0, high, size, generator, dtype, device, requires_grad, out)
 
     return randint_form
@@ -377,6 +381,7 @@ def _randint_low_form():
     def randint_low_form(low, high, size, *, generator: Generator | None = None, dtype=None,
                          layout=None, device=None, pin_memory: bool = False,
                          requires_grad: bool = False, out=None):
+        check_layout(layout)
         return _randint(low, high, size, generator, dtype, device, requires_grad, out)
 
     return randint_low_form
@@ -408,7 +413,7 @@ def randperm(n, *, generator: Generator | None = None, out=None, dtype: D.dtype 
     if n < 0:
         raise RuntimeError(NEGATIVE_DIM.format(n, [n]))
     d = as_dtype(dtype) or (out.dtype if out is not None else D.int64)
-    _check_device(device)
+    _check_device(device, layout)
     if out is None and not requires_grad:
         return _result(draw(_randperm_kernel, generator, n, np.dtype(d.np)), out, False)
     return _result(_g(generator).permutation(n).astype(d.np), out, requires_grad)
@@ -434,7 +439,7 @@ def _drawn_like(kernel, arr: np.ndarray, requires_grad: bool, generator, *params
 def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
               layout=None, device=None, requires_grad: bool = False, memory_format=None,
               pin_memory: bool = False):
-
+    check_layout(layout)
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
         raise not_implemented("check_uniform_bounds", d.np)
@@ -444,7 +449,7 @@ def rand_like(input, *, generator: Generator | None = None, dtype: D.dtype | Non
 def randn_like(input, *, generator: Generator | None = None, dtype: D.dtype | None = None,
                layout=None, device=None, requires_grad: bool = False, memory_format=None,
                pin_memory: bool = False):
-
+    check_layout(layout)
     arr, d = _like_array(input, dtype, memory_format)
     if d.category != D._FLOAT or d in D._FLOAT8:
         raise not_implemented("normal_kernel_cpu", d.np)
@@ -455,7 +460,7 @@ def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtyp
                  layout=None, device=None, requires_grad: bool = False, memory_format=None,
                  pin_memory: bool = False, **kwargs):
     """randint_like(input, high) / randint_like(input, low, high)."""
-
+    check_layout(layout)
     names = ("low", "high") if len(args) == 2 or "low" in kwargs else ("high",)
     bound = dict(zip(names, args))
     bound.update(kwargs)
@@ -691,7 +696,7 @@ def _normal_float_float(mean, std, size, *, generator: Generator | None = None, 
     mean, std = float(mean), float(std)  # a 0-d tensor stands for its value
     shape = parse_size("normal", (size,))
     d = as_dtype(dtype) or (out.dtype if out is not None else D.get_default_dtype())
-    _check_device(device)
+    _check_device(device, layout)
     _check_std(std)
     if out is None and not requires_grad:
         return _finish(draw(_normal_kernel, generator, mean, std, shape, d), False)

@@ -7,6 +7,7 @@ import operator
 from typing import Any
 
 from retrograd import _dtype as D
+from retrograd._layout import check_layout
 from retrograd._ops.creation import _result
 from retrograd._ops.kernels import spectral_windows as K
 from retrograd._ops.metadata_inplace import _c_name
@@ -39,6 +40,7 @@ def _window(values: Any, d: D.dtype, requires_grad: bool) -> Any:
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
                 layout: Any = None, device: Any = None, pin_memory: bool = False,
                 requires_grad: bool = False) -> Any:
+    check_layout(layout)
     n, d = _checked("hann_window", window_length, dtype)
     return _window(K.hamming(n, periodic, 0.5, 0.5), d, requires_grad)
 
@@ -47,6 +49,7 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    beta: float = 0.46, *, dtype: Any = None, layout: Any = None,
                    device: Any = None, pin_memory: bool = False,
                    requires_grad: bool = False) -> Any:
+    check_layout(layout)
     n, d = _checked("hamming_window", window_length, dtype)
     return _window(K.hamming(n, periodic, float(alpha), float(beta)), d, requires_grad)
 
@@ -54,6 +57,7 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
                     layout: Any = None, device: Any = None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Any:
+    check_layout(layout)
     n, d = _checked("blackman_window", window_length, dtype)
     return _window(K.blackman(n, periodic), d, requires_grad)
 
@@ -61,6 +65,7 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
                     layout: Any = None, device: Any = None, pin_memory: bool = False,
                     requires_grad: bool = False) -> Any:
+    check_layout(layout)
     n, d = _checked("bartlett_window", window_length, dtype)
     return _window(K.bartlett(n, periodic), d, requires_grad)
 
@@ -68,6 +73,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
                   dtype: Any = None, layout: Any = None, device: Any = None,
                   pin_memory: bool = False, requires_grad: bool = False) -> Any:
+    check_layout(layout)
     n, d = _checked("kaiser_window", window_length, dtype)
     return _window(K.kaiser(n, periodic, float(beta)), d, requires_grad)
 

@@ -88,6 +88,8 @@ class parametrize:
             return dtype_name(value)
         if isinstance(value, torch.device):
             return str(value)
+        if isinstance(value, torch.layout):  # retrograd's is a str: named as torch's objects are
+            return f"{name}{idx}"
         if isinstance(value, (int, float, str)):
             return f"{name}_{str(value).replace('.', '_')}"
         return f"{name}{idx}"

@@ -1,0 +1,132 @@
+"""Names public programs use beside the ops: layouts (retrograd.strided and torch's others),
+retrograd.cpu (torch.cpu's device-generic API and its deprecated amp names),
+retrograd.functional and retrograd.newaxis, compared with torch."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd
+
+torch = pytest.importorskip("torch")
+
+LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
+           "_mkldnn", "jagged"]
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_layout_objects(name):
+    ours, theirs = getattr(retrograd, name), getattr(torch, name)
+    assert isinstance(ours, retrograd.layout)
+    assert repr(ours) == repr(theirs).replace("torch.", "retrograd.")
+    assert str(ours) == str(theirs).replace("torch.", "retrograd.")
+    assert (ours == retrograd.strided) == (theirs == torch.strided)
+    assert pickle.loads(pickle.dumps(ours)) is ours
+    assert pickle.loads(pickle.dumps(theirs)) is theirs
+
+
+def test_tensor_layout_is_strided():
+    t = retrograd.ones(2, 3)
+    assert t.layout is retrograd.strided and t.t().layout is retrograd.strided
+    assert t.layout == "strided"  # the name still compares equal
+    assert torch.ones(2).layout is torch.strided
+
+
+FACTORIES = [
+    lambda lib, lay: lib.zeros(2, layout=lay), lambda lib, lay: lib.ones(2, layout=lay),
+    lambda lib, lay: lib.empty(2, layout=lay), lambda lib, lay: lib.full((2,), 1.0, layout=lay),
+    lambda lib, lay: lib.arange(3, layout=lay), lambda lib, lay: lib.eye(2, layout=lay),
+    lambda lib, lay: lib.linspace(0, 1, 3, layout=lay),
+    lambda lib, lay: lib.rand(2, layout=lay), lambda lib, lay: lib.randn(2, layout=lay),
+    lambda lib, lay: lib.randint(0, 3, (2,), layout=lay),
+    lambda lib, lay: lib.randperm(3, layout=lay),
+    lambda lib, lay: lib.zeros_like(lib.ones(2), layout=lay),
+    lambda lib, lay: lib.randn_like(lib.ones(2), layout=lay),
+    lambda lib, lay: lib.ones(2).new_zeros(3, layout=lay),
+    lambda lib, lay: lib.tril_indices(3, 3, layout=lay),
+    lambda lib, lay: lib.hann_window(4, layout=lay),
+    lambda lib, lay: lib.scalar_tensor(1.0, layout=lay),
+]
+
+
+@pytest.mark.parametrize("i", range(len(FACTORIES)))
+def test_factories_make_strided_tensors_and_refuse_other_layouts(i):
+    make = FACTORIES[i]
+    ours, theirs = make(retrograd, retrograd.strided), make(torch, torch.strided)
+    assert ours.layout is retrograd.strided and list(ours.shape) == list(theirs.shape)
+    assert list(make(retrograd, None).shape) == list(theirs.shape)
+    with pytest.raises(RuntimeError, match="strided .dense. tensors only; layout "
+                                           "retrograd.sparse_csc"):
+        make(retrograd, retrograd.sparse_csc)
+    with pytest.raises(TypeError, match="argument 'layout' must be retrograd.layout, not int"):
+        make(retrograd, 3)
+    with pytest.raises(TypeError, match="layout"):  # torch's wording varies by function
+        make(torch, 3)
+
+
+def test_cpu_module_answers_as_torch():
+    for name in torch.cpu.__all__:
+        assert hasattr(retrograd.cpu, name), name
+    assert retrograd.cpu.is_available() is torch.cpu.is_available() is True
+    assert retrograd.cpu.device_count() == torch.cpu.device_count() == 1
+    assert retrograd.cpu.current_device() == torch.cpu.current_device() == "cpu"
+    assert retrograd.cpu.synchronize() is None and retrograd.cpu.set_device("cpu") is None
+    ours_caps, theirs_caps = retrograd.cpu.get_capabilities(), torch.cpu.get_capabilities()
+    assert ours_caps["architecture"] == theirs_caps["architecture"]
+    for flag in ("avx2", "avx512_f", "fma3", "sse4_2"):
+        if flag in ours_caps:  # x86: NumPy's detection agrees with torch's
+            assert ours_caps[flag] == theirs_caps[flag], flag
+
+
+def test_cpu_streams_and_events():
+    s = retrograd.cpu.Stream()
+    default = retrograd.cpu.current_stream()
+    with retrograd.cpu.stream(s):
+        assert retrograd.cpu.current_stream() is s
+        with retrograd.cpu.StreamContext(None):
+            assert retrograd.cpu.current_stream() is s
+    assert retrograd.cpu.current_stream() is default
+    ev = s.record_event()
+    assert isinstance(ev, retrograd.cpu.Event) and ev.query()
+    s.wait_event(ev)
+    s.wait_stream(default)
+    ev.synchronize()
+
+
+def test_cpu_amp_names_warn_and_cast_as_torch():
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
+    results = []
+    for lib in (retrograd, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ctx = lib.cpu.amp.autocast()
+            scaler = lib.cpu.amp.GradScaler()
+        messages = [str(c.message) for c in caught if c.category is FutureWarning]
+        assert messages == [
+            "`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+            "`torch.amp.autocast('cpu', args...)` instead.",
+            "`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
+            "`torch.amp.GradScaler('cpu', args...)` instead."]
+        with ctx:
+            out = lib.tensor(x) @ lib.tensor(w)
+        results.append((str(out.dtype).split(".")[-1], out.float().numpy(), scaler.is_enabled()))
+    assert results[0][0] == results[1][0] == "bfloat16"
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-2, atol=1e-2)
+    assert results[0][2] == results[1][2]
+
+
+def test_functional_module_and_newaxis():
+    import retrograd.functional as F
+
+    for name in F.__all__:
+        assert getattr(F, name) is getattr(retrograd, name)
+        assert name in torch.functional.__all__
+    a = F.einsum("ij,jk->ik", retrograd.ones(2, 3), retrograd.ones(3, 2))
+    np.testing.assert_array_equal(a.numpy(), np.full((2, 2), 3.0))
+    assert retrograd.newaxis is None is torch.newaxis
+    assert retrograd.ones(3)[:, retrograd.newaxis].shape == (3, 1)
