@@ -130,3 +130,52 @@ def test_functional_module_and_newaxis():
     np.testing.assert_array_equal(a.numpy(), np.full((2, 2), 3.0))
     assert retrograd.newaxis is None is torch.newaxis
     assert retrograd.ones(3)[:, retrograd.newaxis].shape == (3, 1)
+
+
+FLAGS = ["is_sparse", "is_sparse_csr", "is_nested", "is_mkldnn", "is_xla", "is_ipu", "is_maia",
+         "is_mtia", "is_vulkan", "is_quantized", "is_meta", "is_cuda"]
+
+
+def test_dense_tensors_answer_layout_questions_as_torch():
+    ours, theirs = retrograd.ones(2, 3), torch.ones(2, 3)
+    for flag in FLAGS:
+        assert getattr(ours, flag) is getattr(theirs, flag) is False, flag
+    assert ours.dense_dim() == theirs.dense_dim() == 2
+    assert ours.sparse_dim() == theirs.sparse_dim() == 0
+    assert ours.to_dense() is ours and theirs.to_dense() is theirs
+    assert ours.to_dense(retrograd.float64).dtype is retrograd.float64
+    assert ours.dequantize() is ours and theirs.dequantize() is theirs
+    assert ours.is_distributed() is theirs.is_distributed() is False
+
+
+@pytest.mark.parametrize("name", ["values", "indices", "is_coalesced", "coalesce",
+                                  "crow_indices", "col_indices", "ccol_indices", "row_indices"])
+def test_sparse_accessors_raise_torchs_error(name):
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.ones(2), name)()
+    with pytest.raises(RuntimeError) as ours:
+        getattr(retrograd.ones(2), name)()
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("name", ["to_sparse", "to_sparse_coo", "to_sparse_csr",
+                                  "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc",
+                                  "to_mkldnn"])
+def test_conversions_to_other_layouts_say_so(name):
+    with pytest.raises(RuntimeError, match="strided .dense. tensors only"):
+        getattr(retrograd.ones(2, 2), name)()
+
+
+def test_reinforce_and_module_load_as_torch():
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(1).reinforce(1)
+    with pytest.raises(RuntimeError) as ours:
+        retrograd.ones(1).reinforce(1)
+    assert str(ours.value) == str(theirs.value)
+    for lib in (retrograd, torch):
+        p, new = lib.ones(2, requires_grad=True), lib.full((2,), 3.0)
+        with lib.no_grad():
+            loaded = p.module_load(new)
+        assert not loaded.requires_grad and loaded.tolist() == [3.0, 3.0] == p.tolist()
+        fresh = p.module_load(lib.full((2,), 5.0, requires_grad=True), assign=True)
+        assert fresh.tolist() == [5.0, 5.0] and not fresh.requires_grad

@@ -234,6 +234,39 @@ class Tensor:
     def is_quantized(self) -> bool:
         return False
 
+    # every retrograd tensor is a dense CPU tensor: the other layouts' and devices' flags
+    @property
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    @property
+    def is_nested(self) -> bool:
+        return False
+
+    @property
+    def is_mkldnn(self) -> bool:
+        return False
+
+    @property
+    def is_xla(self) -> bool:
+        return False
+
+    @property
+    def is_ipu(self) -> bool:
+        return False
+
+    @property
+    def is_maia(self) -> bool:
+        return False
+
+    @property
+    def is_mtia(self) -> bool:
+        return False
+
+    @property
+    def is_vulkan(self) -> bool:
+        return False
+
     @property
     def is_meta(self) -> bool:
         return False

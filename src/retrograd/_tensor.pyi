@@ -156,6 +156,38 @@ class Tensor:
         ...
 
     @property
+    def is_sparse_csr(self) -> _bool:
+        ...
+
+    @property
+    def is_nested(self) -> _bool:
+        ...
+
+    @property
+    def is_mkldnn(self) -> _bool:
+        ...
+
+    @property
+    def is_xla(self) -> _bool:
+        ...
+
+    @property
+    def is_ipu(self) -> _bool:
+        ...
+
+    @property
+    def is_maia(self) -> _bool:
+        ...
+
+    @property
+    def is_mtia(self) -> _bool:
+        ...
+
+    @property
+    def is_vulkan(self) -> _bool:
+        ...
+
+    @property
     def is_meta(self) -> _bool:
         ...
 
@@ -783,6 +815,9 @@ class Tensor:
     def cauchy_(self, median: _float=..., sigma: _float=..., *, generator: _Generator | None=...) -> Tensor:
         ...
 
+    def ccol_indices(self) -> Tensor:
+        ...
+
     def ceil(self) -> Tensor:
         ...
 
@@ -829,6 +864,12 @@ class Tensor:
         ...
 
     def clone(self, *, memory_format: _MemoryFormat | None=...) -> Tensor:
+        ...
+
+    def coalesce(self) -> Tensor:
+        ...
+
+    def col_indices(self) -> Tensor:
         ...
 
     def conj(self) -> Tensor:
@@ -882,6 +923,9 @@ class Tensor:
     def cross(self, other: Tensor, dim: _int | None=..., *, out: Any=...) -> Tensor:
         ...
 
+    def crow_indices(self) -> Tensor:
+        ...
+
     def cuda(self, memory_format: Any=...) -> Tensor:
         ...
 
@@ -907,6 +951,12 @@ class Tensor:
         ...
 
     def deg2rad_(self) -> Tensor:
+        ...
+
+    def dense_dim(self) -> _int:
+        ...
+
+    def dequantize(self) -> Tensor:
         ...
 
     def det(self, *, out: Any=...) -> Tensor:
@@ -1222,6 +1272,9 @@ class Tensor:
     def index_select(self, dim: _int, index: Tensor) -> Tensor:
         ...
 
+    def indices(self) -> Tensor:
+        ...
+
     def inner(self, other: Tensor) -> Tensor:
         ...
 
@@ -1231,11 +1284,17 @@ class Tensor:
     def inverse(self, *, out: Any=...) -> Tensor:
         ...
 
+    def is_coalesced(self) -> Tensor:
+        ...
+
     def is_conj(self) -> _bool:
         ...
 
     @property
     def is_cpu(self) -> Any:
+        ...
+
+    def is_distributed(self) -> _bool:
         ...
 
     def is_neg(self) -> _bool:
@@ -1478,6 +1537,9 @@ class Tensor:
     def mode(self, dim: _int=..., keepdim: _bool=...) -> Any:
         ...
 
+    def module_load(self, other: Tensor, assign: _bool=...) -> Tensor:
+        ...
+
     def moveaxis(self, source: _int | Sequence[_int], destination: _int | Sequence[_int]) -> Tensor:
         ...
 
@@ -1668,6 +1730,9 @@ class Tensor:
     def reciprocal_(self) -> Tensor:
         ...
 
+    def reinforce(self, *args: Any, **kwargs: Any) -> None:
+        ...
+
     def relu(self, *, out: Tensor | None=...) -> Tensor:
         ...
 
@@ -1726,6 +1791,9 @@ class Tensor:
         ...
 
     def round_(self, *, decimals: _int=...) -> Tensor:
+        ...
+
+    def row_indices(self) -> Tensor:
         ...
 
     def rsqrt(self) -> Tensor:
@@ -1825,6 +1893,9 @@ class Tensor:
         ...
 
     def sort(self, dim: _int=..., descending: _bool=..., *, stable: _bool | None=...) -> Any:
+        ...
+
+    def sparse_dim(self) -> _int:
         ...
 
     def split(self, split_size: Any, dim: Any=...) -> Any:
@@ -1929,6 +2000,30 @@ class Tensor:
     def to(self, *args: Any, dtype: Any=..., device: Any=..., copy: _bool=..., non_blocking: Any=..., memory_format: Any=...) -> Tensor:
         ...
 
+    def to_dense(self, dtype: Any=..., *, masked_grad: Any=...) -> Tensor:
+        ...
+
+    def to_mkldnn(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse_bsc(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse_bsr(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse_coo(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse_csc(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def to_sparse_csr(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
     def topk(self, k: _int, dim: _int=..., largest: _bool=..., sorted: _bool=...) -> Any:
         ...
 
@@ -2002,6 +2097,9 @@ class Tensor:
         ...
 
     def unsqueeze_(self, *args: Any, **kwargs: Any) -> Tensor:
+        ...
+
+    def values(self) -> Tensor:
         ...
 
     def var(self, dim: _int | Sequence[_int] | _bool | None=..., unbiased: _bool=..., keepdim: _bool=..., *, correction: _int | _float | _bool | None=...) -> Tensor:

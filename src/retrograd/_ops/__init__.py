@@ -29,7 +29,7 @@ from retrograd._ops import spectral_windows, view_copies, scalar_overloads, nume
 from retrograd._ops import inplace_functions, finite_differences, random_counts
 from retrograd._ops import forward_ad_fast
 from retrograd._ops import segment_reduce
-from retrograd._ops import external_memory
+from retrograd._ops import external_memory, dense_layout_methods
 
 operators.install()
 forward_ad_fast.install()
