@@ -87,3 +87,15 @@ def test_gradients_through_the_unshifted_path():
     x = retrograd.tensor(np.random.default_rng(2).standard_normal((4, 7)), requires_grad=True)
     assert retrograd.autograd.gradcheck(lambda a: retrograd.softmax(a, -1), (x,))
     assert retrograd.autograd.gradgradcheck(lambda a: retrograd.softmax(a, -1), (x,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_over_short_rows_matches_torch(dtype):
+    rng = np.random.default_rng(3)
+    x, g = (rng.standard_normal((2, 3, 16, 16)).astype(dtype) for _ in range(2))
+    ours = retrograd.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    retrograd.softmax(ours, -1).backward(retrograd.tensor(g))
+    torch.softmax(theirs, -1).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-7)

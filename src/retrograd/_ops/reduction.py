@@ -916,7 +916,13 @@ def _softmax_grad_array(grad, result, dim):
     """softmax's formula on arrays (NOTE [Array formulas])."""
     axis = dim if result.ndim else None
     prod = np.asarray(np.multiply(grad, result))  # 0-d: a scalar otherwise
-    dot = np.add.reduce(prod, axis=axis, keepdims=True)
+    n = prod.shape[-1] if prod.ndim else 0
+    if prod.ndim and wrap_dim(dim, prod.ndim) == prod.ndim - 1 and 1 < n <= _SHORT_ROW \
+            and prod.dtype in _UNSHIFTED_LIMIT:
+        # short rows: a matrix-vector product sums them (NOTE [Softmax without the shift])
+        dot = (prod.reshape(-1, n) @ np.ones(n, prod.dtype)).reshape(prod.shape[:-1] + (1,))
+    else:
+        dot = np.add.reduce(prod, axis=axis, keepdims=True)
     np.subtract(grad, dot, out=prod)
     return np.multiply(result, prod, out=prod)
 
