@@ -59,7 +59,7 @@ class TensorMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
 
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "name", "retain_handle", "storage",
-                 "storage_from", "grad_lock", "shape_marks")
+                 "storage_from", "grad_lock", "shape_marks", "grad_dtype")
 
     def __init__(self) -> None:
         self.hooks = None  # id -> leaf tensor pre-hook (_backward_hooks), read by AccumulateGrad
@@ -75,6 +75,27 @@ class TensorMeta:
         # retrograd._dynamo's marks: {"dynamic" | "weak" | "static": set of dims, "range":
         # {dim: (min, max)}} (NOTE [Dynamic shapes])
         self.shape_marks = None
+        # a leaf's grad_dtype (NOTE [grad_dtype]): FOLLOWS_DTYPE, a dtype, or None (any)
+        self.grad_dtype = FOLLOWS_DTYPE
+
+
+# NOTE [grad_dtype]
+# A leaf's grad_dtype is the dtype its .grad must have: by default the leaf's own dtype; set to
+# another dtype, the engine casts the gradients that reach the leaf to it (so hooks, .grad and
+# autograd.grad all see that dtype), and an assigned .grad must have it; set to None, the
+# engine casts nothing at the leaf and an assigned .grad may have any dtype. (The graph's own
+# nodes still cast: a ToCopyBackward0 returns its input's dtype.)
+FOLLOWS_DTYPE = "follows the tensor's dtype"
+
+
+def leaf_grad_np_dtype(t: Tensor) -> np.dtype | None:
+    """The NumPy dtype gradients reaching leaf t are cast to, None for no cast (NOTE
+    [grad_dtype])."""
+    meta = t._meta
+    gd = FOLLOWS_DTYPE if meta is None else meta.grad_dtype
+    if gd is FOLLOWS_DTYPE:
+        return t._data.dtype
+    return None if gd is None else gd.np
 
 
 class Tensor:
@@ -337,6 +358,28 @@ class Tensor:
     @property
     def output_nr(self) -> int:
         return self._output_nr
+
+    @property
+    def grad_dtype(self) -> D.dtype | None:
+        """The dtype .grad must have (NOTE [grad_dtype]); leaves only."""
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        meta = self._meta
+        if meta is None or meta.grad_dtype is FOLLOWS_DTYPE:
+            return self.dtype
+        return meta.grad_dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: D.dtype | None) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, D.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        self._get_meta().grad_dtype = value
+        node = self._grad_acc() if self._grad_acc is not None else None
+        if node is not None:  # a graph built before: its leaf node casts to the new dtype
+            node._output_meta = ((self._data.shape, leaf_grad_np_dtype(self)),)
 
     @property
     def grad(self) -> Tensor | None:

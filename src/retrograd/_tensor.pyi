@@ -44,9 +44,15 @@ class TensorMeta:
     storage_from: Any
     grad_lock: Any
     shape_marks: Any
+    grad_dtype: Any
 
     def __init__(self) -> None:
         ...
+
+FOLLOWS_DTYPE: _str
+
+def leaf_grad_np_dtype(t: Tensor) -> np.dtype:
+    ...
 
 class Tensor:
     _data: Any
@@ -236,6 +242,14 @@ class Tensor:
 
     @property
     def output_nr(self) -> _int:
+        ...
+
+    @property
+    def grad_dtype(self) -> D.dtype | None:
+        ...
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: D.dtype | None) -> None:
         ...
 
     @property

@@ -30,7 +30,7 @@ from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
 from retrograd._autograd.node import MAX_SEQUENCE_NR, NODE_FIELDS, CppNode
 from retrograd._autograd.state import state
 from retrograd._autograd.views import GRADLESS_VIEWS
-from retrograd._tensor import Tensor, _is_wrapper, _wrap
+from retrograd._tensor import Tensor, _is_wrapper, _wrap, leaf_grad_np_dtype
 
 LAYOUT_WARNING = (
     "grad and param do not obey the gradient layout contract. This is not an error, but may "
@@ -115,7 +115,15 @@ def _stealable(new_grad: Tensor, var: Tensor) -> bool:
     laid out as the contract asks."""
     arr = new_grad._data
     return (new_grad.__class__ is Tensor and new_grad._grad_fn is None and arr.flags.writeable
-            and arr.dtype == var._data.dtype and obeys_layout_contract(arr, var._data))
+            and _grad_dtype_fits(arr.dtype, var) and obeys_layout_contract(arr, var._data))
+
+
+def _grad_dtype_fits(dtype: np.dtype, var: Tensor) -> bool:
+    """Whether a gradient of `dtype` may be .grad as it is (NOTE [grad_dtype])."""
+    if dtype == var._data.dtype:
+        return True
+    wanted = leaf_grad_np_dtype(var)
+    return wanted is None or dtype == wanted
 
 
 def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
@@ -196,10 +204,13 @@ def _leaf_lock(t: Tensor) -> threading.Lock:
 ACCUMULATE_GRAD_FIELDS = NODE_FIELDS.extend(AccumulateGrad, "_AccumulateGrad", (
     ("next_functions", "()", "a leaf's node leads nowhere"),
     ("_seq", "_MAX_SEQ", "runs as soon as it is ready (PyTorch gives it UINT64_MAX)"),
-    ("_output_meta", "(({variable}._data.shape, {variable}._data.dtype),)", "the leaf's"),
+    ("_output_meta", "(({variable}._data.shape, {variable}._data.dtype if {variable}._meta is "
+                     "None else _grad_np_dtype({variable})),)",
+     "the leaf's shape, and its grad_dtype (NOTE [grad_dtype])"),
     ("variable", "{variable}", "the leaf whose .grad it writes"),
     ("_lock", "_leaf_lock({variable})", "the leaf's .grad lock (above)"),
-), ("variable",), {"_MAX_SEQ": MAX_SEQUENCE_NR, "_leaf_lock": _leaf_lock})
+), ("variable",), {"_MAX_SEQ": MAX_SEQUENCE_NR, "_leaf_lock": _leaf_lock,
+                    "_grad_np_dtype": leaf_grad_np_dtype})
 AccumulateGrad.__init__ = ACCUMULATE_GRAD_FIELDS.constructor(  # type: ignore[method-assign]
     "__init__", "self, variable", target="self", qualname="AccumulateGrad.__init__")
 

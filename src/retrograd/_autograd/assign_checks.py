@@ -40,9 +40,10 @@ def check_grad(t: Any, value: Any) -> None:
                         f"{type(value).__name__}")
     if value is t:
         raise RuntimeError(GRAD_SELF)
-    if value.dtype is not t.dtype:
+    expected = t.grad_dtype if t._grad_fn is None else t.dtype
+    if expected is not None and value.dtype is not expected:
         raise RuntimeError(GRAD_DTYPE.format(CPP_NAMES[value.dtype.name],
-                                             SCALAR_NAMES[t.dtype.name]))
+                                             SCALAR_NAMES[expected.name]))
     if value._data.shape != t._data.shape:
         raise RuntimeError(GRAD_SIZE.format(list(value._data.shape), list(t._data.shape)))
 

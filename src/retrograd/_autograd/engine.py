@@ -468,7 +468,7 @@ def _validate(node: Node, index: int, g: Tensor, meta: tuple) -> Tensor:
             raise RuntimeError(E.INVALID_GRADIENT.format(node.name(), index, list(arr.shape),
                                                          list(shape)))
         g = op_seam.sum_to(g, shape)
-    if g._data.dtype != dtype:
+    if dtype is not None and g._data.dtype != dtype:  # None: a leaf taking any dtype
         g = g.to(dtype=_rg_dtype(dtype))
     return g
 

@@ -61,6 +61,8 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if _is_edge(t):
             shape, np_dtype = t.node._output_meta[t.output_nr]
+            if np_dtype is None:  # a leaf whose grad_dtype is None: its own dtype
+                np_dtype = t.node.variable._data.dtype
             if g is None:
                 if any(s != 1 for s in shape):
                     raise RuntimeError(E.NOT_SCALAR)
