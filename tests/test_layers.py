@@ -38,7 +38,7 @@ LAYERS = [
     ("libraries", [
         "retrograd.nn", "retrograd.optim", "retrograd.utils", "retrograd.amp", "retrograd.testing",
         "retrograd.cuda", "retrograd.cpu", "retrograd.serialization",
-        "retrograd._torch_checkpoint", "retrograd._checkpoint_io",
+        "retrograd._torch_checkpoint", "retrograd.hub", "retrograd._checkpoint_io",
         "retrograd.backends", "retrograd.mps",
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd._lowrank",
@@ -56,6 +56,7 @@ LAYERS = [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.distributed.optim",  # optimizers sharded over the process group
         "retrograd.codegen", "retrograd._compile",
+        "retrograd.functional",  # torch.functional's names, from the namespace
         "retrograd",  # the package namespace gathers everything (this module only)
     ]),
 ]

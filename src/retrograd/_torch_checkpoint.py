@@ -137,8 +137,6 @@ def _encode(text: str, encoding: str = "latin1") -> bytes:
 
 
 def _allowed() -> dict:
-    import retrograd
-
     names: dict[tuple[str, str], Any] = {
         ("collections", "OrderedDict"): OrderedDict,
         ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
@@ -154,7 +152,7 @@ def _allowed() -> dict:
     for name, dtype in _STORAGES.items():
         names[("torch", name)] = _StorageType(dtype)
     for name in _DTYPES:
-        names[("torch", name)] = getattr(retrograd, name)
+        names[("torch", name)] = getattr(D, name)
     for name in ("set", "frozenset", "complex", "slice", "range", "bytearray"):
         names[("builtins", name)] = getattr(builtins, name)
         names[("__builtin__", name)] = getattr(builtins, name)
