@@ -9,10 +9,8 @@ what torch gives.
 
 # ruff: noqa: UP006, UP007, UP045 - the typing spellings TorchScript programs use are tested
 
-from __future__ import annotations
-
 import warnings
-from typing import Dict, List, Optional, Tuple, Union  # noqa: UP035
+from typing import Dict, Final, List, Optional, Tuple, Union  # noqa: UP035
 
 import numpy as np
 import pytest
@@ -317,6 +315,79 @@ def test_compilation_unit():
         cu.define("def f(x):\n    return x + 1\n")
 
 
+def make_block(lib):
+    """A module written the way TorchScript-ready code is: Final constant, annotate, Optional
+    argument, an is_scripting() branch, a list output."""
+    Tensor = lib.Tensor
+
+    class Block(lib.nn.Module):
+        scale: Final[float]
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = 0.5
+            self.fc = lib.nn.Linear(3, 3)
+
+        def forward(self, x: Tensor, extra: Optional[Tensor] = None) -> List[Tensor]:
+            outs = lib.jit.annotate(List[Tensor], [])
+            h = self.fc(x) * self.scale
+            if extra is not None:
+                h = h + extra
+            if not lib.jit.is_scripting():
+                h = h * 1.0
+            for i in range(2):
+                outs.append(h + i)
+            return outs
+
+    return Block().double()
+
+
+def test_scripted_torchscript_style_module():
+    t_mod, r_mod = make_block(torch), make_block(retrograd)
+    copy_weights(r_mod, t_mod)
+    res = {}
+    for name, lib, mod in (("retrograd", retrograd, r_mod), ("torch", torch, t_mod)):
+        s = lib.jit.script(mod)
+        x, e = tensors(lib, arrays(14, (2, 3), (2, 3)), requires_grad=True)
+        outs = s(x, e) + s(x)
+        sum(o.sum() for o in outs).backward()
+        res[name] = [np_of(o) for o in outs] + [np_of(x.grad), np_of(e.grad)] + \
+            [np_of(p.grad) for p in s.parameters()]
+    assert len(res["retrograd"]) == len(res["torch"])
+    for ours, theirs in zip(res["retrograd"], res["torch"]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+with warnings.catch_warnings():  # script's DeprecationWarning, at import
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+    @torch.jit.script
+    class _TorchPair:
+        def __init__(self, a: torch.Tensor, b: torch.Tensor) -> None:
+            self.a = a
+            self.b = b
+
+        def total(self) -> torch.Tensor:
+            return self.a * self.b + self.b
+
+    @retrograd.jit.script
+    class _RetrogradPair:
+        def __init__(self, a: retrograd.Tensor, b: retrograd.Tensor) -> None:
+            self.a = a
+            self.b = b
+
+        def total(self) -> retrograd.Tensor:
+            return self.a * self.b + self.b
+
+
+def test_scripted_class():
+    (ra, rb), (ta, tb) = tensors(retrograd, arrays(15, (3,), (3,))), \
+        tensors(torch, arrays(15, (3,), (3,)))
+    np.testing.assert_allclose(np_of(_RetrogradPair(ra, rb).total()),
+                               np_of(_TorchPair(ta, tb).total()), rtol=1e-12)
+    assert isinstance(_RetrogradPair, type)
+
+
 # -- trace -----------------------------------------------------------------------------------
 
 
@@ -419,6 +490,18 @@ def test_is_tracing_while_trace_runs():
         else:
             assert seen[name][n:] == []  # torch replays its recording, f does not run
     assert seen["retrograd"][:1] == seen["torch"][:1] == [True]
+
+
+def test_check_inputs_run_traced_with_grad_off():
+    seen: dict[str, list[tuple[bool, bool]]] = {"retrograd": [], "torch": []}
+    for name, lib in LIBS.items():
+        def f(x, lib=lib, name=name):
+            seen[name].append((lib.jit.is_tracing(), lib.is_grad_enabled()))
+            return x + 1
+
+        lib.jit.trace(f, lib.ones(2), check_inputs=[(lib.ones(3),)])
+    # torch also runs f once more without tracing, to compare with its recording
+    assert seen["retrograd"] == seen["torch"][:2] == [(True, True), (True, False)]
     assert retrograd.jit.is_tracing() is False
 
 
@@ -447,6 +530,11 @@ def test_trace_errors_like_torch():
     both(lambda lib: lib.jit.trace_module(make_two_methods(lib), {"nope": ones(lib)}))
     # the user's own error surfaces at trace time, as torch's does
     both(lambda lib: lib.jit.trace(lambda a, b: a + b, ones(lib)))
+    # and on check inputs, which torch traces again
+    both(lambda lib: lib.jit.trace(lambda a: a.view(1, 2), ones(lib),
+                                   check_inputs=[(lib.ones(3),)]))
+    both(lambda lib: lib.jit.trace(lib.nn.Linear(2, 2), ones(lib),
+                                   check_inputs=[(lib.ones(3),)]))
 
 
 def test_trace_non_strict_allows_dict_outputs():

@@ -1,10 +1,12 @@
 """trace and trace_module, run eagerly.
 
 torch records the ops of one run on example inputs and replays the recording afterwards.
-retrograd runs the function once on the example inputs, so that what torch refuses at trace
-time (inputs or outputs the tracer cannot carry, a call that fails) is refused here too, and
-gives the function or module back: later calls run the Python code, so branches on values or
-shapes take the path of each call's inputs rather than the recorded one.
+retrograd runs the function once on the example inputs (and once on each check input), so
+that what torch refuses at trace time (inputs or outputs the tracer cannot carry, a call that
+fails) is refused here too, and gives the function or module back: later calls run the
+Python code, so branches on values or shapes take the path of each call's inputs rather than
+the recorded one. torch's check_trace also runs the function again to compare recordings
+(drawing random numbers again); with no recording to compare, that run is not made here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from retrograd._tensor import Tensor
+from retrograd.autograd.grad_mode import no_grad
 from retrograd.jit._deprecation import warn_export_path, warn_optimize
 from retrograd.jit._script import CompilationUnit, ScriptModule
 from retrograd.nn.modules.module import Module
@@ -159,6 +162,8 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
             if not isinstance(example_kwarg_inputs, dict):
                 raise RuntimeError("example_kwarg_inputs should be a dict")
             example_inputs = example_kwarg_inputs
+        if check_inputs is not None:  # trace_module takes them per method, as torch wraps them
+            check_inputs = [{"forward": c} for c in check_inputs]
         return trace_module(module, {"forward": example_inputs}, None, check_trace,
                             check_inputs, check_tolerance, strict, _force_outplace,
                             _module_class,
@@ -173,6 +178,12 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
         _run_example(func, (), example_kwarg_inputs, strict)
     else:
         _run_example(func, args, None, strict)
+    if check_trace and check_inputs:
+        # torch traces again on each check input (with grad off): what fails there fails at
+        # trace time
+        with no_grad():
+            for check in check_inputs:
+                _run_example(func, _as_args(check), None, strict)
     return func
 
 
@@ -207,4 +218,10 @@ def trace_module(mod: Any, inputs: Any, optimize: Any = None, check_trace: bool 
             _run_example(func, (), example, strict)
         else:
             _run_example(func, _as_args(example), None, strict)
+    if check_trace and check_inputs:
+        with no_grad():
+            for check in check_inputs:
+                for method_name, example in check.items():
+                    func = mod if method_name == "forward" else getattr(mod, method_name)
+                    _run_example(func, _as_args(example), None, strict)
     return mod
