@@ -43,6 +43,7 @@ LAYERS = [
         "retrograd.onnx", "retrograd.accelerator", "retrograd.xpu", "retrograd._lobpcg",
         "retrograd._lowrank",
         "retrograd.distributions", "retrograd.library", "retrograd.futures",
+        "retrograd.jit",  # torch.jit's names, run eagerly (script and trace return their input)
         "retrograd._functorch", "retrograd.func",  # the function transforms (vmap, grad, ...)
         "retrograd._vmap_internals",  # torch's legacy name for vmap
         "retrograd.random", "retrograd._global_api",  # top-level settings and flags

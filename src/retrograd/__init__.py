@@ -66,6 +66,7 @@ import retrograd.utils.checkpoint
 import retrograd.utils.dlpack
 from retrograd import distributed
 from retrograd import futures
+from retrograd import jit
 from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 from retrograd import random, torch_version, version

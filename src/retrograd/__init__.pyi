@@ -131,6 +131,7 @@ import retrograd.utils.checkpoint
 import retrograd.utils.dlpack
 from retrograd import distributed as distributed
 from retrograd import futures as futures
+from retrograd import jit as jit
 from retrograd import _logging as _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 from retrograd import random as random

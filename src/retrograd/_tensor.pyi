@@ -51,7 +51,7 @@ class TensorMeta:
 
 FOLLOWS_DTYPE: _str
 
-def leaf_grad_np_dtype(t: Tensor) -> np.dtype:
+def leaf_grad_np_dtype(t: Tensor) -> np.dtype | None:
     ...
 
 class Tensor:
