@@ -103,3 +103,10 @@ def test_github_sources_say_what_to_do(hub_dirs):
                  lambda: retrograd.hub.help("owner/repo", "model")):
         with pytest.raises(NotImplementedError, match="local directory only"):
             call()
+
+
+def test_model_zoo_load_url_is_the_hub_function():
+    import retrograd.utils.model_zoo as zoo
+
+    assert zoo.load_url is retrograd.hub.load_state_dict_from_url
+    assert torch.utils.model_zoo.load_url is torch.hub.load_state_dict_from_url
