@@ -106,7 +106,9 @@ def test_github_sources_say_what_to_do(hub_dirs):
 
 
 def test_model_zoo_load_url_is_the_hub_function():
-    import retrograd.utils.model_zoo as zoo
+    import torch.utils.model_zoo as theirs
 
-    assert zoo.load_url is retrograd.hub.load_state_dict_from_url
-    assert torch.utils.model_zoo.load_url is torch.hub.load_state_dict_from_url
+    import retrograd.utils.model_zoo as ours
+
+    assert ours.load_url is retrograd.hub.load_state_dict_from_url
+    assert theirs.load_url is torch.hub.load_state_dict_from_url
