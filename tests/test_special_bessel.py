@@ -268,3 +268,20 @@ def test_no_derivative(name):
     assert ours[2] == theirs[2]
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-13)
     assert ours[4] is None and theirs[4] is None
+
+
+def test_out_of_other_non_differentiable_ops_accepts_grad():
+    """The same out= rule for the other ops without a derivative (histc, the polynomials):
+    torch records nothing and writes even into a leaf that requires grad."""
+
+    def run(lib):
+        x = lib.tensor([0.25, 0.5, 0.75], requires_grad=True)
+        counts, poly = lib.empty(4), lib.zeros(3, requires_grad=True)
+        lib.histc(x, bins=4, min=0, max=1, out=counts)
+        lib.special.chebyshev_polynomial_t(x, 3, out=poly)
+        return counts.numpy(), poly.requires_grad, poly.grad_fn is None, poly.detach().numpy()
+
+    ours, theirs = run(retrograd), run(torch)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    assert ours[1:3] == theirs[1:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)
