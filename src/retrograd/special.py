@@ -10,6 +10,7 @@ from __future__ import annotations
 from retrograd._ops import pointwise as _pointwise
 from retrograd._ops import pointwise_math as _math
 from retrograd._ops import reduction as _reduction
+from retrograd._ops import special_bessel as _bessel
 from retrograd._ops import special_math as _special
 from retrograd._ops import trigonometric as _trig
 from retrograd._ops.arg_check import not_tensor, type_name
@@ -32,7 +33,10 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erf
            "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p"]
+           "laguerre_polynomial_l", "legendre_polynomial_p", "bessel_j0", "bessel_j1",
+           "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"]
 
 
 def _tensor(fname: str, input: object) -> None:
@@ -105,6 +109,45 @@ i0 = _unary("i0", _special.i0, "The modified Bessel function I0: torch.i0.")
 i0e = _unary("i0e", _special.special_i0e, "exp(-|x|) I0(x).")
 i1 = _unary("i1", _special.special_i1, "The modified Bessel function I1.")
 i1e = _unary("i1e", _special.special_i1e, "exp(-|x|) I1(x).")
+bessel_j0 = _unary("bessel_j0", _bessel.OPS["bessel_j0"], "The Bessel function of the first "
+                   "kind of order 0, J0.")
+bessel_j1 = _unary("bessel_j1", _bessel.OPS["bessel_j1"], "The Bessel function of the first "
+                   "kind of order 1, J1.")
+bessel_y0 = _unary("bessel_y0", _bessel.OPS["bessel_y0"], "The Bessel function of the second "
+                   "kind of order 0, Y0 (-inf at 0, nan below).")
+bessel_y1 = _unary("bessel_y1", _bessel.OPS["bessel_y1"], "The Bessel function of the second "
+                   "kind of order 1, Y1 (-inf at 0, nan below).")
+modified_bessel_i0 = _unary("modified_bessel_i0", _bessel.OPS["modified_bessel_i0"],
+                            "The modified Bessel function of the first kind of order 0, I0.")
+modified_bessel_i1 = _unary("modified_bessel_i1", _bessel.OPS["modified_bessel_i1"],
+                            "The modified Bessel function of the first kind of order 1, I1.")
+modified_bessel_k0 = _unary("modified_bessel_k0", _bessel.OPS["modified_bessel_k0"],
+                            "The modified Bessel function of the second kind of order 0, K0 "
+                            "(inf at 0, nan below).")
+modified_bessel_k1 = _unary("modified_bessel_k1", _bessel.OPS["modified_bessel_k1"],
+                            "The modified Bessel function of the second kind of order 1, K1 "
+                            "(inf at 0, nan below).")
+
+
+def _unary_x(name: str, doc: str):
+    """special.<name>(x, *, out=None): the ops whose schema names their argument x."""
+    fn = _bessel.OPS[name]
+
+    def special_fn(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise not_tensor(f"special_{name}", {"x": x})
+        return fn(x) if out is None else fn(x, out=out)
+
+    special_fn.__name__ = special_fn.__qualname__ = name
+    special_fn.__doc__ = doc
+    return special_fn
+
+
+scaled_modified_bessel_k0 = _unary_x("scaled_modified_bessel_k0", "exp(x) K0(x).")
+scaled_modified_bessel_k1 = _unary_x("scaled_modified_bessel_k1", "exp(x) K1(x).")
+spherical_bessel_j0 = _unary_x("spherical_bessel_j0", "The spherical Bessel function of the "
+                               "first kind of order 0, sin(x) / x.")
+airy_ai = _unary_x("airy_ai", "The Airy function Ai.")
 
 
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:

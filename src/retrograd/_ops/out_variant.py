@@ -33,7 +33,7 @@ def run_with_out(op, args: tuple, out: Tensor):
     if not isinstance(out, Tensor):
         raise TypeError(f"{op.schema.name}(): argument 'out' must be Tensor, not "
                         f"{type(out).__name__}")
-    check_no_grad(op.schema.name, args, (out,))
+    check_no_grad(op.schema.name, args, (out,), differentiable(op))
     if dispatch.mode_stack:
         from retrograd._ops.forward_ad import check_out
 
@@ -64,9 +64,17 @@ def write_out(name: str, computed: Tensor, out: Tensor, stacklevel: int) -> None
     _store(name, computed._data, out, stacklevel)
 
 
-def check_no_grad(name: str, args: tuple, outs) -> None:
-    """out= records no history: with grad mode on, nothing involved may require grad."""
-    if state.grad_enabled and (any(o._requires_grad for o in outs) or any(
+def differentiable(op) -> bool:
+    """False for an op none of whose outputs is differentiable (histc, the special
+    polynomials, ...): torch's out= form of such an op writes whatever requires grad."""
+    diff = op.differentiable_outputs
+    return diff is None or any(diff)
+
+
+def check_no_grad(name: str, args: tuple, outs, any_differentiable: bool = True) -> None:
+    """out= records no history: with grad mode on, nothing involved may require grad (unless
+    the op is not differentiable at all)."""
+    if any_differentiable and state.grad_enabled and (any(o._requires_grad for o in outs) or any(
             isinstance(a, Tensor) and a._requires_grad for a in args)):
         raise RuntimeError(OUT_NO_AUTOGRAD.format(name))
     if not state.inference and any(o._version_counter is None for o in outs):
