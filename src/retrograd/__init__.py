@@ -61,6 +61,7 @@ import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
 from retrograd import distributed
+from retrograd import multiprocessing
 from retrograd import futures
 from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory

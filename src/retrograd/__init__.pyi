@@ -119,6 +119,7 @@ import retrograd.utils.data
 import retrograd.utils.hooks
 import retrograd.utils.checkpoint
 from retrograd import distributed as distributed
+from retrograd import multiprocessing as multiprocessing
 from retrograd import futures as futures
 from retrograd import _logging as _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _shared_memory as shm
 from retrograd._tensor import Tensor
 
 TYPED_STORAGE_DEPRECATED = (
@@ -68,7 +69,7 @@ class UntypedStorage:
         return False
 
     def is_shared(self) -> bool:
-        return False
+        return shm.is_shared(self._bytes)
 
     def untyped(self) -> UntypedStorage:
         return self
@@ -149,7 +150,7 @@ class TypedStorage:
         return False
 
     def is_shared(self) -> bool:
-        return False
+        return self._untyped_storage.is_shared()
 
     def tolist(self) -> list:
         v = self._values()

@@ -1,0 +1,178 @@
+"""retrograd.multiprocessing against torch.multiprocessing: the same programs run on both
+(spawned children for the results and errors, forked ones where only the exit matters), and
+tensors crossing process boundaries keep their values and share their memory as torch's do."""
+
+from __future__ import annotations
+
+import pickle
+from multiprocessing import reduction
+
+import numpy as np
+import pytest
+import torch
+import torch.multiprocessing as tmp
+
+import retrograd
+import retrograd.multiprocessing as rmp
+from tests import multiprocessing_workers as workers
+
+LIBS = [(retrograd, rmp), (torch, tmp)]
+
+
+def _collect(lib, mp) -> list:
+    ctx = mp.get_context("spawn")
+    q, done = ctx.Queue(), ctx.Event()
+    pc = mp.spawn(workers.put_results, args=(lib.__name__, q, done), nprocs=2, join=False)
+    assert isinstance(pc, mp.ProcessContext)
+    got = sorted((q.get(timeout=60) for _ in range(2)), key=lambda r: r[0])
+    done.set()
+    while not pc.join(timeout=60):
+        pass
+    assert pc.join() is True  # joining again once all ended
+    assert sorted(r[3] for r in got) == sorted(pc.pids())
+    return got
+
+
+def test_spawn_sends_tensors_back_through_a_queue():
+    mine, theirs = (_collect(lib, mp) for lib, mp in LIBS)
+    for (i, x, leaf, _), (j, tx, tleaf, _) in zip(mine, theirs):
+        assert i == j
+        assert type(x) is retrograd.Tensor and x.dtype == retrograd.float64
+        np.testing.assert_array_equal(x.numpy(), tx.numpy())
+        assert leaf.requires_grad and leaf.is_leaf and leaf.dtype == retrograd.float32
+        np.testing.assert_array_equal(leaf.detach().numpy(), tleaf.detach().numpy())
+        assert x.is_shared() and tx.is_shared()
+
+
+def _failure(mp, fn, args, start_method="spawn"):
+    with pytest.raises(Exception) as info:
+        mp.start_processes(fn, args=args, nprocs=1, start_method=start_method)
+    return info.value
+
+
+def test_child_exception_is_raised_with_its_traceback():
+    errors = [_failure(mp, workers.raise_error, (lib.__name__,)) for lib, mp in LIBS]
+    mine, theirs = errors
+    assert type(mine) is rmp.ProcessRaisedException and type(theirs) is tmp.ProcessRaisedException
+    head = "\n\n-- Process 0 terminated with the following error:\nTraceback (most recent call"
+    assert str(mine).startswith(head) and str(theirs).startswith(head)
+    assert str(mine).splitlines()[-1] == str(theirs).splitlines()[-1] == \
+        "ValueError: bad value in process 0"
+    assert (mine.error_index, mine.msg) == (0, str(mine))
+    assert isinstance(mine.error_pid, int)
+    assert pickle.loads(pickle.dumps(mine)).msg == mine.msg
+
+
+@pytest.mark.parametrize("how", ["sys.exit", "os._exit", "SIGKILL"])
+def test_child_exit_code_or_signal(how):
+    mine, theirs = (_failure(mp, workers.exit_with, (how,), "fork") for _, mp in LIBS)
+    assert type(mine) is rmp.ProcessExitedException
+    assert type(theirs) is tmp.ProcessExitedException
+    assert str(mine) == str(theirs)
+    assert (mine.error_index, mine.exit_code, mine.signal_name) == \
+        (theirs.error_index, theirs.exit_code, theirs.signal_name)
+
+
+def test_tensors_through_a_queue_and_a_pipe():
+    for lib, mp in LIBS:
+        q = mp.Queue()
+        sent = [lib.arange(4, dtype=lib.int16).reshape(2, 2),
+                lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True),
+                lib.nn.Parameter(lib.ones(3))]
+        for t in sent:
+            q.put(t)
+        for t in sent:
+            r = q.get(timeout=30)
+            assert type(r) is type(t) and r.dtype == t.dtype and r.shape == t.shape
+            assert r.requires_grad == t.requires_grad and r.is_leaf
+            assert r.detach().tolist() == t.detach().tolist()
+            assert r.is_shared() and t.is_shared()  # the sender's memory moved, as torch's
+        q.close()
+        q.join_thread()
+
+
+def test_non_leaf_that_requires_grad_is_refused():
+    messages = []
+    for lib, mp in LIBS:
+        a, b = mp.Pipe()
+        y = lib.ones(2, requires_grad=True) * 2
+        with pytest.raises(RuntimeError) as info:
+            a.send(y)
+        messages.append(str(info.value))
+        a.send(y.detach())  # the data alone crosses
+        assert b.recv().tolist() == [2.0, 2.0]
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("Cowardly refusing to serialize non-leaf tensor")
+
+
+def test_sharing_strategies():
+    for _, mp in LIBS:
+        assert mp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
+        assert mp.get_sharing_strategy() == "file_descriptor"
+    errors = []
+    for _, mp in LIBS:
+        try:
+            mp.set_sharing_strategy("file_system")
+            assert mp.get_sharing_strategy() == "file_system"
+            with pytest.raises(AssertionError) as info:
+                mp.set_sharing_strategy("shared_heap")
+            errors.append(str(info.value))
+        finally:
+            mp.set_sharing_strategy("file_descriptor")
+    assert errors[0] == errors[1]
+
+
+def test_the_namespace_is_torchs():
+    assert sorted(rmp.__all__) == sorted(tmp.__all__)
+    for name in ("spawn", "start_processes", "ProcessContext", "SpawnContext",
+                 "ProcessRaisedException", "ProcessExitedException", *tmp.__all__):
+        assert hasattr(rmp, name), name
+    assert retrograd.multiprocessing is rmp and torch.multiprocessing is tmp
+    with pytest.warns(UserWarning, match="SpawnContext is renamed to ProcessContext"):
+        rmp.SpawnContext([], [])
+
+
+def test_share_memory_moves_views_along():
+    results = []
+    for lib, _ in LIBS:
+        a = lib.arange(6.0).reshape(2, 3)
+        row = a[1]
+        before = (a.is_shared(), row.is_shared())
+        assert a.share_memory_() is a
+        row.add_(10)  # the view still aliases the base
+        a[0, 0] = -1
+        results.append((before, a.is_shared(), row.is_shared(), a.tolist(), row.tolist(),
+                        a.untyped_storage().is_shared()))
+    assert results[0] == results[1]
+
+
+def _hogwild(lib, mp, share: bool) -> tuple:
+    lib.manual_seed(0)
+    model = lib.nn.Linear(4, 1)
+    if share:
+        model.share_memory()
+    start = [p.detach().clone() for p in model.parameters()]
+    ctx = mp.get_context("spawn")
+    mp.spawn(workers.hogwild_step, args=(lib.__name__, model, ctx.Lock()), nprocs=2)
+    return ([p.is_shared() for p in model.parameters()],
+            [(p.detach() - s).tolist() for p, s in zip(model.parameters(), start)])
+
+
+@pytest.mark.parametrize("share", [True, False], ids=["share_memory", "sent_unshared"])
+def test_children_update_a_shared_model_in_place(share):
+    """Hogwild: each child steps the parent's model; the parent reads both updates (an
+    unshared model is moved into shared memory when it is sent, as torch does)."""
+    (mine_shared, mine), (theirs_shared, theirs) = (_hogwild(lib, mp, share) for lib, mp in LIBS)
+    assert mine_shared == theirs_shared == [True, True]
+    np.testing.assert_allclose(np.array(mine[0]), np.array(theirs[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.array(mine[1]), np.array(theirs[1]), rtol=1e-6)
+    # both steps landed: lr * (x_0 + x_1), x_i = arange(4) + i
+    np.testing.assert_allclose(np.array(mine[0]), [-0.5 * (2 * np.arange(4) + 1)], rtol=1e-6)
+
+
+def test_sent_through_the_forking_pickler_by_value_when_not_registered():
+    # a subclass other than Parameter is not registered (as in torch): it pickles by value
+    class Sub(retrograd.Tensor):
+        pass
+
+    assert reduction.ForkingPickler.dumps(retrograd.ones(1).as_subclass(Sub)) is not None
