@@ -25,6 +25,7 @@ def _collect(lib, mp) -> list:
     pc = mp.spawn(workers.put_results, args=(lib.__name__, q, done), nprocs=2, join=False)
     assert isinstance(pc, mp.ProcessContext)
     got = sorted((q.get(timeout=60) for _ in range(2)), key=lambda r: r[0])
+    assert pc.join(timeout=0.01) is False  # both still wait for `done`
     done.set()
     while not pc.join(timeout=60):
         pass
@@ -87,6 +88,12 @@ def test_tensors_through_a_queue_and_a_pipe():
             assert r.requires_grad == t.requires_grad and r.is_leaf
             assert r.detach().tolist() == t.detach().tolist()
             assert r.is_shared() and t.is_shared()  # the sender's memory moved, as torch's
+        base = lib.arange(8.0)
+        q.put(base.view(2, 4)[:, 1::2])  # a view: its storage comes along
+        r = q.get(timeout=30)
+        assert (r.storage_offset(), r.stride(), r.untyped_storage().nbytes()) == (1, (4, 2), 32)
+        r.mul_(-1)  # the same memory, not a copy
+        assert base.tolist() == [0, -1, 2, -3, 4, -5, 6, -7]
         q.close()
         q.join_thread()
 
@@ -136,38 +143,39 @@ def test_share_memory_moves_views_along():
     results = []
     for lib, _ in LIBS:
         a = lib.arange(6.0).reshape(2, 3)
-        row = a[1]
+        row, alias = a[1], a.detach()
         before = (a.is_shared(), row.is_shared())
         assert a.share_memory_() is a
         row.add_(10)  # the view still aliases the base
         a[0, 0] = -1
-        results.append((before, a.is_shared(), row.is_shared(), a.tolist(), row.tolist(),
-                        a.untyped_storage().is_shared()))
+        alias[0, 1] = -2
+        results.append((before, a.is_shared(), row.is_shared(), alias.is_shared(), a.tolist(),
+                        row.tolist(), a.untyped_storage().is_shared()))
     assert results[0] == results[1]
 
 
-def _hogwild(lib, mp, share: bool) -> tuple:
+def _hogwild(lib, mp) -> tuple:
     lib.manual_seed(0)
     model = lib.nn.Linear(4, 1)
-    if share:
-        model.share_memory()
+    model.weight.share_memory_()  # the bias stays unshared until it is sent
+    shared_before = [p.is_shared() for p in model.parameters()]
     start = [p.detach().clone() for p in model.parameters()]
     ctx = mp.get_context("spawn")
     mp.spawn(workers.hogwild_step, args=(lib.__name__, model, ctx.Lock()), nprocs=2)
-    return ([p.is_shared() for p in model.parameters()],
+    return (shared_before, [p.is_shared() for p in model.parameters()],
             [(p.detach() - s).tolist() for p, s in zip(model.parameters(), start)])
 
 
-@pytest.mark.parametrize("share", [True, False], ids=["share_memory", "sent_unshared"])
-def test_children_update_a_shared_model_in_place(share):
-    """Hogwild: each child steps the parent's model; the parent reads both updates (an
-    unshared model is moved into shared memory when it is sent, as torch does)."""
-    (mine_shared, mine), (theirs_shared, theirs) = (_hogwild(lib, mp, share) for lib, mp in LIBS)
-    assert mine_shared == theirs_shared == [True, True]
-    np.testing.assert_allclose(np.array(mine[0]), np.array(theirs[0]), rtol=1e-6)
-    np.testing.assert_allclose(np.array(mine[1]), np.array(theirs[1]), rtol=1e-6)
-    # both steps landed: lr * (x_0 + x_1), x_i = arange(4) + i
-    np.testing.assert_allclose(np.array(mine[0]), [-0.5 * (2 * np.arange(4) + 1)], rtol=1e-6)
+def test_children_update_a_shared_model_in_place():
+    """Hogwild: each child steps the parent's model; the parent reads both updates, also in
+    the bias, which is moved into shared memory when it is sent, as torch does."""
+    mine, theirs = (_hogwild(lib, mp) for lib, mp in LIBS)
+    assert mine[:2] == theirs[:2] == ([True, False], [True, True])
+    for got, want in zip(mine[2], theirs[2]):
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+    # both steps landed: lr * (x_0 + x_1), x_i = arange(4) + i; the bias's gradient is 1
+    np.testing.assert_allclose(np.array(mine[2][0]), [-0.5 * (2 * np.arange(4) + 1)], rtol=1e-6)
+    np.testing.assert_allclose(np.array(mine[2][1]), [-1.0], rtol=1e-6)
 
 
 def test_sent_through_the_forking_pickler_by_value_when_not_registered():

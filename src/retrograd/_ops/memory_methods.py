@@ -6,6 +6,8 @@ import gc
 import sys
 from typing import Any
 
+import numpy as np
+
 from retrograd import _shared_memory as shm
 from retrograd._ops.registry import register_method
 from retrograd._tensor import Tensor, _is_wrapper
@@ -34,8 +36,8 @@ def share_memory_(self: Tensor) -> Tensor:
     """Move the memory of self (all of its storage) into a shared segment, in place: every
     tensor and storage that views the same memory is moved with it, so they keep aliasing."""
     a = self._data
-    # only self's slot, `a` and the call's argument hold the array: nothing else can view it
-    alone = a.base is None and sys.getrefcount(a) <= 3
+    # held by self's slot only (as counted by _lone_count): nothing else can view it
+    alone = a.base is None and sys.getrefcount(a) <= _LONE_COUNT
     if _is_wrapper(self) or shm.is_shared(a):
         return self
     root = shm.root_array(a)
@@ -46,6 +48,23 @@ def share_memory_(self: Tensor) -> Tensor:
         else:
             holder._data = shm.moved(mapping, low, holder._data)
     return self
+
+
+class _Holder:
+    __slots__ = ("_data",)
+    _data: Any
+
+
+def _lone_count() -> int:
+    """What sys.getrefcount says, read as share_memory_ reads it, of an array that one object's
+    slot holds (interpreters differ in the references their frames count)."""
+    holder = _Holder()
+    holder._data = np.empty(1)
+    a = holder._data
+    return sys.getrefcount(a)
+
+
+_LONE_COUNT = _lone_count()
 
 
 def _holders(root: Any) -> list:

@@ -17,6 +17,7 @@ import numpy as np
 from retrograd import _shared_memory as shm
 from retrograd._tensor import Tensor, _wrap
 from retrograd.nn.parameter import Parameter
+from retrograd.storage import UntypedStorage
 
 NON_LEAF = (
     "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does "
@@ -24,15 +25,34 @@ NON_LEAF = (
     "detach() on the tensor before serializing (e.g., putting it on the queue).")
 
 
-def rebuild_tensor(cls: type, handle: Any, offset: int, shape: tuple, strides: tuple,
-                   dtype: np.dtype, writeable: bool, requires_grad: bool) -> Tensor:
+def rebuild_tensor(cls: type, handle: Any, geometry: tuple, requires_grad: bool) -> Tensor:
     mapping = shm.open_segment(handle.detach())
-    t = _wrap(shm.array_in(mapping, offset, shape, dtype, strides, writeable))
+    if geometry[0] == "storage":
+        start, nbytes, dtype, offset, shape, stride = geometry[1:]
+        storage = UntypedStorage._over(np.ndarray((nbytes,), np.uint8, buffer=mapping,
+                                                  offset=start))
+        t = _wrap(np.empty(0, dtype)).set_(storage, offset, shape, stride)
+    else:
+        start, shape, dtype, strides, writeable = geometry[1:]
+        t = _wrap(shm.array_in(mapping, start, shape, dtype, strides, writeable))
     if cls is Parameter:
         # through the constructor, as it checks that an integer tensor does not require grad
         return Parameter(t, requires_grad=requires_grad)
     t.requires_grad = requires_grad
     return t
+
+
+def _geometry(t: Tensor, segment_start: int) -> tuple:
+    """Where t lies in its segment: its storage and the tensor's place in it as torch sends
+    them, or (for what set_ cannot rebuild: nothing to read, a read-only broadcast, a negative
+    NumPy stride) the array's own bytes."""
+    a = t._data
+    if a.size and a.flags.writeable and min(a.strides, default=0) >= 0:
+        storage = t.untyped_storage()
+        return ("storage", storage.data_ptr() - segment_start, storage.nbytes(), a.dtype,
+                t.storage_offset(), tuple(a.shape), t.stride())
+    return ("array", shm.address(a) - segment_start, a.shape, a.dtype, a.strides,
+            a.flags.writeable)
 
 
 def reduce_tensor(t: Tensor) -> tuple:
@@ -42,9 +62,8 @@ def reduce_tensor(t: Tensor) -> tuple:
     segment = shm.segment_of(t._data)
     assert segment is not None
     _, fd, start = segment
-    a = t._data
-    return (rebuild_tensor, (type(t), reduction.DupFd(fd), shm.address(a) - start, a.shape,
-                             a.strides, a.dtype, a.flags.writeable, t.requires_grad))
+    return (rebuild_tensor, (type(t), reduction.DupFd(fd), _geometry(t, start),
+                             t.requires_grad))
 
 
 def init_reductions() -> None:
