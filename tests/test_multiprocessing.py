@@ -154,8 +154,21 @@ def test_share_memory_moves_views_along():
     assert results[0] == results[1]
 
 
+def test_storage_share_memory_moves_its_tensors():
+    results = []
+    for lib, _ in LIBS:
+        v = lib.zeros(4)
+        storage = v.untyped_storage()
+        assert storage.share_memory_() is storage
+        w = lib.ones(2)
+        with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+            typed = w.storage()
+        assert typed.share_memory_() is typed
+        results.append((v.is_shared(), storage.is_shared(), w.is_shared(), typed.is_shared()))
+    assert results[0] == results[1] == (True, True, True, True)
+
+
 def _hogwild(lib, mp) -> tuple:
-    lib.manual_seed(0)
     model = lib.nn.Linear(4, 1)
     model.weight.share_memory_()  # the bias stays unshared until it is sent
     shared_before = [p.is_shared() for p in model.parameters()]
@@ -183,4 +196,6 @@ def test_sent_through_the_forking_pickler_by_value_when_not_registered():
     class Sub(retrograd.Tensor):
         pass
 
-    assert reduction.ForkingPickler.dumps(retrograd.ones(1).as_subclass(Sub)) is not None
+    t = retrograd.arange(3.0).as_subclass(Sub)
+    r = pickle.loads(reduction.ForkingPickler.dumps(t))
+    assert r.tolist() == [0.0, 1.0, 2.0] and not t.is_shared()

@@ -1,10 +1,10 @@
 """Memory that other processes can map: what `Tensor.share_memory_()` moves a tensor into and
 what `retrograd.multiprocessing` sends between processes.
 
-A segment is an anonymous file (memfd) mapped MAP_SHARED; its arrays are NumPy arrays whose
-`base` is that mapping. A process that receives the file descriptor maps the same pages, so a
-write in one process is read by every other one, as with torch's shared storages. The
-descriptor stays open while the mapping lives, so the segment can be sent on again.
+A segment is an anonymous file (a memfd on Linux) mapped MAP_SHARED; its arrays are NumPy
+arrays whose `base` is that mapping. A process that receives the file descriptor maps the same
+pages, so a write in one process is read by every other one, as with torch's shared storages.
+The descriptor stays open while the mapping lives, so the segment can be sent on again.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+import tempfile
 import weakref
 
 import numpy as np
@@ -34,8 +35,17 @@ def _register(fd: int, size: int) -> mmap.mmap:
     return mapping
 
 
+def _anonymous_file() -> int:
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("retrograd-shared", os.MFD_CLOEXEC)
+    # no memfd (macOS): a temporary file, unlinked at once, is as anonymous
+    fd, path = tempfile.mkstemp(prefix="retrograd-shared-")
+    os.unlink(path)
+    return fd
+
+
 def new_segment(nbytes: int) -> mmap.mmap:
-    fd = os.memfd_create("retrograd-shared", os.MFD_CLOEXEC)
+    fd = _anonymous_file()
     size = max(nbytes, 1)  # an empty mapping cannot be made
     os.ftruncate(fd, size)
     return _register(fd, size)
