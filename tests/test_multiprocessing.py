@@ -89,10 +89,12 @@ def test_tensors_through_a_queue_and_a_pipe():
             assert r.requires_grad == t.requires_grad and r.is_leaf
             assert r.detach().tolist() == t.detach().tolist()
             assert r.is_shared() and t.is_shared()  # the sender's memory moved, as torch's
+            assert r.data_ptr() == t.data_ptr()  # received where it was sent: the same memory
         base = lib.arange(8.0)
         q.put(base.view(2, 4)[:, 1::2])  # a view: its storage comes along
         r = q.get(timeout=30)
         assert (r.storage_offset(), r.stride(), r.untyped_storage().nbytes()) == (1, (4, 2), 32)
+        assert r.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
         r.mul_(-1)  # the same memory, not a copy
         assert base.tolist() == [0, -1, 2, -3, 4, -5, 6, -7]
         q.close()

@@ -19,10 +19,17 @@ import numpy as np
 
 # id(mapping) -> (weak reference to the mapping, its descriptor, its address)
 _SEGMENTS: dict[int, tuple[weakref.ref, int, int]] = {}
+# the file's identity (device, inode) -> its mapping in this process: a segment received again
+# (or sent back to the process that made it) is the memory already mapped, as torch finds a
+# storage it already has
+_BY_FILE: dict[tuple[int, int], weakref.ref] = {}
 
 
-def _forget(key: int, fd: int) -> None:
+def _forget(key: int, fd: int, file: tuple[int, int]) -> None:
     _SEGMENTS.pop(key, None)
+    ref = _BY_FILE.get(file)
+    if ref is not None and ref() is None:
+        del _BY_FILE[file]
     os.close(fd)
 
 
@@ -30,8 +37,11 @@ def _register(fd: int, size: int) -> mmap.mmap:
     mapping = mmap.mmap(fd, size, flags=mmap.MAP_SHARED)
     # the address of the mapping's first byte: offsets of the arrays in it are relative to it
     address = np.ndarray((size,), np.uint8, buffer=mapping).ctypes.data
+    st = os.fstat(fd)
+    file = (st.st_dev, st.st_ino)
     _SEGMENTS[id(mapping)] = (weakref.ref(mapping), fd, address)
-    weakref.finalize(mapping, _forget, id(mapping), fd)
+    _BY_FILE[file] = weakref.ref(mapping)
+    weakref.finalize(mapping, _forget, id(mapping), fd, file)
     return mapping
 
 
@@ -52,8 +62,15 @@ def new_segment(nbytes: int) -> mmap.mmap:
 
 
 def open_segment(fd: int) -> mmap.mmap:
-    """Map a segment whose descriptor another process sent; the descriptor is kept."""
-    return _register(fd, os.fstat(fd).st_size)
+    """Map a segment whose descriptor another process sent (the descriptor is kept), or give
+    its mapping here if this process has it already (the descriptor is closed)."""
+    st = os.fstat(fd)
+    ref = _BY_FILE.get((st.st_dev, st.st_ino))
+    known = ref() if ref is not None else None
+    if known is not None:
+        os.close(fd)
+        return known
+    return _register(fd, st.st_size)
 
 
 def root_array(a: np.ndarray) -> np.ndarray:
