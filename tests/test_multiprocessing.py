@@ -140,6 +140,13 @@ def test_the_namespace_is_torchs():
     assert retrograd.multiprocessing is rmp and torch.multiprocessing is tmp
     with pytest.warns(UserWarning, match="SpawnContext is renamed to ProcessContext"):
         rmp.SpawnContext([], [])
+    assert rmp.ENV_VAR_PARALLEL_START == tmp.ENV_VAR_PARALLEL_START
+    messages = []
+    for _, mp in LIBS:  # spawn warns about another start method, then spawns (none here)
+        with pytest.warns(FutureWarning) as record:
+            assert mp.spawn(workers.raise_error, nprocs=0, start_method="fork") is None
+        messages.append(str(record[0].message))
+    assert messages[0] == messages[1]
 
 
 def test_share_memory_moves_views_along():

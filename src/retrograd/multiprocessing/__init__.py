@@ -7,6 +7,7 @@ from multiprocessing import *  # noqa: F403
 
 from retrograd.multiprocessing.reductions import init_reductions
 from retrograd.multiprocessing.spawn import (
+    ENV_VAR_PARALLEL_START,
     ProcessContext,
     ProcessExitedException,
     ProcessRaisedException,

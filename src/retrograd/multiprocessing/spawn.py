@@ -15,11 +15,13 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException",
            "ProcessRaisedException", "spawn", "SpawnContext", "start_processes"]
 
+ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -166,14 +168,20 @@ def _error_file() -> str:
 def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True,
                     daemon: bool = False, start_method: str = "spawn") -> ProcessContext | None:
     ctx: Any = multiprocessing.get_context(start_method)
-    error_files = []
-    processes = []
-    for i in range(nprocs):
-        error_files.append(_error_file())
-        p = ctx.Process(target=_run, args=(fn, i, args, error_files[-1]), daemon=daemon)
+
+    def start(i: int) -> tuple:
+        error_file = _error_file()
+        p = ctx.Process(target=_run, args=(fn, i, args, error_file), daemon=daemon)
         p.start()
-        processes.append(p)
-    context = ProcessContext(processes, error_files)
+        return p, error_file
+
+    # forkserver can start processes from several threads at once, when asked to
+    if start_method == "forkserver" and os.environ.get(ENV_VAR_PARALLEL_START, "0") == "1":
+        with ThreadPoolExecutor(max_workers=nprocs) as pool:
+            started = list(pool.map(start, range(nprocs)))
+    else:
+        started = [start(i) for i in range(nprocs)]
+    context = ProcessContext([p for p, _ in started], [f for _, f in started])
     if not join:
         return context
     while not context.join():
