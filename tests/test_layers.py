@@ -23,6 +23,7 @@ LAYERS = [
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
         "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",
         "retrograd._numpy_blas",
+        "retrograd._shared_memory",  # segments of memory other processes map: arrays only
         # the leaf modules of the autograd core that Tensor's slots (and its generated
         # constructor) need: they import nothing
         "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",
@@ -49,6 +50,7 @@ LAYERS = [
         "retrograd.random", "retrograd._global_api",  # top-level settings and flags
         "retrograd.signal",  # window functions written on the public namespace, as torch's
         "retrograd._legacy_storage",  # FloatStorage, ...: convert data as tensor() does
+        "retrograd.multiprocessing",  # tensors sent between processes through shared memory
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",

@@ -65,6 +65,7 @@ import retrograd.utils.hooks
 import retrograd.utils.checkpoint
 import retrograd.utils.dlpack
 from retrograd import distributed
+from retrograd import multiprocessing
 from retrograd import futures
 from retrograd import jit
 from retrograd import _logging

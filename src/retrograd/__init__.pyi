@@ -130,6 +130,7 @@ import retrograd.utils.hooks
 import retrograd.utils.checkpoint
 import retrograd.utils.dlpack
 from retrograd import distributed as distributed
+from retrograd import multiprocessing as multiprocessing
 from retrograd import futures as futures
 from retrograd import jit as jit
 from retrograd import _logging as _logging

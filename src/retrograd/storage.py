@@ -9,12 +9,15 @@ when their data_ptr()s agree, as in torch.
 
 from __future__ import annotations
 
+import gc
+import sys
 import warnings
 from typing import Any
 
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _shared_memory as shm
 from retrograd._tensor import Tensor
 
 TYPED_STORAGE_DEPRECATED = (
@@ -68,7 +71,11 @@ class UntypedStorage:
         return False
 
     def is_shared(self) -> bool:
-        return False
+        return shm.is_shared(self._bytes)
+
+    def share_memory_(self) -> UntypedStorage:
+        share_memory(self)
+        return self
 
     def untyped(self) -> UntypedStorage:
         return self
@@ -149,7 +156,11 @@ class TypedStorage:
         return False
 
     def is_shared(self) -> bool:
-        return False
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self) -> TypedStorage:
+        self._untyped_storage.share_memory_()
+        return self
 
     def tolist(self) -> list:
         v = self._values()
@@ -276,3 +287,55 @@ def root_shift(t: Tensor) -> int:
         return 0
     root = _root(t)._data
     return (root.__array_interface__["data"][0] - s.data_ptr()) // root.itemsize
+
+
+def share_memory(holder: Tensor | UntypedStorage) -> None:
+    """Move the memory holder's array is in (all of its root array's) into a shared segment, in
+    place: every tensor and storage whose array views the same memory moves with it, so they
+    keep aliasing (Tensor.share_memory_, UntypedStorage.share_memory_)."""
+    a = holder._data if isinstance(holder, Tensor) else holder._bytes
+    # held by the holder's slot only (as _lone_count counts): nothing else can view it
+    alone = a.base is None and sys.getrefcount(a) <= _LONE_COUNT
+    if shm.is_shared(a):
+        return
+    root = shm.root_array(a)
+    mapping, low = shm.copy_into_segment(root)
+    for h in [holder] if alone else _holders(root):
+        if isinstance(h, UntypedStorage):
+            h._bytes = shm.moved(mapping, low, h._bytes)
+        else:
+            h._data = shm.moved(mapping, low, h._data)
+
+
+class _Holder:
+    __slots__ = ("_data",)
+    _data: Any
+
+
+def _lone_count() -> int:
+    """What sys.getrefcount says, read as share_memory reads it, of an array that one object's
+    slot holds (interpreters differ in the references their frames count)."""
+    holder = _Holder()
+    holder._data = np.empty(1)
+    a = holder._data
+    return sys.getrefcount(a)
+
+
+_LONE_COUNT = _lone_count()
+
+
+def _holders(root: np.ndarray) -> list:
+    """The live tensors and storages whose arrays are views of root (one pass over the objects
+    the collector tracks: sharing memory is a setup step)."""
+    out = []
+    for o in gc.get_objects():
+        cls = type(o)  # not isinstance: it would ask lazy module proxies for their __class__
+        if issubclass(cls, Tensor):
+            arr = getattr(o, "_data", None)
+        elif issubclass(cls, UntypedStorage):
+            arr = getattr(o, "_bytes", None)
+        else:
+            continue
+        if arr is not None and shm.root_array(arr) is root:
+            out.append(o)
+    return out

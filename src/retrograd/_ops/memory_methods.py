@@ -1,12 +1,13 @@
-"""Tensor methods about where memory lives (pinned, shared, which device), answered for CPU
-memory owned by one process."""
+"""Tensor methods about where memory lives (pinned, shared, which device) for CPU memory."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from retrograd import _shared_memory as shm
 from retrograd._ops.registry import register_method
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _is_wrapper
+from retrograd.storage import share_memory
 
 NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 
@@ -24,12 +25,12 @@ def pin_memory(self: Tensor, device: Any = None) -> Tensor:
 
 
 def is_shared(self: Tensor) -> bool:
-    return False
+    return shm.is_shared(self._data)
 
 
 def share_memory_(self: Tensor) -> Tensor:
-    # NumPy memory cannot be moved into shared memory in place: the tensor stays in this
-    # process's memory, and is_shared() keeps saying so
+    if not _is_wrapper(self):  # a wrapper's array is only its geometry
+        share_memory(self)
     return self
 
 

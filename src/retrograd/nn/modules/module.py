@@ -442,10 +442,12 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self) -> Module:
-        # NumPy memory needs no moving; an uninitialized tensor has none to share (its error)
+        # as torch's _apply: parameters, their gradients and buffers (an uninitialized
+        # parameter raises its own error)
         for t in itertools.chain(self.parameters(), self.buffers()):
-            if is_lazy(t):
-                t.share_memory_()
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
         return self
 
     # --- hooks ----------------------------------------------------------------------------------
