@@ -10,7 +10,6 @@ when their data_ptr()s agree, as in torch.
 from __future__ import annotations
 
 import gc
-import sys
 import warnings
 from typing import Any
 
@@ -293,49 +292,59 @@ def share_memory(holder: Tensor | UntypedStorage) -> None:
     """Move the memory holder's array is in (all of its root array's) into a shared segment, in
     place: every tensor and storage whose array views the same memory moves with it, so they
     keep aliasing (Tensor.share_memory_, UntypedStorage.share_memory_)."""
-    a = holder._data if isinstance(holder, Tensor) else holder._bytes
-    # held by the holder's slot only (as _lone_count counts): nothing else can view it
-    alone = a.base is None and sys.getrefcount(a) <= _LONE_COUNT
-    if shm.is_shared(a):
+    share_memory_of([holder])
+
+
+def share_memory_of(holders: list) -> None:
+    """share_memory for several holders, finding the aliases of all of them in one pass over the
+    live objects (Module.share_memory shares every parameter with one pass)."""
+    roots = []
+    for h in holders:
+        a = h._data if isinstance(h, Tensor) else h._bytes
+        if not shm.is_shared(a):
+            root = shm.root_array(a)
+            if not any(root is r for r in roots):
+                roots.append(root)
+    if not roots:
         return
-    root = shm.root_array(a)
-    mapping, low = shm.copy_into_segment(root)
-    for h in [holder] if alone else _holders(root):
+    moves = [(root, *shm.copy_into_segment(root)) for root in roots]
+    for h, root in _holders(roots):
+        mapping, low = next((m, lo) for r, m, lo in moves if r is root)
         if isinstance(h, UntypedStorage):
             h._bytes = shm.moved(mapping, low, h._bytes)
         else:
             h._data = shm.moved(mapping, low, h._data)
 
 
-class _Holder:
-    __slots__ = ("_data",)
-    _data: Any
+# which attribute of an instance of each class holds its array (None: not a holder), filled as
+# classes are met: the scan below then costs one dictionary look-up per live object
+_HOLDER_FIELD: dict = {}
 
 
-def _lone_count() -> int:
-    """What sys.getrefcount says, read as share_memory reads it, of an array that one object's
-    slot holds (interpreters differ in the references their frames count)."""
-    holder = _Holder()
-    holder._data = np.empty(1)
-    a = holder._data
-    return sys.getrefcount(a)
+def _holder_field(cls: type) -> str | None:
+    field = "_data" if issubclass(cls, Tensor) else "_bytes" if issubclass(
+        cls, UntypedStorage) else None
+    _HOLDER_FIELD[cls] = field
+    return field
 
 
-_LONE_COUNT = _lone_count()
-
-
-def _holders(root: np.ndarray) -> list:
-    """The live tensors and storages whose arrays are views of root (one pass over the objects
-    the collector tracks: sharing memory is a setup step)."""
+def _holders(roots: list) -> list:
+    """(holder, root) for every live tensor and storage whose array views one of roots: one pass
+    over the objects the collector tracks (sharing memory is a setup step; no object's address
+    or reference count is read)."""
     out = []
+    fields = _HOLDER_FIELD
     for o in gc.get_objects():
         cls = type(o)  # not isinstance: it would ask lazy module proxies for their __class__
-        if issubclass(cls, Tensor):
-            arr = getattr(o, "_data", None)
-        elif issubclass(cls, UntypedStorage):
-            arr = getattr(o, "_bytes", None)
-        else:
+        field = fields[cls] if cls in fields else _holder_field(cls)
+        if field is None:
             continue
-        if arr is not None and shm.root_array(arr) is root:
-            out.append(o)
+        arr = getattr(o, field, None)
+        if arr is None:
+            continue
+        root = shm.root_array(arr)
+        for r in roots:
+            if root is r:
+                out.append((o, r))
+                break
     return out

@@ -20,7 +20,7 @@ from typing import Any
 from retrograd import _dtype as D
 from retrograd._autograd.hooks import RemovableHandle
 from retrograd._device import device as _device
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _is_wrapper
 from retrograd.autograd.grad_mode import no_grad
 from retrograd.nn.hooks import BackwardHook
 from retrograd.nn.parameter import Buffer, Parameter, buffer_persistent, is_lazy
@@ -444,10 +444,20 @@ class Module:
     def share_memory(self) -> Module:
         # as torch's _apply: parameters, their gradients and buffers (an uninitialized
         # parameter raises its own error)
+        # (one pass finds the aliases of all of them; a class with its own share_memory_, such
+        # as an uninitialized parameter, which raises, is called on its own)
+        from retrograd.storage import share_memory_of
+
+        plain = []
         for t in itertools.chain(self.parameters(), self.buffers()):
-            t.share_memory_()
-            if t.grad is not None:
-                t.grad.share_memory_()
+            for x in (t, t.grad):
+                if x is None:
+                    continue
+                if type(x).share_memory_ is Tensor.share_memory_ and not _is_wrapper(x):
+                    plain.append(x)
+                else:
+                    x.share_memory_()
+        share_memory_of(plain)
         return self
 
     # --- hooks ----------------------------------------------------------------------------------
