@@ -210,3 +210,18 @@ def test_sent_through_the_forking_pickler_by_value_when_not_registered():
     t = retrograd.arange(3.0).as_subclass(Sub)
     r = pickle.loads(reduction.ForkingPickler.dumps(t))
     assert r.tolist() == [0.0, 1.0, 2.0] and not t.is_shared()
+
+
+def test_module_share_memory_moves_every_tensor_and_its_aliases_in_one_pass():
+    model = retrograd.nn.Sequential(retrograd.nn.Linear(3, 4), retrograd.nn.BatchNorm1d(4))
+    model[0].weight.grad = retrograd.ones(4, 3)
+    alias = model[0].weight.detach()  # another tensor on the same memory
+    view = model[0].bias[1:]
+    model.share_memory()
+    tensors = list(model.parameters()) + list(model.buffers()) + [model[0].weight.grad]
+    assert all(t.is_shared() for t in tensors)
+    assert alias.is_shared() and view.is_shared()
+    with retrograd.no_grad():
+        model[0].weight[0, 0] = 5.0
+        model[0].bias[2] = 7.0
+    assert alias[0, 0].item() == 5.0 and view[1].item() == 7.0  # still aliasing
