@@ -297,20 +297,19 @@ def test_object_arrays_and_pickles_are_never_loaded(tmp_path):
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("archive/data.pkl", pickle.dumps(Evil()))
-    with pytest.raises(RuntimeError, match="PyTorch \\(pickle\\) checkpoint"):
-        load(io.BytesIO(out.getvalue()))
+    with pytest.raises(RuntimeError, match="Unsupported global: GLOBAL (posix|nt).system"):
+        load(io.BytesIO(out.getvalue()))  # read by the allowlist unpickler, which refuses it
     # a bare pickle file
     with pytest.raises(RuntimeError):
         load(io.BytesIO(pickle.dumps(Evil())))
     assert not marker.exists()
 
 
-def test_torch_checkpoint_is_refused_clearly(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_torch_checkpoint_loads(tmp_path):
+    torch = pytest.importorskip("torch")  # (more in tests/test_torch_checkpoint.py)
     path = tmp_path / "torch.pt"
-    torch.save({"w": torch.zeros(2)}, path)
-    with pytest.raises(RuntimeError, match="PyTorch \\(pickle\\) checkpoint"):
-        load(path)
+    torch.save({"w": torch.arange(2.0)}, path)
+    assert load(path)["w"].tolist() == [0.0, 1.0]
 
 
 def test_array_size_lie_raises():
