@@ -1,0 +1,175 @@
+"""SummaryWriter: torch.utils.tensorboard's writer, writing TensorBoard event files itself."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from . import _summary
+from ._event_file import EventFileWriter, encode_event
+from ._hparams import hparams
+
+__all__ = ["SummaryWriter"]
+
+
+class SummaryWriter:
+    """Writes scalars, histograms, images, text and hyperparameters to event files in `log_dir`
+    that TensorBoard reads. Same arguments and defaults as torch's: `log_dir` defaults to
+    runs/<month><day>_<hour>-<minute>-<second>_<hostname><comment>; `purge_step` makes
+    TensorBoard hide the events of earlier runs at that step and later; events are written
+    when `max_queue` of them are waiting, every `flush_secs` seconds, on flush() and close().
+    """
+
+    def __init__(self, log_dir: str | os.PathLike[str] | None = None, comment: str = "",
+                 purge_step: int | None = None, max_queue: int = 10, flush_secs: int = 120,
+                 filename_suffix: str = "") -> None:
+        if not log_dir:
+            import socket
+            from datetime import datetime
+
+            stamp = datetime.now().strftime("%b%d_%H-%M-%S")
+            log_dir = os.path.join("runs", stamp + "_" + socket.gethostname() + comment)
+        self.log_dir = log_dir
+        self.purge_step = purge_step
+        self.max_queue = max_queue
+        self.flush_secs = flush_secs
+        self.filename_suffix = filename_suffix
+        # the writer of log_dir, and of each add_scalars sub-directory; made again after close()
+        self.file_writer: EventFileWriter | None = None
+        self.all_writers: dict[str, EventFileWriter] | None = None
+        self._get_file_writer()
+        self.default_bins = _summary.tensorflow_bins()
+
+    def _get_file_writer(self) -> EventFileWriter:
+        if self.all_writers is None or self.file_writer is None:
+            writer = EventFileWriter(str(self.log_dir), self.max_queue, self.flush_secs,
+                                     self.filename_suffix)
+            self.file_writer = writer
+            self.all_writers = {writer.get_logdir(): writer}
+            if self.purge_step is not None:
+                # a new file_version and a session START at purge_step: TensorBoard drops the
+                # events at and after this step written before
+                step = int(self.purge_step)
+                writer.add_event(encode_event(time.time(), step, file_version="brain.Event:2"))
+                writer.add_event(encode_event(time.time(), step, session_log_start=True))
+                self.purge_step = None
+        return self.file_writer
+
+    def get_logdir(self) -> str | os.PathLike[str]:
+        """The directory where event files are written."""
+        return self.log_dir
+
+    def add_hparams(self, hparam_dict: dict[str, Any], metric_dict: dict[str, Any],
+                    hparam_domain_discrete: dict[str, list[Any]] | None = None,
+                    run_name: str | None = None, global_step: int | None = None) -> None:
+        """Hyperparameters and metrics for TensorBoard's HPARAMS tab, in the sub-directory
+        `run_name` (default: the current time)."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        experiment, start, end = hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        if not run_name:
+            run_name = str(time.time())
+        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
+        with SummaryWriter(log_dir=logdir) as run:
+            fw = run._get_file_writer()
+            for summary in (experiment, start, end):
+                fw.add_summary(summary, global_step)
+            for k, v in metric_dict.items():
+                run.add_scalar(k, v, global_step)
+
+    def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
+                   walltime: float | None = None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
+        """One number (a Python number, a one-element array or tensor)."""
+        summary = _summary.scalar(tag, scalar_value, new_style=new_style,
+                                  double_precision=double_precision)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_scalars(self, main_tag: str, tag_scalar_dict: dict[str, Any],
+                    global_step: int | None = None, walltime: float | None = None) -> None:
+        """Several numbers on one chart: each goes to the sub-directory
+        <log_dir>/<main_tag with / as _>_<tag>, under the tag `main_tag`."""
+        walltime = time.time() if walltime is None else walltime
+        logdir = self._get_file_writer().get_logdir()
+        assert self.all_writers is not None
+        for tag, scalar_value in tag_scalar_dict.items():
+            sub = logdir + "/" + main_tag.replace("/", "_") + "_" + tag
+            writer = self.all_writers.get(sub)
+            if writer is None:
+                writer = EventFileWriter(sub, self.max_queue, self.flush_secs,
+                                         self.filename_suffix)
+                self.all_writers[sub] = writer
+            writer.add_summary(_summary.scalar(main_tag, scalar_value), global_step, walltime)
+
+    def add_tensor(self, tag: str, tensor: Any, global_step: int | None = None,
+                   walltime: float | None = None) -> None:
+        """A whole tensor (TensorBoard's tensor plugin)."""
+        summary = _summary.tensor_summary(tag, tensor)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
+                      bins: Any = "tensorflow", walltime: float | None = None,
+                      max_bins: int | None = None) -> None:
+        """A histogram of `values`; `bins` as numpy.histogram's, or "tensorflow" for
+        TensorBoard's default buckets."""
+        if isinstance(bins, str) and bins == "tensorflow":
+            bins = self.default_bins
+        summary = _summary.histogram(tag, values, bins, max_bins=max_bins)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,
+                          sum_squares: float, bucket_limits: Any, bucket_counts: Any,
+                          global_step: int | None = None,
+                          walltime: float | None = None) -> None:
+        """A histogram already counted: right bucket edges and counts."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        summary = _summary.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits,
+                                         bucket_counts)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                  walltime: float | None = None, dataformats: str = "CHW") -> None:
+        """An image (PNG); float values are taken in [0, 1], uint8 in [0, 255]."""
+        summary = _summary.image(tag, img_tensor, dataformats=dataformats)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                   walltime: float | None = None, dataformats: str = "NCHW") -> None:
+        """A batch of images, tiled eight a row into one image."""
+        summary = _summary.image(tag, img_tensor, dataformats=dataformats)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
+        """Text (markdown) for TensorBoard's TEXT tab, under the tag <tag>/text_summary."""
+        summary = _summary.text(tag, text_string)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
+                  use_strict_trace: bool = True) -> None:
+        raise NotImplementedError(
+            "SummaryWriter.add_graph is not supported: retrograd does not trace models into "
+            "TensorBoard's graph format (torch traces them with torch.jit)")
+
+    def flush(self) -> None:
+        """Write every pending event to disk."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Write pending events and close the files; adding more afterwards opens new files."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.close()
+        self.file_writer = self.all_writers = None
+
+    def __enter__(self) -> SummaryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
