@@ -49,6 +49,7 @@ IMAGES = {
     "wh": (RNG.random((6, 2)), "WH"),
 }
 NORMAL = RNG.normal(size=500)
+PRED = RNG.random(200)
 BATCHES = {
     "nchw": (RNG.random((10, 3, 4, 5)), "NCHW"),  # 10 images: two rows of the 8-wide grid
     "nhwc_gray": (RNG.random((3, 4, 5, 1)), "NHWC"),
@@ -96,6 +97,22 @@ def _program(lib, writer) -> None:
         w.add_images("images/" + tag, lib.tensor(img), 1, walltime=WALL, dataformats=fmt)
     w.add_scalars("run/main", {"train": 1.0, "val": lib.tensor(2.0)}, 1, walltime=WALL)
     w.add_scalars("run/main", {"train": 0.5, "test": 3.0}, 2, walltime=WALL)
+    labels = (PRED > 0.4).astype(np.int64)
+    labels[::7] ^= 1
+    w.add_pr_curve("pr", lib.tensor(labels), lib.tensor(PRED), 1, walltime=WALL)
+    w.add_pr_curve("pr", labels, PRED, 2, num_thresholds=300, weights=0.5, walltime=WALL)
+    w.add_pr_curve("pr/small", labels, PRED, 3, num_thresholds=5, walltime=WALL)
+    counts = [lib.tensor([5.0, 3.0, 1.0]), [1.0, 1.0, 0.0], np.array([0.0, 4.0, 5.0]),
+              [0.0, 2.0, 4.0], [0.8, 0.75, 1.0], lib.tensor([1.0, 0.6, 0.2])]
+    w.add_pr_curve_raw("pr/raw", *counts, 1, num_thresholds=3, walltime=WALL)
+    w.add_audio("audio", lib.tensor(np.sin(np.linspace(0, 20, 300)) * 0.9), 1,
+                sample_rate=8000, walltime=WALL)
+    w.add_audio("audio/clipped", np.linspace(-2, 2, 50)[None], 2, walltime=WALL)
+    w.add_custom_scalars({"Losses": {"all": ["Multiline", ["loss", "int"]],
+                                     "band": ["Margin", ["loss", "zero", "huge"]]},
+                          "Other": {"x": ["Multiline", ["nostep"]]}})
+    w.add_custom_scalars_multilinechart(["loss", "new"], category="c", title="t")
+    w.add_custom_scalars_marginchart(["a", "b", "c"])
     w.add_hparams({"lr": 0.1, "layers": 3, "opt": "adam", "flag": True, "skip": None,
                    "t": lib.tensor([0.5])},
                   {"hp/acc": 0.9, "hp/loss": lib.tensor(0.1)},
@@ -337,10 +354,14 @@ def _raised(fn):
     lambda lib, w: w.add_hparams({"lr": 0.1}, {}, hparam_domain_discrete={"lr": [1]}),
     lambda lib, w: w.add_hparams({"lr": 0.1}, {}, hparam_domain_discrete=[1]),
     lambda lib, w: w.add_tensor("x", lib.zeros(2, dtype=lib.float8_e4m3fn)),
+    lambda lib, w: w.add_audio("x", lib.zeros(2, 3)),
+    lambda lib, w: w.add_custom_scalars_marginchart(["a", "b"]),
+    lambda lib, w: w.add_custom_scalars({"c": {"m": ["Margin", ["a"]]}}),
 ], ids=["multi_element_scalar", "list_scalar", "string_scalar", "repeated_format",
         "format_rank", "two_channel_batch", "five_channel_image", "empty_histogram",
         "histogram_out_of_bins", "raw_histogram_lengths", "hparams_not_dict",
-        "hparam_value", "domain_type", "domain_not_dict", "tensor_dtype"])
+        "hparam_value", "domain_type", "domain_not_dict", "tensor_dtype", "audio_2d",
+        "margin_chart_tags", "margin_layout_tags"])
 def test_errors_match_torch(tmp_path, call):
     with SummaryWriter(tmp_path / "ours") as w:
         ours = _raised(lambda: call(retrograd, w))
@@ -376,3 +397,51 @@ def test_logs_without_the_tensorboard_package(tmp_path):
     events = _events(tmp_path)
     assert sorted(events) == [".", "r"]
     assert events["."][1].summary.value[0].simple_value == 1.0
+
+
+def test_figures_as_torch(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def figure(n):
+        fig = plt.figure(figsize=(2, 1.5), dpi=40)
+        plt.plot(np.arange(n), np.arange(n) ** 2)
+        return fig
+
+    for W, name in ((SummaryWriter, "ours"), (TorchSummaryWriter, "theirs")):
+        with W(tmp_path / name) as w:
+            w.add_figure("fig", figure(5), 1, walltime=WALL)
+            w.add_figure("figs", [figure(3), figure(4)], 2, walltime=WALL, close=False)
+    ours, theirs = _events(tmp_path / "ours")["."], _events(tmp_path / "theirs")["."]
+    assert len(ours) == len(theirs) == 3
+    for a, b in zip(ours[1:], theirs[1:]):
+        va, vb = a.summary.value[0], b.summary.value[0]
+        assert (va.tag, va.image.width, va.image.height) == (vb.tag, vb.image.width,
+                                                            vb.image.height)
+        np.testing.assert_array_equal(_png_pixels(va.image.encoded_image_string),
+                                      _png_pixels(vb.image.encoded_image_string))
+    plt.close("all")
+
+
+def test_pending_events_are_written_after_flush_secs(tmp_path):
+    import time
+
+    w = SummaryWriter(tmp_path, max_queue=100, flush_secs=0.2)
+    w.add_scalar("x", 1.0, 1)
+    deadline = time.monotonic() + 30  # generous: the machine may be busy
+    while _record_count(tmp_path) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _record_count(tmp_path) == 2
+    w.close()
+
+
+def test_events_of_a_writer_never_closed_are_written_at_exit(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("from retrograd.utils.tensorboard import SummaryWriter\n"
+            f"w = SummaryWriter({str(tmp_path)!r})\n"
+            "w.add_scalar('x', 1.0, 1)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert _record_count(tmp_path) == 2

@@ -26,9 +26,10 @@ def summary(*values: bytes) -> bytes:
 
 
 def value(tag: str, *, simple_value: float | None = None, image: bytes | None = None,
-          histo: bytes | None = None, tensor: bytes | None = None,
+          histo: bytes | None = None, audio: bytes | None = None, tensor: bytes | None = None,
           metadata: bytes | None = None) -> bytes:
-    """Summary.Value; simple_value, image, histo and tensor are one `oneof`: written when set."""
+    """Summary.Value; simple_value, image, histo, audio and tensor are one `oneof`: written
+    when set."""
     out = pb.string(1, tag)
     if simple_value is not None:
         out += pb.float32(2, simple_value, present=True)
@@ -36,6 +37,8 @@ def value(tag: str, *, simple_value: float | None = None, image: bytes | None = 
         out += pb.message(4, image)
     if histo is not None:
         out += pb.message(5, histo)
+    if audio is not None:
+        out += pb.message(6, audio)
     if tensor is not None:
         out += pb.message(8, tensor)
     if metadata is not None:

@@ -6,7 +6,8 @@ import os
 import time
 from typing import Any
 
-from . import _summary
+from . import _plugins, _summary
+from ._convert import make_np
 from ._event_file import EventFileWriter, encode_event
 from ._hparams import hparams
 
@@ -146,6 +147,57 @@ class SummaryWriter:
         """Text (markdown) for TensorBoard's TEXT tab, under the tag <tag>/text_summary."""
         summary = _summary.text(tag, text_string)
         self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_figure(self, tag: str, figure: Any, global_step: int | None = None,
+                   close: bool = True, walltime: float | None = None) -> None:
+        """A matplotlib figure (or a list of them) rendered to an image; needs matplotlib."""
+        if isinstance(figure, list):
+            self.add_image(tag, _plugins.figure_to_image(figure, close), global_step, walltime,
+                           dataformats="NCHW")
+        else:
+            self.add_image(tag, _plugins.figure_to_image(figure, close), global_step, walltime,
+                           dataformats="CHW")
+
+    def add_audio(self, tag: str, snd_tensor: Any, global_step: int | None = None,
+                  sample_rate: int = 44100, walltime: float | None = None) -> None:
+        """Mono audio, samples in [-1, 1], as 16-bit WAV."""
+        summary = _plugins.audio(tag, snd_tensor, sample_rate=sample_rate)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
+                     global_step: int | None = None, num_thresholds: int = 127,
+                     weights: Any = None, walltime: float | None = None) -> None:
+        """A precision-recall curve of binary `labels` against `predictions` in [0, 1]."""
+        labels, predictions = make_np(labels), make_np(predictions)
+        summary = _plugins.pr_curve(tag, labels, predictions, num_thresholds, weights)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
+                         true_negative_counts: Any, false_negative_counts: Any, precision: Any,
+                         recall: Any, global_step: int | None = None, num_thresholds: int = 127,
+                         weights: Any = None, walltime: float | None = None) -> None:
+        """A precision-recall curve already counted."""
+        summary = _plugins.pr_curve_raw(tag, true_positive_counts, false_positive_counts,
+                                        true_negative_counts, false_negative_counts, precision,
+                                        recall, num_thresholds, weights)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_custom_scalars_multilinechart(self, tags: list[str], category: str = "default",
+                                          title: str = "untitled") -> None:
+        self._get_file_writer().add_summary(
+            _plugins.custom_scalars({category: {title: ["Multiline", tags]}}))
+
+    def add_custom_scalars_marginchart(self, tags: list[str], category: str = "default",
+                                       title: str = "untitled") -> None:
+        if len(tags) != 3:
+            raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
+        self._get_file_writer().add_summary(
+            _plugins.custom_scalars({category: {title: ["Margin", tags]}}))
+
+    def add_custom_scalars(self, layout: dict[str, dict[str, Any]]) -> None:
+        """Charts of the CUSTOM SCALARS tab: {category: {chart: ["Multiline" or "Margin",
+        tags]}}."""
+        self._get_file_writer().add_summary(_plugins.custom_scalars(layout))
 
     def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
