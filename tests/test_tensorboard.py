@@ -445,3 +445,62 @@ def test_events_of_a_writer_never_closed_are_written_at_exit(tmp_path):
             "w.add_scalar('x', 1.0, 1)\n")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert _record_count(tmp_path) == 2
+
+
+def _embedding_run(lib, W, logdir):
+    rng = np.random.default_rng(1)
+    mat, imgs = rng.normal(size=(6, 4)).astype(np.float32), rng.random((6, 3, 5, 5))
+    with W(logdir) as w:
+        w.add_embedding(lib.tensor(mat), metadata=list("abcdef"), label_img=lib.tensor(imgs))
+        w.add_embedding(lib.tensor(mat[:3]), metadata=[[1, "x"], [2, "y"], [3, "z"]],
+                        metadata_header=["n", "s"], global_step=7, tag="feat/üñi%\"q\"")
+        w.add_embedding(mat[:2].astype(np.float64), global_step=7, tag="plain")
+        # the same directory again: torch's warning, files rewritten
+        w.add_embedding(lib.tensor(mat[:2]), global_step=7, tag="plain")
+
+
+def test_embeddings_as_torch(tmp_path, capsys):
+    _embedding_run(retrograd, SummaryWriter, tmp_path / "ours")
+    ours_out = capsys.readouterr().out
+    _embedding_run(torch, TorchSummaryWriter, tmp_path / "theirs")
+    assert ours_out == capsys.readouterr().out != ""
+
+    def files(root):
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                      if p.is_file() and not p.name.startswith("events."))
+
+    names = files(tmp_path / "theirs")
+    assert files(tmp_path / "ours") == names
+    assert "projector_config.pbtxt" in names and "00000/default/sprite.png" in names
+    for name in names:
+        a = (tmp_path / "ours" / name).read_bytes()
+        b = (tmp_path / "theirs" / name).read_bytes()
+        if name.endswith(".png"):
+            np.testing.assert_array_equal(_png_pixels(a), _png_pixels(b))
+        else:
+            assert a == b, name
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, w: w.add_embedding(lib.zeros(3, 2), metadata=["a"]),
+    lambda lib, w: w.add_embedding(lib.zeros(3, 2), label_img=lib.zeros(2, 3, 4, 4)),
+    lambda lib, w: w.add_embedding(lib.zeros(3), tag="vector"),
+    lambda lib, w: w.add_embedding(lib.zeros(1, 2), metadata=[[1, 2]], metadata_header=["a"]),
+], ids=["labels", "images", "not_2d", "header"])
+def test_embedding_errors_match_torch(tmp_path, call):
+    with SummaryWriter(tmp_path / "ours") as w:
+        ours = _raised(lambda: call(retrograd, w))
+    with TorchSummaryWriter(tmp_path / "theirs") as w:
+        theirs = _raised(lambda: call(torch, w))
+    assert ours == theirs
+
+
+def test_projector_config_strings_are_protobuf_text_format():
+    from google.protobuf import text_format
+    from tensorboard.plugins.projector.projector_config_pb2 import EmbeddingInfo
+
+    from retrograd.utils.tensorboard._embedding import _quoted
+
+    for text in ("plain", 'q"u\'o\\te', "tab\tnew\nline\rcr\x01\x7f", "ünï/%"):
+        assert (text_format.MessageToString(EmbeddingInfo(tensor_name=text))
+                == f"tensor_name: {_quoted(text)}\n")

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from . import _plugins, _summary
+from . import _embedding, _plugins, _summary
 from ._convert import make_np
 from ._event_file import EventFileWriter, encode_event
 from ._hparams import hparams
@@ -41,6 +41,7 @@ class SummaryWriter:
         self.all_writers: dict[str, EventFileWriter] | None = None
         self._get_file_writer()
         self.default_bins = _summary.tensorflow_bins()
+        self._embeddings: list[_embedding.EmbeddingInfo] = []
 
     def _get_file_writer(self) -> EventFileWriter:
         if self.all_writers is None or self.file_writer is None:
@@ -198,6 +199,51 @@ class SummaryWriter:
         """Charts of the CUSTOM SCALARS tab: {category: {chart: ["Multiline" or "Margin",
         tags]}}."""
         self._get_file_writer().add_summary(_plugins.custom_scalars(layout))
+
+    def add_embedding(self, mat: Any, metadata: list[Any] | None = None,
+                      label_img: Any = None, global_step: int | None = None,
+                      tag: str = "default", metadata_header: list[Any] | None = None) -> None:
+        """Points for the PROJECTOR tab: rows of `mat` (N x D), with optional labels
+        (`metadata`, one per row, or rows of columns named by `metadata_header`) and images
+        (`label_img`, N x C x H x W), in <log_dir>/<global_step, 5 digits>/<tag>/."""
+        mat = make_np(mat)
+        if global_step is None:
+            global_step = 0
+        subdir = f"{str(global_step).zfill(5)}/{_embedding.encode_tag(tag)}"
+        logdir = self._get_file_writer().get_logdir()
+        save_path = os.path.join(logdir, subdir)
+        if os.path.exists(save_path):
+            if os.path.isdir(save_path):
+                print("warning: Embedding dir exists, did you set global_step for "
+                      "add_embedding()?")
+            else:
+                raise NotADirectoryError(
+                    f"Path: `{save_path}` exists, but is a file. Cannot proceed.")
+        else:
+            os.makedirs(save_path)
+        if metadata is not None:
+            if mat.shape[0] != len(metadata):
+                raise AssertionError("#labels should equal with #data points")
+            _embedding.write_tsv(metadata, save_path, metadata_header=metadata_header)
+        if label_img is not None:
+            if mat.shape[0] != label_img.shape[0]:
+                raise AssertionError("#images should equal with #data points")
+            _embedding.write_sprite(label_img, save_path)
+        if mat.ndim != 2:
+            raise AssertionError(
+                "mat should be 2D, where mat.size(0) is the number of data points")
+        _embedding.write_matrix(mat, save_path)
+        info = _embedding.EmbeddingInfo(
+            tensor_name=f"{tag}:{str(global_step).zfill(5)}",
+            tensor_path=os.path.join(subdir, "tensors.tsv"))
+        if metadata is not None:
+            info.metadata_path = os.path.join(subdir, "metadata.tsv")
+        if label_img is not None:
+            info.sprite_path = os.path.join(subdir, "sprite.png")
+            info.sprite_dims = [int(label_img.shape[3]), int(label_img.shape[2])]
+        # every embedding of this writer is listed again in the rewritten config
+        self._embeddings.append(info)
+        _embedding.write_config(logdir, self._embeddings)
 
     def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
