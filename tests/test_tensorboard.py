@@ -113,6 +113,22 @@ def _program(lib, writer) -> None:
                           "Other": {"x": ["Multiline", ["nostep"]]}})
     w.add_custom_scalars_multilinechart(["loss", "new"], category="c", title="t")
     w.add_custom_scalars_marginchart(["a", "b", "c"])
+    img, fmt = IMAGES["float_chw"]
+    boxes = lib.tensor([[1.0, 1.0, 6.0, 4.0], [0.0, 2.0, 3.0, 5.0]])
+    w.add_image_with_boxes("boxes", lib.tensor(img), boxes, 1, walltime=WALL)
+    w.add_image_with_boxes("boxes/labels", lib.tensor(np.ones((3, 30, 40))),
+                           lib.tensor([[2, 3, 30, 25], [10, 10, 20, 28]]), 1, walltime=WALL,
+                           labels=["cat", "dog"])
+    w.add_image_with_boxes("boxes/one_label", IMAGES["rgba_hwc"][0], lib.tensor([[0, 0, 3, 2]]),
+                           2, walltime=WALL, dataformats="HWC", labels="x", rescale=2)
+    w.add_image_with_boxes("boxes/wrong_count", img, lib.tensor([[0, 0, 3, 2]]), 2,
+                           walltime=WALL, labels=["a", "b"])
+    verts = lib.tensor([[[1, 1, 1], [-1, -1, 1], [1, -1, -1], [-1, 1, -1]]], dtype=lib.float32)
+    cols = lib.tensor([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 0, 255]]], dtype=lib.int32)
+    faces = lib.tensor([[[0, 2, 3], [0, 3, 1], [0, 1, 2], [1, 3, 2]]], dtype=lib.int32)
+    w.add_mesh("mesh", verts, colors=cols, faces=faces, global_step=1, walltime=WALL,
+               config_dict={"camera": {"cls": "PerspectiveCamera", "fov": 75}})
+    w.add_mesh("points", verts * 2, global_step=2, walltime=WALL)
     w.add_hparams({"lr": 0.1, "layers": 3, "opt": "adam", "flag": True, "skip": None,
                    "t": lib.tensor([0.5])},
                   {"hp/acc": 0.9, "hp/loss": lib.tensor(0.1)},
@@ -183,7 +199,7 @@ def test_same_directories_and_events_as_torch(both):
             assert a == b, (rel, a, b)
             # the same bytes, too (protobuf's field order), apart from the PNGs
             assert a.SerializeToString() == b.SerializeToString()
-    assert images == len(IMAGES) + 1 + len(BATCHES)
+    assert images == len(IMAGES) + 1 + len(BATCHES) + 4
     assert hparams == 3
 
 
@@ -357,24 +373,30 @@ def _raised(fn):
     lambda lib, w: w.add_audio("x", lib.zeros(2, 3)),
     lambda lib, w: w.add_custom_scalars_marginchart(["a", "b"]),
     lambda lib, w: w.add_custom_scalars({"c": {"m": ["Margin", ["a"]]}}),
+    lambda lib, w: w.add_mesh("m", lib.zeros(4, 3)),
 ], ids=["multi_element_scalar", "list_scalar", "string_scalar", "repeated_format",
         "format_rank", "two_channel_batch", "five_channel_image", "empty_histogram",
         "histogram_out_of_bins", "raw_histogram_lengths", "hparams_not_dict",
         "hparam_value", "domain_type", "domain_not_dict", "tensor_dtype", "audio_2d",
-        "margin_chart_tags", "margin_layout_tags"])
+        "margin_chart_tags", "margin_layout_tags", "mesh_shape"])
 def test_errors_match_torch(tmp_path, call):
     with SummaryWriter(tmp_path / "ours") as w:
         ours = _raised(lambda: call(retrograd, w))
     with TorchSummaryWriter(tmp_path / "theirs") as w:
         theirs = _raised(lambda: call(torch, w))
-    # dtype names differ by module name only
-    assert ours == (theirs[0], theirs[1].replace("torch.float", "retrograd.float"))
+    # dtype and Size names differ by module name only
+    message = re.sub(r"torch\.(float|Size)", r"retrograd.\1", theirs[1])
+    assert ours == (theirs[0], message)
 
 
-def test_add_graph_says_it_is_not_supported(tmp_path):
+def test_graphs_and_videos_say_they_are_not_supported(tmp_path):
     with SummaryWriter(tmp_path) as w:
-        with pytest.raises(NotImplementedError, match="graph"):
+        with pytest.raises(NotImplementedError, match="add_graph is not supported"):
             w.add_graph(retrograd.nn.Linear(2, 2), retrograd.zeros(1, 2))
+        with pytest.raises(NotImplementedError, match="add_onnx_graph is not supported"):
+            w.add_onnx_graph("model.onnx")
+        with pytest.raises(NotImplementedError, match="add_video is not supported"):
+            w.add_video("v", retrograd.zeros(1, 2, 3, 4, 4))
 
 
 def test_logs_without_the_tensorboard_package(tmp_path):

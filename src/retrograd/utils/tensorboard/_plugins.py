@@ -1,9 +1,10 @@
-"""Summaries of TensorBoard's custom-scalars layouts, precision-recall curves and audio, encoded
-as torch.utils.tensorboard encodes them."""
+"""Summaries of TensorBoard's custom-scalars layouts, precision-recall curves, audio and meshes,
+encoded as torch.utils.tensorboard encodes them."""
 
 from __future__ import annotations
 
 import io
+import json
 import wave
 from typing import Any
 
@@ -132,3 +133,35 @@ def figure_to_image(figures: Any, close: bool = True) -> np.ndarray:
     if isinstance(figures, list):
         return np.stack([render(f) for f in figures])
     return render(figures)
+
+
+# MeshPluginData.ContentType
+_VERTEX, _FACE, _COLOR = 1, 2, 3
+_CONTENT_NAMES = {_VERTEX: "VERTEX", _FACE: "FACE", _COLOR: "COLOR"}
+
+
+def mesh(tag: str, vertices: Any, colors: Any, faces: Any, config_dict: Any) -> bytes:
+    """One tensor value per part given (vertices, faces, colors: B x N x 3), tagged
+    <tag>_VERTEX, <tag>_FACE, <tag>_COLOR, for TensorBoard's mesh plugin."""
+    json_config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+    parts = [(t, kind) for t, kind in ((vertices, _VERTEX), (faces, _FACE), (colors, _COLOR))
+             if t is not None]
+    components = 0
+    for _, kind in parts:
+        components |= 1 << kind
+    values = []
+    for data, kind in parts:
+        array = make_np(data) if isinstance(data, Tensor) else np.asarray(data)
+        shape = tuple(int(s) for s in array.shape)
+        if len(shape) != 3:
+            size = "retrograd.Size(" + str(list(shape)) + ")"
+            raise ValueError(f"Tensor shape should be of shape BxNx3, but got {size}.")
+        # MeshPluginData{version=1 (0), name=2, content_type=3, json_config=5, shape=6,
+        # components=7}
+        content = (pb.string(2, tag) + pb.int_field(3, kind) + pb.string(5, json_config)
+                   + pb.packed_varints(6, shape) + pb.int_field(7, components))
+        tensor = tensor_message(DT_FLOAT, shape,
+                                pb.packed_floats(5, array.reshape(-1).astype(float).tolist()))
+        values.append(value(f"{tag}_{_CONTENT_NAMES[kind]}", tensor=tensor,
+                            metadata=plugin_metadata("mesh", content)))
+    return summary(*values)

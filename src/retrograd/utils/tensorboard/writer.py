@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from . import _embedding, _plugins, _summary
+from . import _boxes, _embedding, _plugins, _summary
 from ._convert import make_np
 from ._event_file import EventFileWriter, encode_event
 from ._hparams import hparams
@@ -149,6 +149,21 @@ class SummaryWriter:
         summary = _summary.text(tag, text_string)
         self._get_file_writer().add_summary(summary, global_step, walltime)
 
+    def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any,
+                             global_step: int | None = None, walltime: float | None = None,
+                             rescale: float = 1, dataformats: str = "CHW",
+                             labels: list[str] | str | None = None) -> None:
+        """An image with boxes (rows x1, y1, x2, y2) drawn on it, and their labels; drawn
+        by Pillow, which this method needs (as torch's)."""
+        if labels is not None:
+            if isinstance(labels, str):
+                labels = [labels]
+            if len(labels) != box_tensor.shape[0]:
+                labels = None  # as torch: mismatched labels are dropped
+        summary = _boxes.image_boxes(tag, img_tensor, box_tensor, rescale=rescale,
+                                     dataformats=dataformats, labels=labels)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
     def add_figure(self, tag: str, figure: Any, global_step: int | None = None,
                    close: bool = True, walltime: float | None = None) -> None:
         """A matplotlib figure (or a list of them) rendered to an image; needs matplotlib."""
@@ -244,6 +259,23 @@ class SummaryWriter:
         # every embedding of this writer is listed again in the rewritten config
         self._embeddings.append(info)
         _embedding.write_config(logdir, self._embeddings)
+
+    def add_video(self, tag: str, vid_tensor: Any, global_step: int | None = None,
+                  fps: float = 4, walltime: float | None = None) -> None:
+        raise NotImplementedError(
+            "SummaryWriter.add_video is not supported: retrograd does not encode videos "
+            "(torch needs moviepy for it); log frames with add_images instead")
+
+    def add_mesh(self, tag: str, vertices: Any, colors: Any = None, faces: Any = None,
+                 config_dict: Any = None, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
+        """A mesh or point cloud (B x N x 3 vertices, colors, faces) for the MESH tab."""
+        summary = _plugins.mesh(tag, vertices, colors, faces, config_dict)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_onnx_graph(self, prototxt: Any) -> None:
+        raise NotImplementedError(
+            "SummaryWriter.add_onnx_graph is not supported: retrograd reads no ONNX graphs")
 
     def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
