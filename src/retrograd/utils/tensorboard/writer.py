@@ -15,8 +15,10 @@ __all__ = ["SummaryWriter"]
 
 
 class SummaryWriter:
-    """Writes scalars, histograms, images, text and hyperparameters to event files in `log_dir`
-    that TensorBoard reads. Same arguments and defaults as torch's: `log_dir` defaults to
+    """Writes scalars, histograms, images, text, hyperparameters, precision-recall curves,
+    audio, meshes and embeddings to event files (and projector files) in `log_dir` that
+    TensorBoard reads, with no tensorboard package needed to write them. Same arguments and
+    defaults as torch's: `log_dir` defaults to
     runs/<month><day>_<hour>-<minute>-<second>_<hostname><comment>; `purge_step` makes
     TensorBoard hide the events of earlier runs at that step and later; events are written
     when `max_queue` of them are waiting, every `flush_secs` seconds, on flush() and close().
