@@ -117,8 +117,8 @@ def audio(tag: str, tensor: Any, sample_rate: int = 44100) -> bytes:
 
 def figure_to_image(figures: Any, close: bool = True) -> np.ndarray:
     """A matplotlib figure (C x H x W) or a list of them (N x C x H x W), rendered by Agg."""
-    import matplotlib.backends.backend_agg as agg
-    import matplotlib.pyplot as plt
+    import matplotlib.backends.backend_agg as agg  # type: ignore[import-not-found,unused-ignore]
+    import matplotlib.pyplot as plt  # type: ignore[import-not-found,unused-ignore]
 
     def render(figure: Any) -> np.ndarray:
         canvas = agg.FigureCanvasAgg(figure)
