@@ -179,3 +179,22 @@ def test_reinforce_and_module_load_as_torch():
         assert not loaded.requires_grad and loaded.tolist() == [3.0, 3.0] == p.tolist()
         fresh = p.module_load(lib.full((2,), 5.0, requires_grad=True), assign=True)
         assert fresh.tolist() == [5.0, 5.0] and not fresh.requires_grad
+
+
+def test_symbolic_size_names():
+    for name in ("SymInt", "SymFloat", "SymBool"):
+        cls = getattr(retrograd, name)
+        assert not isinstance(3, cls) and not isinstance(3, getattr(torch, name))
+        with pytest.raises(TypeError, match="no symbolic sizes"):
+            cls(3)
+    assert retrograd.sym_fresh_size(3) == torch.sym_fresh_size(3) == 3
+    for args, kwargs in [((5,), {"min": 0, "max": 10}), ((11,), {"min": 0, "max": 10}),
+                         ((11,), {"max": 10}), ((-1,), {"min": 0}), ((3,), {})]:
+        for fn in ("sym_constrain_range", "sym_constrain_range_for_size"):
+            results = []
+            for lib in (retrograd, torch):
+                try:
+                    results.append(("ok", getattr(lib, fn)(*args, **kwargs)))
+                except RuntimeError as e:
+                    results.append(("raised", str(e)))
+            assert results[0] == results[1], (fn, args, kwargs)

@@ -77,7 +77,8 @@ from retrograd._global_api import (
     is_anomaly_check_nan_enabled, set_flush_denormal, set_default_tensor_type, is_distributed,
     get_device, sym_not, sym_float, sym_int, sym_max, sym_min, sym_sum, sym_ite, sym_sqrt,
     _sym_sqrt, _sym_cos, _sym_cosh, _sym_sin, _sym_sinh, _sym_tan, _sym_tanh, _sym_asin,
-    _sym_acos, _sym_atan, _sym_log2,
+    _sym_acos, _sym_atan, _sym_log2, SymInt, SymFloat, SymBool, sym_constrain_range,
+    sym_constrain_range_for_size, sym_fresh_size,
 )
 
 globals().update(_ns)

@@ -169,6 +169,12 @@ from retrograd._global_api import _sym_asin as _sym_asin
 from retrograd._global_api import _sym_acos as _sym_acos
 from retrograd._global_api import _sym_atan as _sym_atan
 from retrograd._global_api import _sym_log2 as _sym_log2
+from retrograd._global_api import SymInt as SymInt
+from retrograd._global_api import SymFloat as SymFloat
+from retrograd._global_api import SymBool as SymBool
+from retrograd._global_api import sym_constrain_range as sym_constrain_range
+from retrograd._global_api import sym_constrain_range_for_size as sym_constrain_range_for_size
+from retrograd._global_api import sym_fresh_size as sym_fresh_size
 from retrograd._ops.random import Generator as Generator
 def _ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: _int | Sequence[_int] | Tensor, target_lengths: _int | Sequence[_int] | Tensor, blank: _int = ..., zero_infinity: _bool = ...) -> tuple[Tensor, Tensor]: ...
 def _ctc_loss_backward(grad: Tensor, log_probs: Tensor, targets: Tensor, input_lengths: _int | Sequence[_int], target_lengths: _int | Sequence[_int], neg_log_likelihood: Tensor, log_alpha: Tensor, blank: _int, zero_infinity: _bool = ..., *, out: Tensor | None = ...) -> Tensor: ...

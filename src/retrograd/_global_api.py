@@ -166,6 +166,39 @@ def sym_ite(b: Any, t: Any, f: Any) -> Any:
     return t if b else f
 
 
+def _no_symbols(self: Any, *args: Any) -> None:
+    raise TypeError("retrograd has no symbolic sizes: sizes are Python ints")
+
+
+# torch's SymInt, SymFloat and SymBool: sizes are plain ints in eager retrograd (and in what
+# retrograd.compile captures), so no value is ever one of these; `isinstance(n, SymInt)` is
+# False, as in eager torch
+SymInt = type("SymInt", (), {"__init__": _no_symbols, "__module__": "retrograd"})
+SymFloat = type("SymFloat", (), {"__init__": _no_symbols, "__module__": "retrograd"})
+SymBool = type("SymBool", (), {"__init__": _no_symbols, "__module__": "retrograd"})
+
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def sym_constrain_range(size: Any, *, min: Any = None, max: Any = None) -> None:  # noqa: A002
+    """Check that a concrete size lies in [min, max] (torch's check for a plain int)."""
+    lo = _INT64_MIN if min is None else min
+    hi = _INT64_MAX if max is None else max
+    if not lo <= size <= hi:
+        raise RuntimeError(f"Invalid value range for {size} between [{lo}, {hi}].")
+
+
+def sym_constrain_range_for_size(size: Any, *, min: Any = None, max: Any = None  # noqa: A002
+                                 ) -> None:
+    """sym_constrain_range for a value used as a size (at least 0 unless min says more)."""
+    sym_constrain_range(size, min=0 if min is None else min, max=max)
+
+
+def sym_fresh_size(expr: Any) -> Any:
+    """A size standing for `expr`: the value itself when it is concrete."""
+    return expr
+
+
 def _sym_math(name: str):
     def fn(a: Any) -> Any:
         if hasattr(a, f"__sym_{name}__"):
