@@ -17,16 +17,15 @@ import weakref
 
 import numpy as np
 
-# id(mapping) -> (weak reference to the mapping, its descriptor, its address)
-_SEGMENTS: dict[int, tuple[weakref.ref, int, int]] = {}
+# mapping -> (its descriptor, its address), for as long as the mapping lives
+_SEGMENTS: weakref.WeakKeyDictionary[mmap.mmap, tuple[int, int]] = weakref.WeakKeyDictionary()
 # the file's identity (device, inode) -> its mapping in this process: a segment received again
 # (or sent back to the process that made it) is the memory already mapped, as torch finds a
 # storage it already has
 _BY_FILE: dict[tuple[int, int], weakref.ref] = {}
 
 
-def _forget(key: int, fd: int, file: tuple[int, int]) -> None:
-    _SEGMENTS.pop(key, None)
+def _forget(fd: int, file: tuple[int, int]) -> None:
     ref = _BY_FILE.get(file)
     if ref is not None and ref() is None:
         del _BY_FILE[file]
@@ -39,9 +38,9 @@ def _register(fd: int, size: int) -> mmap.mmap:
     address = np.ndarray((size,), np.uint8, buffer=mapping).ctypes.data
     st = os.fstat(fd)
     file = (st.st_dev, st.st_ino)
-    _SEGMENTS[id(mapping)] = (weakref.ref(mapping), fd, address)
+    _SEGMENTS[mapping] = (fd, address)
     _BY_FILE[file] = weakref.ref(mapping)
-    weakref.finalize(mapping, _forget, id(mapping), fd, file)
+    weakref.finalize(mapping, _forget, fd, file)
     return mapping
 
 
@@ -91,10 +90,10 @@ def segment_of(a: np.ndarray) -> tuple[mmap.mmap, int, int] | None:
     owner = root_array(a).base
     if not isinstance(owner, mmap.mmap):
         return None
-    entry = _SEGMENTS.get(id(owner))
-    if entry is None or entry[0]() is not owner:
+    entry = _SEGMENTS.get(owner)
+    if entry is None:
         return None
-    return owner, entry[1], entry[2]
+    return owner, entry[0], entry[1]
 
 
 def is_shared(a: np.ndarray) -> bool:
@@ -124,7 +123,7 @@ def copy_into_segment(root: np.ndarray) -> tuple[mmap.mmap, int]:
     low, high = byte_span(root)
     mapping = new_segment(high - low)
     if high > low:
-        ctypes.memmove(_SEGMENTS[id(mapping)][2], low, high - low)
+        ctypes.memmove(_SEGMENTS[mapping][1], low, high - low)
     return mapping, low
 
 
