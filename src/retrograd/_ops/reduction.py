@@ -853,12 +853,12 @@ def _shifted(a, axis):
 # that max is NumPy's slowest step (a per-row reduction loop: half the kernel's time for rows
 # of 64). Where the whole input lies in [-limit, limit - log(n)] (two vectorized reductions
 # tell; nan or inf fail the test), exp of the input itself stays in the normal range and its
-# row sums cannot overflow, so the shift is skipped, and short rows are summed by a
-# matrix-vector product (longer ones by add.reduce, whose pairwise sums stay accurate). The
-# values are torch's within an ulp or two, with one rounding fewer (x - max is rounded).
+# row sums cannot overflow, so the shift is skipped, and the rows are summed by
+# kernels.reduction.last_axis_sums (a matrix-vector product for short rows; the backward on
+# arrays sums its rows so too). The values are torch's within an ulp or two, with one
+# rounding fewer (x - max is rounded).
 # log_softmax keeps the shift: there x - log(sum) would cancel where the result is near 0.
 _UNSHIFTED_LIMIT = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
-_SHORT_ROW = 128
 
 
 def _softmax_unshifted(a):
@@ -870,9 +870,7 @@ def _softmax_unshifted(a):
             and np.maximum.reduce(a, axis=None) <= limit - math.log(n)):
         return None
     out = np.exp(a)
-    rows = out.reshape(-1, n)
-    sums = rows @ np.ones(n, a.dtype) if n <= _SHORT_ROW else np.add.reduce(rows, axis=1)
-    rows /= sums[:, None]
+    out /= K.last_axis_sums(out)
     return out
 
 
@@ -916,11 +914,8 @@ def _softmax_grad_array(grad, result, dim):
     """softmax's formula on arrays (NOTE [Array formulas])."""
     axis = dim if result.ndim else None
     prod = np.asarray(np.multiply(grad, result))  # 0-d: a scalar otherwise
-    n = prod.shape[-1] if prod.ndim else 0
-    if prod.ndim and wrap_dim(dim, prod.ndim) == prod.ndim - 1 and 1 < n <= _SHORT_ROW \
-            and prod.dtype in _UNSHIFTED_LIMIT:
-        # short rows: a matrix-vector product sums them (NOTE [Softmax without the shift])
-        dot = (prod.reshape(-1, n) @ np.ones(n, prod.dtype)).reshape(prod.shape[:-1] + (1,))
+    if prod.ndim and wrap_dim(dim, prod.ndim) == prod.ndim - 1:
+        dot = K.last_axis_sums(prod)  # (NOTE [Softmax without the shift])
     else:
         dot = np.add.reduce(prod, axis=axis, keepdims=True)
     np.subtract(grad, dot, out=prod)

@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from retrograd._ops.kernels.reduction import column_sums, row_sums
+
 
 def _opmath(a: np.ndarray) -> np.dtype:
     """The dtype torch computes in: float32 for half-precision inputs."""
@@ -102,14 +104,6 @@ def _ln_axes(ndim: int, normalized_shape) -> tuple:
     return tuple(range(ndim - len(normalized_shape), ndim))
 
 
-def _row_sums(a: np.ndarray) -> np.ndarray:
-    return a @ np.ones(a.shape[1], a.dtype)
-
-
-def _column_sums(a: np.ndarray) -> np.ndarray:
-    return np.ones(a.shape[0], a.dtype) @ a
-
-
 def _layer_norm_forward(x, normalized_shape, weight, bias, eps):
     _check_layer_norm(x.shape, tuple(normalized_shape), weight, bias)
     xo = np.ascontiguousarray(x, dtype=_opmath(x))
@@ -120,9 +114,9 @@ def _layer_norm_forward(x, normalized_shape, weight, bias, eps):
     else:
         n = math.prod(x.shape[x.ndim - k:])
         rows = xo.reshape(-1, n)
-        mean = _row_sums(rows) / n
+        mean = row_sums(rows) / n
         xhat = rows - mean[:, None]
-        var = _row_sums(np.square(xhat)) / n
+        var = row_sums(np.square(xhat)) / n
         rstd = 1.0 / np.sqrt(var + eps)
         xhat *= rstd[:, None]
         xhat = xhat.reshape(x.shape)
@@ -152,13 +146,13 @@ def _layer_norm_rows_backward(g, x, mean, rstd, weight, mask: tuple, normalized_
     xhat = np.asarray(x, dtype=dt).reshape(-1, n) - np.asarray(mean, dtype=dt).reshape(-1, 1)
     r = np.asarray(rstd, dtype=dt).reshape(-1, 1)
     xhat *= r
-    gw = _column_sums(g2 * xhat).reshape(normalized_shape) if mask[1] else None
-    gb = _column_sums(g2).reshape(normalized_shape) if mask[2] else None
+    gw = column_sums(g2 * xhat).reshape(normalized_shape) if mask[1] else None
+    gb = column_sums(g2).reshape(normalized_shape) if mask[2] else None
     gi = None
     if mask[0]:
         gx = g2 * np.asarray(weight, dtype=dt).reshape(n) if weight is not None else g2
-        m1 = _row_sums(gx) / n
-        m2 = _row_sums(gx * xhat) / n
+        m1 = row_sums(gx) / n
+        m2 = row_sums(gx * xhat) / n
         xhat *= m2[:, None]
         gi = gx - m1[:, None]
         gi -= xhat
