@@ -69,6 +69,13 @@ def _sync_mode() -> None:
 
 # --- state functions (torch.is_autocast_enabled etc.) -------------------------------------------
 
+def deprecated_device_alias(device: str, name: str) -> None:
+    """The FutureWarning of torch.<device>.amp.<name> (cuda's and cpu's aliases of this
+    module's classes), pointing at the caller of the alias's constructor."""
+    warnings.warn(f"`torch.{device}.amp.{name}(args...)` is deprecated. Please use "
+                  f"`torch.amp.{name}('{device}', args...)` instead.", FutureWarning, stacklevel=3)
+
+
 def is_autocast_available(device_type: str) -> bool:
     """Whether autocast supports `device_type` ('cpu', 'cuda', ...)."""
     name = device_type.split(":")[0]

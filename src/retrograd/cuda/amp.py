@@ -10,13 +10,9 @@ from typing import Any
 
 from retrograd import _dtype as D
 from retrograd import amp as _amp
+from retrograd.amp.autocast_mode import deprecated_device_alias
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
-
-
-def _deprecated(name: str) -> None:
-    warnings.warn(f"`torch.cuda.amp.{name}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{name}('cuda', args...)` instead.", FutureWarning, stacklevel=3)
 
 
 class autocast(_amp.autocast):
@@ -24,7 +20,7 @@ class autocast(_amp.autocast):
 
     def __init__(self, enabled: bool = True, dtype: D.dtype = D.float16,
                  cache_enabled: bool = True) -> None:
-        _deprecated("autocast")
+        deprecated_device_alias("cuda", "autocast")
         super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
 
 
@@ -34,7 +30,7 @@ class GradScaler(_amp.GradScaler):
     def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000,
                  enabled: bool = True) -> None:
-        _deprecated("GradScaler")
+        deprecated_device_alias("cuda", "GradScaler")
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
