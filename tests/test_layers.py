@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 LAYERS = [
     ("tensor", [
         "retrograd._dtype", "retrograd._device", "retrograd._memory_format", "retrograd._layout",
-        "retrograd._errors",
+        "retrograd._named_constant", "retrograd._errors",
         "retrograd._config", "retrograd._tensor_str", "retrograd._safe_globals",
         "retrograd._memory", "retrograd._tensor", "retrograd.storage", "retrograd._legacy",
         "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",

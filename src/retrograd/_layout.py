@@ -4,24 +4,17 @@ Every retrograd tensor is strided (dense, NumPy-backed); the sparse, mkldnn and 
 exist as names so code that compares or passes them runs, and a factory asked for one of them
 says that retrograd has only strided tensors instead of quietly making a dense one.
 
-layout is a str subclass (as memory_format) so code that compares a layout with its name keeps
-working; it pickles by name, to the same object.
+A layout is a NamedConstant, as a memory format is.
 """
 
 from __future__ import annotations
 
+from retrograd._named_constant import NamedConstant
 
-class layout(str):
+
+class layout(NamedConstant):
     __slots__ = ()
     __module__ = "retrograd"  # shown as retrograd.layout, like torch.layout
-
-    def __repr__(self) -> str:
-        return "retrograd." + str.__str__(self)
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return (_by_name, (str.__str__(self),))
 
 
 strided = layout("strided")
@@ -32,14 +25,6 @@ sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
 _mkldnn = layout("_mkldnn")
 jagged = layout("jagged")
-
-_BY_NAME = {str.__str__(v): v for v in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
-                                        sparse_bsc, _mkldnn, jagged)}
-
-
-def _by_name(name: str) -> layout:
-    return _BY_NAME[name]
-
 
 NOT_STRIDED = ("retrograd has strided (dense) tensors only; layout {} is not available "
                "(sparse, mkldnn and jagged tensors are out of its scope)")

@@ -5,7 +5,7 @@ A memory format names an order of strides: channels_last lays an NCHW tensor out
 as in torch, the strides are the format, so NumPy's order-keeping copies and ufuncs (which follow
 their input's strides) carry channels_last through clone, empty_like and pointwise ops.
 
-memory_format is a str subclass so code that compares a format with its name keeps working.
+memory_format is a NamedConstant: code that compares a format with its name keeps working.
 """
 
 from __future__ import annotations
@@ -13,19 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._autograd import op_seam
+from retrograd._named_constant import NamedConstant
 
 
-class memory_format(str):
+class memory_format(NamedConstant):
     __slots__ = ()
     __module__ = "retrograd"  # shown as retrograd.memory_format, like torch.memory_format
-
-    def __repr__(self) -> str:
-        return "retrograd." + str.__str__(self)
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return (_by_name, (str.__str__(self),))
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -39,10 +32,6 @@ _BY_NAME = {str.__str__(f): f for f in (contiguous_format, channels_last, channe
 _ORDER = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}
 _RANK_ERROR = {channels_last: "required rank 4 tensor to use channels_last format",
                channels_last_3d: "required rank 5 tensor to use channels_last_3d format"}
-
-
-def _by_name(name: str) -> memory_format:
-    return _BY_NAME[name]
 
 
 def as_format(fmt) -> memory_format | None:
