@@ -212,10 +212,6 @@ def sdpa_flop(query_shape: Any, key_shape: Any, value_shape: Any, *args: Any,
     return sdpa_flop_count(query_shape, key_shape, value_shape)
 
 
-def normalize_tuple(x: Any) -> tuple:
-    return x if isinstance(x, tuple) else (x,)
-
-
 def get_suffix_str(number: int) -> str:
     index = max(0, min(len(suffixes) - 1, (len(str(number)) - 2) // 3))
     return suffixes[index]
