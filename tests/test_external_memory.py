@@ -10,21 +10,14 @@ import pytest
 
 import retrograd
 from retrograd._ops.inplace import READ_ONLY_MEMORY
+from tests.parity.harness import error_of
 
 torch = pytest.importorskip("torch")
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the error itself is compared
-        return type(e), str(e)
-    return None
-
-
 def _same_error(ours, theirs) -> None:
-    got, want = _error(ours), _error(theirs)
-    assert want is not None and got == want
+    want = error_of(theirs)
+    assert want[0] == "raised" and error_of(ours) == want
 
 
 # --- frombuffer ------------------------------------------------------------------------------

@@ -16,22 +16,13 @@ import numpy as np
 import pytest
 
 import retrograd
+from tests.nn_functional_helpers import raises_like
 
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 LIBS = {"retrograd": retrograd, "torch": torch}
-
-
-def raises_like(fn_r, fn_t):
-    """fn_r raises what fn_t raises on torch: same exception type and message."""
-    with pytest.raises(Exception) as theirs:
-        fn_t()
-    with pytest.raises(type(theirs.value)) as ours:
-        fn_r()
-    assert str(ours.value) == str(theirs.value)
-    return ours.value
 
 
 def arrays(seed: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:

@@ -12,6 +12,7 @@ import pytest
 
 import retrograd
 from retrograd._ops.kernels import pointwise_math as K
+from tests.nn_functional_helpers import raises_like
 
 torch = pytest.importorskip("torch")
 
@@ -26,14 +27,6 @@ def _same(ours, theirs, rtol=1e-6, atol=0.0):
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol,
                                atol=atol, equal_nan=True)
-
-
-def _raises_like(fn_ours, fn_theirs):
-    with pytest.raises(Exception) as theirs:
-        fn_theirs()
-    with pytest.raises(type(theirs.value)) as ours:
-        fn_ours()
-    assert str(ours.value) == str(theirs.value)
 
 
 # --- kernels against torch in float64 ------------------------------------------------------------
@@ -107,7 +100,7 @@ def test_binary_dtypes_and_errors(name, dtype):
     try:
         expected = f_theirs(theirs, theirs)
     except Exception:
-        _raises_like(lambda: f_ours(ours, ours), lambda: f_theirs(theirs, theirs))
+        raises_like(lambda: f_ours(ours, ours), lambda: f_theirs(theirs, theirs))
         return
     _same(f_ours(ours, ours), expected, rtol=1e-3)
 
@@ -139,14 +132,14 @@ def test_scalar_overloads():
                                   "nextafter", "heaviside", "gcd"])
 def test_number_operand_is_a_type_error(name):
     x, t = _both([1.0, 2.0])
-    _raises_like(lambda: getattr(retrograd, name)(x, 2.0),
+    raises_like(lambda: getattr(retrograd, name)(x, 2.0),
                  lambda: getattr(torch, name)(t, 2.0))
 
 
 def test_heaviside_needs_one_dtype():
     x, t = _both([-1.0, 0.0, 2.0], "float32")
     v, tv = _both([0.5, 0.5, 0.5], "float64")
-    _raises_like(lambda: retrograd.heaviside(x, v), lambda: torch.heaviside(t, tv))
+    raises_like(lambda: retrograd.heaviside(x, v), lambda: torch.heaviside(t, tv))
     v, tv = _both([0.5, 0.25, 0.5], "float32")
     _same(retrograd.heaviside(x, v), torch.heaviside(t, tv))
 
@@ -158,7 +151,7 @@ def test_frexp():
     _same(ours.mantissa, theirs.mantissa)
     _same(ours.exponent, theirs.exponent)
     i, ti = _both([1, 2], "int64")
-    _raises_like(lambda: retrograd.frexp(i), lambda: torch.frexp(ti))
+    raises_like(lambda: retrograd.frexp(i), lambda: torch.frexp(ti))
     m, e = retrograd.empty(6, dtype=retrograd.float64), retrograd.empty(6, dtype=retrograd.int32)
     out = retrograd.frexp(x, out=(m, e))
     assert out.mantissa is m and out.exponent is e
@@ -188,7 +181,7 @@ def test_gcd_lcm():
     retrograd.gcd_(c, b)
     _same(c, torch.gcd(ta, tb))
     f, tf = _both([1.0, 2.0])
-    _raises_like(lambda: retrograd.gcd(f, f), lambda: torch.gcd(tf, tf))
+    raises_like(lambda: retrograd.gcd(f, f), lambda: torch.gcd(tf, tf))
 
 
 # --- values and gradients at the edges ----------------------------------------------------------
@@ -261,7 +254,7 @@ def test_inplace_inverse_hyperbolic_has_no_derivative(name):
     ours, theirs = getattr(x.clone(), name)(), getattr(t.clone(), name)()
     assert ours.grad_fn.name() == theirs.grad_fn.name()
     _same(ours, theirs)
-    _raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
+    raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
 
 
 def test_heaviside_backward_raises():
@@ -269,9 +262,9 @@ def test_heaviside_backward_raises():
     v, tv = _both([0.5, 0.5])
     ours, theirs = retrograd.heaviside(x, v), torch.heaviside(t, tv)
     assert ours.grad_fn.name() == theirs.grad_fn.name()
-    _raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
+    raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
     ours, theirs = x.clone().heaviside_(v), t.clone().heaviside_(tv)
-    _raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
+    raises_like(lambda: ours.sum().backward(), lambda: theirs.sum().backward())
 
 
 @pytest.mark.parametrize("name", ["asin_", "sinh_", "erfc_", "sinc_", "i0_", "nan_to_num_",
@@ -282,7 +275,7 @@ def test_inplace_on_integer_refuses_float_result(name):
     if name == "nan_to_num_":  # stays integer: allowed
         getattr(x, name)()
         return
-    _raises_like(lambda: getattr(x, name)(*args), lambda: getattr(t, name)(*args))
+    raises_like(lambda: getattr(x, name)(*args), lambda: getattr(t, name)(*args))
     assert x.tolist() == [1, 0]
 
 
@@ -297,7 +290,7 @@ def test_inplace_functions_exist_where_torch_has_them():
 
 def test_float_power_inplace():
     x, t = _both([0.5, 1.5], "float32")
-    _raises_like(lambda: x.float_power_(2), lambda: t.float_power_(2))
+    raises_like(lambda: x.float_power_(2), lambda: t.float_power_(2))
     x, t = _both([0.5, 1.5], "float64", requires_grad=True)
     ours, theirs = x.clone().float_power_(2.5), t.clone().float_power_(2.5)
     _same(ours, theirs)
@@ -327,7 +320,7 @@ def test_empty_inputs():
 
 def test_special_type_errors():
     for name in ("erf", "expit", "ndtr", "i1", "round", "entr"):
-        _raises_like(lambda n=name: getattr(retrograd.special, n)(1.0),
+        raises_like(lambda n=name: getattr(retrograd.special, n)(1.0),
                      lambda n=name: getattr(torch.special, n)(1.0))
 
 
