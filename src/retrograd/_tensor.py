@@ -27,6 +27,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._warn_always import warn_once
 
 
 class VersionCounter:
@@ -584,6 +585,8 @@ class Tensor:
     def __float__(self) -> float:
         if _modes:
             op_seam.data_dependent(self, "float")
+        if self.requires_grad:
+            warn_once("float_requires_grad", E.FLOAT_OF_REQUIRES_GRAD, stacklevel=3)
         if self._data.size != 1:
             raise ValueError(E.SCALAR_CONVERSION)
         return float(self.item())
@@ -623,7 +626,7 @@ class Tensor:
         # torch formats a 0-d tensor as its Python number, with or without a spec
         if self._data.ndim == 0:
             return format(self.item(), spec)
-        return repr(self)
+        return object.__format__(self, spec) if spec else repr(self)
 
     def __reduce_ex__(self, protocol: int):
         return (_rebuild, (np.array(self._data), self._requires_grad))

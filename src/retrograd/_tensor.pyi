@@ -22,6 +22,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._warn_always import warn_once
 
 class VersionCounter:
     version: Any

@@ -4,11 +4,11 @@ lstsq, symeig and eig, which raise torch's message naming their replacement."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from retrograd._ops.linalg_returns import _named
 from retrograd._tensor import Tensor
+from retrograd._warn_always import warn_once
 
 _qr_type = _named("qr", ("Q", "R"))
 _lu_info_type = _named("_lu_with_info", ("LU", "pivots", "info"))
@@ -30,13 +30,6 @@ LU_SOLVE_DEPRECATED = (
     "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
     "X = torch.linalg.lu_solve(LU, pivots, B)")
 
-_warned: set = set()
-
-
-def _warn_once(key: str, message: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def _linalg() -> Any:
@@ -47,7 +40,7 @@ def _linalg() -> Any:
 
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> Any:
     """torch.qr: linalg.qr with mode 'reduced' (some=True) or 'complete'."""
-    _warn_once("qr", QR_DEPRECATED)
+    warn_once("qr", QR_DEPRECATED)
     q, r = _linalg().qr(input, "reduced" if some else "complete")
     if out is not None:
         out[0].resize_(q.shape).copy_(q)
@@ -59,7 +52,7 @@ def qr(input: Tensor, some: bool = True, *, out: Any = None) -> Any:
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) -> Any:
     """torch.lu: (LU, pivots), with the info tensor too when get_infos, as
     linalg.lu_factor_ex computes them; without get_infos a singular matrix raises."""
-    _warn_once("lu", LU_DEPRECATED)
+    warn_once("lu", LU_DEPRECATED)
     linalg = _linalg()
     if get_infos:
         result = linalg.lu_factor_ex(A, pivot=pivot)
@@ -76,7 +69,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None) 
 
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out: Any = None) -> Tensor:
     """torch.lu_solve(B, LU, pivots): linalg.lu_solve with its arguments in the old order."""
-    _warn_once("lu_solve", LU_SOLVE_DEPRECATED)
+    warn_once("lu_solve", LU_SOLVE_DEPRECATED)
     return _linalg().lu_solve(LU_data, LU_pivots, input, out=out)
 
 

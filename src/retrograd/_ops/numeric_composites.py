@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import numbers
 import operator
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ from retrograd._dims import wrap_dim
 from retrograd._ops.registry import register
 from retrograd._ops.scalar_overloads import div_scalar, mul_scalar
 from retrograd._tensor import Tensor
+from retrograd._warn_always import warn_once
 
 
 def _ns() -> Any:
@@ -156,8 +156,6 @@ def unravel_index(indices: Tensor, shape: Any) -> tuple:
 
 # --- deprecated linear algebra ----------------------------------------------------------------
 
-_warned: set = set()
-
 CHAIN_MATMUL = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                 "release. Use torch.linalg.multi_dot instead, which accepts a list of two or more "
                 "tensors rather than multiple parameters.")
@@ -169,15 +167,10 @@ NUCLEAR = ("at::nuclear_norm is deprecated and it is just left for JIT compatibi
            "keepdim)` instead")
 
 
-def _warn_once(key: str, message: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
-
 
 def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     """Deprecated: the product of the matrices, as linalg.multi_dot computes it."""
-    _warn_once("chain_matmul", CHAIN_MATMUL)
+    warn_once("chain_matmul", CHAIN_MATMUL)
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
@@ -194,7 +187,7 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
 
 def frobenius_norm(input: Tensor, dim: Any = (), keepdim: bool = False, *,
                    out: Tensor | None = None) -> Tensor:
-    _warn_once("frobenius_norm", FROBENIUS)
+    warn_once("frobenius_norm", FROBENIUS)
     dims = [dim] if isinstance(dim, int) else list(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
@@ -204,7 +197,7 @@ def frobenius_norm(input: Tensor, dim: Any = (), keepdim: bool = False, *,
 
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False, *,
                  out: Tensor | None = None) -> Tensor:
-    _warn_once("nuclear_norm", NUCLEAR)
+    warn_once("nuclear_norm", NUCLEAR)
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim) given by position
         dim, keepdim = None, dim
     if dim is None:

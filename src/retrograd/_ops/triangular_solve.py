@@ -10,11 +10,11 @@ import numpy as np
 
 from retrograd._ops.kernels import linalg_solvers as K
 from retrograd._ops.layout import not_implemented, type_name
-from retrograd._ops.legacy_linalg import _warn_once
 from retrograd._ops.linalg_inverse import _solve_triangular, matmul
 from retrograd._ops.linalg_returns import _named
 from retrograd._ops.registry import op, register, register_method
 from retrograd._tensor import Tensor
+from retrograd._warn_always import warn_once
 
 _result_type = _named("triangular_solve", ("solution", "cloned_coefficient"))
 
@@ -68,7 +68,7 @@ _triangular_solve = op(
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out: Any = None) -> Any:
     """torch.triangular_solve(b, A): (solution, cloned_coefficient) with op(A) X = b."""
-    _warn_once("triangular_solve", DEPRECATED)
+    warn_once("triangular_solve", DEPRECATED)
     for name, t in (("b", input), ("A", A)):
         if t.dim() < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 "
