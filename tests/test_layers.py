@@ -118,6 +118,8 @@ ALLOWED = {
         "group; utils.data.distributed.DistributedSampler asks it for rank and world size"),
     ("retrograd.utils", "retrograd.distributed"): ("called",
         "DistributedSampler reads the default group's rank and world size when not given"),
+    ("retrograd.compiler", "retrograd._compile"): ("called",
+        "torch.compiler.compile is torch.compile"),
     ("retrograd._compiler", "retrograd"): ("called",
         "cached compiled code is keyed by retrograd.__version__; read when caching"),
 }

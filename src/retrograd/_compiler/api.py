@@ -47,6 +47,8 @@ from retrograd._autograd.state import state
 from retrograd._compiler import config
 from retrograd._compiler.capture import Unsupported
 from retrograd._compiler.hooks import HookError
+from retrograd._compiler.stance import check as check_stance
+from retrograd._compiler.stance import current as current_stance
 from retrograd._dtype import get_default_dtype
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
@@ -149,6 +151,7 @@ class CompiledCallable:
         self.reason: str | None = None  # why the variant being made is needed
         self.dynamic_error: Exception | None = None  # why the last dynamic capture failed
         self.compiled = 0
+        self.called = False  # called before (the "eager_then_compile" stance)
         self.warned = False
         self.__wrapped__ = fn
         self.__name__ = type(module).__name__ if module is not None else getattr(
@@ -201,13 +204,26 @@ class CompiledCallable:
                 state.saved_hooks_disabled_msg is not None:
             # a dispatch mode (autocast, a tracer) is active on this thread
             return self._eager(args, kwargs)
+        stance = current_stance().stance
+        if stance != "default":
+            check_stance(current_stance())
+            if stance == "force_eager" or (stance.endswith("eager_then_compile")
+                                           and not self.called):
+                self.called = True
+                return self._eager(args, kwargs)
+        self.called = True
         from retrograd._compiler.runtime import run_entry
 
         slots = self._param_slots()
         leaves, key = self.guard_key(args, kwargs, slots)
         variant = self.variants.get(key)
         if variant is None:
-            variant = self._new_variant(key, args, kwargs, slots)
+            if stance in ("eager_on_recompile", "fail_on_recompile"):
+                variant = self._without_compiling(stance, key, args, kwargs, slots)
+                if variant is None:
+                    return self._eager(args, kwargs)
+            else:
+                variant = self._new_variant(key, args, kwargs, slots)
         if variant.eager_reason is not None:
             return self._eager(args, kwargs)
         for t, g in zip(variant.free, variant.free_guards):
@@ -220,6 +236,31 @@ class CompiledCallable:
         primals = [t for _, _, t in slots] + [v for v in leaves if isinstance(v, Tensor)]
         return run_entry(variant, primals + variant.free)
 
+    def _without_compiling(self, stance: str, key: tuple, args: tuple, kwargs: dict,
+                           slots: list) -> Any:
+        """Under a stance that forbids compiling (NOTE in _compiler/stance.py): a variant with
+        dynamic sizes that serves the call, else None to run it eagerly, or the error of
+        "fail_on_recompile"."""
+        from retrograd._compiler import symbolic
+
+        variant = self._dynamic_variant(key, args, kwargs, slots,
+                                        marks=symbolic.call_marks(args, kwargs), build=False)
+        if variant is not None:
+            self.variants[key] = variant
+            return variant
+        if stance == "eager_on_recompile":
+            return None
+        target = self.module.forward if self.module is not None else self.fn
+        code = getattr(target, "__code__", None)
+        where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                 f"line number: {code.co_firstlineno}" if code is not None
+                 else f"function name: '{self.__name__}'")
+        message = f"Detected recompile when torch.compile stance is 'fail_on_recompile'. {where}"
+        if self.last_key is not None:
+            message += ("\n    triggered by the following guard failure(s):\n    - "
+                        + _explain(self.last_key, key))
+        raise RuntimeError(message)
+
     def _new_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list) -> Any:
         last, self.last_key = self.last_key, key
         self.reason = None if last is None else _explain(last, key)
@@ -228,7 +269,10 @@ class CompiledCallable:
         marks = symbolic.call_marks(args, kwargs)
         only = None
         if self.dynamic is not True:
-            if self.dynamic is None and last is not None:
+            from retrograd._dynamo import config as dynamo_config
+
+            if self.dynamic is None and last is not None and \
+                    dynamo_config.automatic_dynamic_shapes:
                 # torch's automatic dynamic shapes: a dimension whose size changed is a symbol
                 # from now on
                 changed = symbolic.changed_dims(last, key)
@@ -289,13 +333,14 @@ class CompiledCallable:
 
 
     def _dynamic_variant(self, key: tuple, args: tuple, kwargs: dict, slots: list,
-                         only: frozenset | None = None, marks: Any = None) -> Any:
+                         only: frozenset | None = None, marks: Any = None,
+                         build: bool = True) -> Any:
         """The variant with symbolic sizes that serves this call (NOTE [Dynamic shapes]): one
         built before whose symbolic key the call fits, or a new one; checked against eager
         once per new shape. None when the call's shape needs its own variant. A new variant
         makes every argument dimension a symbol that no parameter's size equals, else (when
         that cannot be captured) the leading dimensions alone; `only` (dynamic=None): the
-        dimensions seen changing."""
+        dimensions seen changing. `build=False`: only one built before."""
         from retrograd._compiler import symbolic
 
         marks = marks or symbolic.NO_MARKS
@@ -306,6 +351,8 @@ class CompiledCallable:
                 variant = v
                 break
         else:
+            if not build:
+                return None
             outside = frozenset(symbolic.outside_sizes(self.fn)) if self.module is None \
                 else frozenset()
             for leading_only in ((False, True) if only is None else (False,)):

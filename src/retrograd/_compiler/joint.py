@@ -17,6 +17,7 @@ import numpy as np
 from retrograd._autograd.state import state
 from retrograd._compiler.capture import Tracer, Unsupported
 from retrograd._compiler.graph import Graph, Node
+from retrograd._compiler.tracing import capturing
 from retrograd._dtype import dtype
 from retrograd._tensor import Tensor, _wrap
 
@@ -135,7 +136,7 @@ def capture_joint(fn: Callable, args: tuple, kwargs: dict, params: list,
     hooks = state.saved_hooks
     state.saved_hooks = ()
     try:
-        with tracer:
+        with tracer, capturing():
             out = fn(*call_args, **call_kwargs)
             out_leaves, cap.out_spec = flatten(out)
             out_nodes: list = []

@@ -1,0 +1,13 @@
+"""torch._dynamo.exc's exceptions that retrograd raises."""
+
+from __future__ import annotations
+
+
+class TorchDynamoException(RuntimeError):
+    pass
+
+
+class InvalidBackend(TorchDynamoException):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` "
+                         "for available backends.")
