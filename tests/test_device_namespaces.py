@@ -74,10 +74,60 @@ def test_default_device(lib):
 
 
 def test_default_device_other_than_cpu_is_refused():
-    for dev in ("cuda", "cuda:0", "mps", "meta"):
+    for dev in ("cuda", "cuda:0", "mps"):
         with pytest.raises(RuntimeError, match="retrograd runs on the CPU"):
             retrograd.set_default_device(dev)
+        with pytest.raises(RuntimeError, match="retrograd runs on the CPU"):
+            retrograd.device(dev)
     assert retrograd.get_default_device().type == "cpu"
+
+
+def _device_blocks(lib):
+    seen = []
+    with lib.device("cpu") as entered:
+        seen.append((str(entered), str(lib.get_default_device())))
+    with lib.device("meta"):
+        seen.append(str(lib.get_default_device()))
+        with lib.device("cpu"):
+            seen.append(str(lib.get_default_device()))
+        seen.append(str(lib.get_default_device()))
+    seen.append(str(lib.get_default_device()))
+    lib.set_default_device("meta")
+    try:
+        seen.append(str(lib.get_default_device()))
+        with lib.device("cpu"):
+            seen.append(str(lib.get_default_device()))
+        seen.append(str(lib.get_default_device()))
+    finally:
+        lib.set_default_device(None)
+    seen.append(str(lib.get_default_device()))
+    return seen
+
+
+def test_device_as_a_context_manager_sets_the_default_device_like_torch():
+    assert _device_blocks(retrograd) == _device_blocks(torch)
+
+
+def test_a_model_built_under_the_meta_device_initializes_after_to_empty():
+    """The deferred-initialization recipe: build under the meta device, then to_empty and
+    initialize. retrograd's tensors there are CPU tensors (no meta device), so the recipe
+    gives what torch's gives."""
+    def build(lib):
+        with lib.device("meta"):
+            model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4))
+        assert model.to_empty(device="cpu") is model
+        lib.manual_seed(0)
+        with lib.no_grad():
+            for p in model.parameters():
+                p.fill_(0.5)
+            model[1].running_mean.zero_()
+            model[1].running_var.fill_(1.0)
+        out = model(lib.ones(2, 3))
+        return ({k: (tuple(v.shape), str(v.dtype).split(".")[1], v.requires_grad)
+                 for k, v in model.state_dict(keep_vars=True).items()},
+                type(model[0].weight).__name__, out.detach().numpy().tolist())
+
+    assert build(retrograd) == build(torch)
 
 
 @pytest.mark.parametrize("lib", [torch, retrograd], ids=["torch", "retrograd"])

@@ -17,22 +17,25 @@ from retrograd._device import device as _device
 
 _state: dict[str, Any] = {
     "deterministic": False, "warn_only": False, "num_threads": None, "interop_threads": None,
-    "matmul_precision": "highest",
+    "matmul_precision": "highest", "default_device": None,
 }
 
 
 def set_default_device(device: Any) -> None:
-    """Only the CPU (or None, which means the CPU) can be the default device."""
+    """The device factories are asked for when they are given none: the CPU, or "meta", which
+    retrograd records (get_default_device reports it) while its tensors stay CPU tensors (there
+    is no meta device: a model built under it gets its memory, so `to_empty` and the usual
+    initialization after it work). None means the CPU."""
     if device is None:
+        _state["default_device"] = None
         return
     d = _device(device) if not isinstance(device, _device) else device
-    if d.type != "cpu":
-        raise RuntimeError(f"retrograd runs on the CPU; the default device cannot be "
-                           f"'{device}'")
+    _state["default_device"] = d
 
 
 def get_default_device() -> _device:
-    return _device("cpu")
+    d = _state["default_device"]
+    return _device("cpu") if d is None else d
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

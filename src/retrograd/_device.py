@@ -30,5 +30,21 @@ class device:
     def __hash__(self) -> int:
         return hash(self.type)
 
+    # `with device(...)`: the default device inside the block (torch.set_default_device's)
+    def __enter__(self) -> device:
+        from retrograd import _config
+
+        _entered.append(_config.get_default_device())
+        _config.set_default_device(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from retrograd import _config
+
+        _config.set_default_device(_entered.pop())
+
+
+_entered: list[device] = []  # the default devices that enclosing `with device(...)` replaced
+
 
 cpu = device("cpu")

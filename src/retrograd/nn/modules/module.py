@@ -396,6 +396,13 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer uninitialized memory of its shape and dtype (the
+        objects stay: optimizers keep theirs), for a model to be initialized afterwards."""
+        from retrograd import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call fn on every submodule (children first, as torch) and on self."""
         for module in self.children():
