@@ -51,6 +51,7 @@ LAYERS = [
         "retrograd.signal",  # window functions written on the public namespace, as torch's
         "retrograd._legacy_storage",  # FloatStorage, ...: convert data as tensor() does
         "retrograd.multiprocessing",  # tensors sent between processes through shared memory
+        "retrograd.types",  # torch.types' annotation aliases
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",
