@@ -31,8 +31,12 @@ from retrograd.distributed._core import (
     is_available, is_initialized, isend, new_group, recv, send)
 from retrograd.distributed._failure import RankFailure
 from retrograd.distributed._grad_bucket import GradBucket
+from retrograd.distributed._backend import (
+    Backend, get_default_backend_for_device, get_node_local_rank, is_backend_available)
+from retrograd.distributed._monitored import monitored_barrier
 from retrograd.distributed._objects import (
-    all_gather_object, broadcast_object_list, gather_object, scatter_object_list)
+    all_gather_object, broadcast_object_list, gather_object, recv_object_list,
+    scatter_object_list, send_object_list)
 from retrograd.distributed._reduce import ReduceOp
 
 
@@ -54,7 +58,9 @@ def is_torchelastic_launched() -> bool:
     return "RETROGRAD_RUN_DIR" in os.environ
 
 
-__all__ = ["init_process_group", "destroy_process_group", "is_initialized", "get_rank",
+__all__ = ["Backend", "get_default_backend_for_device", "get_node_local_rank",
+           "is_backend_available", "monitored_barrier", "recv_object_list", "send_object_list",
+           "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
            "get_world_size", "new_group", "get_process_group_ranks", "get_global_rank",
            "get_group_rank", "get_backend", "ProcessGroup", "GroupMember", "group", "isend",
            "irecv", "send", "recv", "P2POp", "batch_isend_irecv", "barrier", "all_reduce",

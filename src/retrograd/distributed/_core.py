@@ -554,6 +554,7 @@ class Work:
         self._future: Any = None
         self._statuses: list | None = None  # filled when done, for a receive from any rank
         self._keep: Any = None  # buffers MPI reads or writes until the operation completes
+        self._source: int | None = peer  # a receive's sender, once done
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
@@ -608,8 +609,28 @@ def _buffer(t: Tensor, writable: bool = False) -> np.ndarray:
     return arr
 
 
-def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
+def _peer(group: Any, rank: int | None, group_rank: int | None, kind: str,
+          required: bool) -> int | None:
+    """The global rank of a point-to-point peer given as `rank` (global) or `group_rank` (on
+    `group`), as torch's _canonicalize_group_rank; None: any source (receives only)."""
+    if rank is not None and group_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    if group_rank is not None:
+        pg = _member(group)
+        rank = group_rank if pg is None else pg.global_rank(group_rank)
+    if rank is None and required:
+        raise ValueError("Must specify global_rank or group_rank")
+    if rank is not None and rank == _require().rank:
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         "of the current process.")
+    return rank
+
+
+def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
+          group_dst: int | None = None) -> Work:
     g = _require()
+    dst = _peer(group, dst, group_dst, "destination", required=True)
+    assert dst is not None
     buf = _buffer(tensor)
     req = g.comm.Isend(buf, dest=dst, tag=tag)
     g.sent[dst] += 1
@@ -618,10 +639,12 @@ def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
     return track(work)
 
 
-def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> Work:
+def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
+          group_src: int | None = None) -> Work:
     from mpi4py import MPI
 
     g = _require()
+    src = _peer(group, src, group_src, "source", required=False)
     source = MPI.ANY_SOURCE if src is None else src
     buf = _buffer(tensor, writable=True)
     req = g.comm.Irecv(buf, source=source, tag=tag)
@@ -630,7 +653,8 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
 
     def received() -> None:
         statuses = work._statuses
-        g.received[src if statuses is None else statuses[0].Get_source()] += 1
+        work._source = src if statuses is None else statuses[0].Get_source()
+        g.received[work._source] += 1
         _bump(tensor)
 
     work._on_done = received
@@ -644,13 +668,18 @@ def _bump(t: Tensor) -> None:
         t._version_counter.version += 1
 
 
-def send(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> None:
-    isend(tensor, dst, group, tag).wait()
+def send(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    isend(tensor, dst, group, tag, group_dst).wait()
 
 
-def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0) -> int:
-    irecv(tensor, src, group, tag).wait()
-    return src if src is not None else -1
+def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    """Receive into `tensor`; the sender's rank (the one that sent, for any source)."""
+    work = irecv(tensor, src, group, tag, group_src)
+    work.wait()
+    assert work._source is not None
+    return work._source
 
 
 class P2POp:
@@ -663,7 +692,8 @@ class P2POp:
                              "isend`` or ``torch.distributed.irecv``.")
         self.op = op
         self.tensor = tensor
-        self.peer = peer if peer is not None else group_peer
+        self.peer = peer
+        self.group_peer = group_peer
         self.group = group
         self.tag = tag
 
@@ -671,4 +701,4 @@ class P2POp:
 def batch_isend_irecv(p2p_op_list: list) -> list:
     if not p2p_op_list:
         raise ValueError("expecting a list of P2POp")
-    return [op.op(op.tensor, op.peer, op.group, op.tag) for op in p2p_op_list]
+    return [op.op(op.tensor, op.peer, op.group, op.tag, op.group_peer) for op in p2p_op_list]

@@ -10,7 +10,8 @@ import numpy as np
 
 from retrograd.distributed._core import ProcessGroup, Work, _member
 
-__all__ = ["all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list"]
+__all__ = ["all_gather_object", "broadcast_object_list", "gather_object", "recv_object_list",
+           "scatter_object_list", "send_object_list"]
 
 
 def _wait(pg: ProcessGroup, req: Any, op: str) -> None:
@@ -97,3 +98,37 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
     holder: list = [scatter_object_input_list if pg.rank() == root else None]
     broadcast_object_list(holder, src=pg.ranks[root], group=group)
     scatter_object_output_list[0] = holder[0][pg.rank()]
+
+
+def send_object_list(object_list: list, dst: int | None = None, group: Any = None,
+                     device: Any = None, group_dst: int | None = None) -> None:
+    """Send the objects to one rank, which receives them with recv_object_list: their pickles'
+    lengths, then the pickles."""
+    from retrograd import tensor
+    from retrograd.distributed._core import send
+
+    if _member(group) is None:
+        return
+    pickles = [_pickle(o) for o in object_list]
+    sizes = np.array([p.size for p in pickles], np.int64)
+    send(tensor(sizes), dst, group, group_dst=group_dst)
+    send(tensor(np.concatenate(pickles) if pickles else np.empty(0, np.uint8)), dst, group,
+         group_dst=group_dst)
+
+
+def recv_object_list(object_list: list, src: int | None = None, group: Any = None,
+                     device: Any = None, group_src: int | None = None) -> int:
+    """Fill object_list in place with the objects a rank sent with send_object_list (as many
+    as the list holds); the sender's rank (-1 when this rank is not in `group`)."""
+    from retrograd import empty, int64, uint8
+    from retrograd.distributed._core import recv
+
+    if _member(group) is None:
+        return -1
+    sizes = empty(len(object_list), dtype=int64)
+    sender = recv(sizes, src, group, group_src=group_src)
+    lengths = sizes.numpy()
+    data = empty(int(lengths.sum()), dtype=uint8)
+    recv(data, sender, group)
+    object_list[:] = _split(data.numpy(), lengths)
+    return sender
