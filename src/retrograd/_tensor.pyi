@@ -941,7 +941,7 @@ class Tensor:
     def crow_indices(self) -> Tensor:
         ...
 
-    def cuda(self, memory_format: Any=...) -> Tensor:
+    def cuda(self, device: Any=..., non_blocking: _bool=..., memory_format: Any=...) -> Tensor:
         ...
 
     def cummax(self, dim: _int) -> Any:
@@ -1299,6 +1299,9 @@ class Tensor:
     def inverse(self, *, out: Any=...) -> Tensor:
         ...
 
+    def ipu(self, device: Any=..., non_blocking: _bool=..., memory_format: Any=...) -> Tensor:
+        ...
+
     def is_coalesced(self) -> Tensor:
         ...
 
@@ -1562,6 +1565,9 @@ class Tensor:
         ...
 
     def msort(self, *, out: Any=...) -> Tensor:
+        ...
+
+    def mtia(self, device: Any=..., non_blocking: _bool=..., memory_format: Any=...) -> Tensor:
         ...
 
     def mul(self, other: Tensor | _int | _float | _bool) -> Tensor:
@@ -2139,6 +2145,9 @@ class Tensor:
         ...
 
     def xlogy_(self, other: Tensor | _int | _float | _bool) -> Tensor:
+        ...
+
+    def xpu(self, device: Any=..., non_blocking: _bool=..., memory_format: Any=...) -> Tensor:
         ...
 
     def zero_(self) -> Tensor:

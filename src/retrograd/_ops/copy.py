@@ -123,7 +123,21 @@ def cpu(self: Tensor, memory_format=None) -> Tensor:
 
 
 register_method("cpu", cpu)
-register_method("cuda", cpu)
+
+
+def _other_device(name: str):
+    def move(self: Tensor, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:
+        from retrograd._device import device as make_device
+
+        make_device(name)  # raises: retrograd computes on the CPU only
+        return self
+
+    move.__name__ = move.__qualname__ = name
+    return move
+
+
+for _name in ("cuda", "xpu", "mtia", "ipu"):
+    register_method(_name, _other_device(_name))
 
 
 def _copy_forward(self_arr, src):

@@ -131,6 +131,12 @@ class Generator:
             "has_uint32": raw[40], "uinteger": int.from_bytes(raw[44:48], "little")}
         return self
 
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset: int) -> Generator:
+        raise RuntimeError("CPU Generator does not use offset")
+
     def clone_state(self) -> Generator:
         g = Generator(self._device)
         g.set_state(self.get_state())

@@ -274,6 +274,12 @@ class Optimizer:
         defaults: the default value of each hyperparameter, used by groups that don't set it.
     """
 
+    # the hook signatures torch names (self, args, kwargs) -> (args, kwargs) | None / None
+    OptimizerPreHook = Callable[..., "tuple[tuple, dict] | None"]
+    OptimizerPostHook = Callable[..., None]
+    # what subclasses' steps are wrapped with (torch's decorator of the same name)
+    profile_hook_step = staticmethod(_hooked_step)
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")

@@ -433,6 +433,18 @@ class Module:
         _device("cuda")  # raises: retrograd has no GPU
         return self
 
+    def xpu(self, device: Any = None) -> Module:
+        _device("xpu")  # raises, as cuda()
+        return self
+
+    def mtia(self, device: Any = None) -> Module:
+        _device("mtia")
+        return self
+
+    def ipu(self, device: Any = None) -> Module:
+        _device("ipu")
+        return self
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 

@@ -1,0 +1,82 @@
+"""Small names torch programs reach for, compared with torch 2.13: device movers of other
+backends (refused: retrograd computes on the CPU), Generator offsets, the deprecated
+testing.assert_allclose, Optimizer.profile_hook_step."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd
+from tests.parity.harness import error_of, torch_or_skip
+
+
+@pytest.mark.parametrize("name", ["cuda", "xpu", "mtia", "ipu"])
+def test_other_device_movers_are_refused(name):
+    for obj in (retrograd.ones(2), retrograd.nn.Linear(2, 2)):
+        with pytest.raises(RuntimeError, match=f"retrograd runs on the CPU; device '{name}'"):
+            getattr(obj, name)()
+    t = retrograd.ones(2)
+    assert t.cpu() is t
+
+
+def test_cpu_generator_has_no_offset_like_torch():
+    torch = torch_or_skip()
+    for lib in (retrograd, torch):
+        g = lib.Generator()
+        assert error_of(g.get_offset) == ("raised", "RuntimeError",
+                                          "CPU Generator does not use offset")
+        assert error_of(g.set_offset, 3)[:3] == ("raised", "RuntimeError",
+                                                 "CPU Generator does not use offset")
+
+
+def _allclose_program(lib):
+    out = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.append(error_of(lib.testing.assert_allclose, lib.ones(2), lib.ones(2) + 5e-5))
+        out.append(error_of(lib.testing.assert_allclose, lib.ones(2), [1.0, 1.001]))
+        out.append(error_of(lib.testing.assert_allclose, lib.tensor([1, 2]), [1, 2]))
+        out.append(error_of(lib.testing.assert_allclose, lib.tensor([1, 2]), [1, 3]))
+        out.append(error_of(lib.testing.assert_allclose, lib.ones(2, dtype=lib.float64),
+                            lib.ones(2) * (1 + 2e-5)))
+        out.append(error_of(lib.testing.assert_allclose, lib.tensor([float("nan")]),
+                            [float("nan")]))
+        out.append(error_of(lib.testing.assert_allclose, lib.ones(2), lib.zeros(2), msg="mine"))
+    out.append(sorted({(w.category.__name__, str(w.message)) for w in caught}))
+    return [o[:2] if o[0] == "raised" else o for o in out[:-1]] + [out[-1]], \
+        [o[2] for o in out[:-1] if o[0] == "raised"]
+
+
+def test_assert_allclose_is_torchs():
+    torch = torch_or_skip()
+    (ours, our_msgs), (theirs, their_msgs) = _allclose_program(retrograd), \
+        _allclose_program(torch)
+    assert ours == theirs
+    assert [m.splitlines()[0] for m in our_msgs] == [m.splitlines()[0] for m in their_msgs]
+    assert our_msgs[-1] == "mine"
+
+
+def test_profile_hook_step_wraps_a_step_with_the_hooks():
+    calls = []
+
+    class Plain(retrograd.optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.1})
+
+        @retrograd.optim.Optimizer.profile_hook_step
+        def step(self, closure=None):
+            calls.append("step")
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.add_(p.grad, alpha=-group["lr"])
+
+    w = retrograd.nn.Parameter(retrograd.ones(2))
+    opt = Plain([w])
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+    (w * w).sum().backward()
+    opt.step()
+    assert calls == ["pre", "step", "post"]  # once each: the decorated step is not wrapped again
+    np.testing.assert_allclose(w.detach().numpy(), [0.8, 0.8])
+    assert retrograd.optim.Optimizer.OptimizerPreHook is not None
