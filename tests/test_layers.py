@@ -52,6 +52,7 @@ LAYERS = [
         "retrograd._legacy_storage",  # FloatStorage, ...: convert data as tensor() does
         "retrograd.multiprocessing",  # tensors sent between processes through shared memory
         "retrograd.types",  # torch.types' annotation aliases
+        "retrograd.quasirandom",  # SobolEngine
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",

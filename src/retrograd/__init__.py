@@ -71,6 +71,7 @@ from retrograd import jit
 from retrograd import _logging
 from retrograd._memory import retain_freed_memory as _retain_freed_memory
 from retrograd import random, torch_version, version
+from retrograd import quasirandom, types
 from retrograd.amp import GradScaler
 from retrograd._global_api import (
     has_lapack, has_mkl, has_openmp, has_spectral, is_anomaly_enabled, set_anomaly_enabled,

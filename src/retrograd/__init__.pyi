@@ -138,6 +138,8 @@ from retrograd._memory import retain_freed_memory as _retain_freed_memory
 from retrograd import random as random
 from retrograd import torch_version as torch_version
 from retrograd import version as version
+from retrograd import quasirandom as quasirandom
+from retrograd import types as types
 from retrograd.amp import GradScaler as GradScaler
 from retrograd._global_api import has_lapack as has_lapack
 from retrograd._global_api import has_mkl as has_mkl

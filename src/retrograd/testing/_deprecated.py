@@ -18,7 +18,7 @@ _PRECISIONS = {D.float16: (1e-3, 1e-3), D.float32: (1e-4, 1e-5), D.float64: (1e-
 
 def assert_allclose(actual: Any, expected: Any, rtol: float | None = None,
                     atol: float | None = None, equal_nan: bool = True, msg: str = "") -> None:
-    from retrograd import tensor
+    from retrograd._ops.creation import tensor
     from retrograd.testing._comparison import assert_close
 
     warnings.warn(DEPRECATED, FutureWarning, stacklevel=2)
