@@ -47,7 +47,8 @@ BAD = [
     dict(chunking_method="aspect_ratio:0"), dict(chunking_method="aspect_ratio:x"),
     dict(chunking_method="aspect_ratio:-2"), dict(chunking_method="aspect_ratio:"),
     dict(batch_chunk_size=0), dict(batch_chunk_size=-3), dict(batch_chunk_size=2.0),
-    dict(batch_chunk_size="4"), dict(acc_dtype="int32"), dict(acc_dtype="uint8"), dict(acc_dtype="bool"),
+    dict(batch_chunk_size="4"), dict(acc_dtype="int32"), dict(acc_dtype="uint8"),
+    dict(acc_dtype="bool"),
     dict(acc_dtype="float32"), dict(chunking_method="aspect_ratio:3", batch_chunk_size=1),
 ]
 
