@@ -366,3 +366,41 @@ def test_reference_path_matches_torch(case):
     # retrograd's NllLossBackward0 has edges for target and weight too (cross_entropy's node)
     del ours["edges"], theirs["edges"]
     assert_same(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+BAD_DATA = ["target_out_of_range", "negative_target", "short_target", "2d_target",
+            "short_class_weight", "integer_input", "float64_weight", "float64_bias",
+            "bad_reduction"]
+
+
+@pytest.mark.parametrize("kind", BAD_DATA)
+@pytest.mark.parametrize("with_options", [False, True])
+def test_bad_targets_and_dtypes(kind, with_options):
+    """Both paths fail (or not) as torch's do on inputs the argument checks let through."""
+    def run(lib):
+        x, w, t = lib.ones(4, 3), lib.ones(5, 3), lib.tensor([0, 1, 2, 3])
+        kw: dict = {}
+        if kind == "target_out_of_range":
+            t = lib.tensor([0, 5, 2, 3])
+        elif kind == "negative_target":
+            t = lib.tensor([0, -1, 2, 3])
+        elif kind == "short_target":
+            t = lib.tensor([0, 1, 2])
+        elif kind == "2d_target":
+            t = t.reshape(4, 1)
+        elif kind == "short_class_weight":
+            kw["weight"] = lib.ones(4)
+        elif kind == "integer_input":
+            x = lib.ones(4, 3, dtype=lib.int64)
+        elif kind == "float64_weight":
+            w = w.double()
+        elif kind == "float64_bias":
+            kw["linear_bias"] = lib.zeros(5, dtype=lib.float64)
+        elif kind == "bad_reduction":
+            kw["reduction"] = "avg"
+        options = lib.nn.LinearCrossEntropyOptions() if with_options else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.nn.functional.linear_cross_entropy(x, w, t, options=options, **kw)
+
+    assert_same(error_of(run, retrograd), error_of(run, torch))

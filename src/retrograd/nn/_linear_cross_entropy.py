@@ -76,7 +76,9 @@ def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
         safe_target = target
     coef = _row_coefficients(target, safe_target, weight, ignore_index, reduction, acc_dtype,
                              upstream)
-    w = linear_weight.to(acc_dtype)
+    # cast only for mixed precision: otherwise a weight of another dtype fails in the matmul
+    # with torch's error, as torch's does
+    w = linear_weight.to(acc_dtype) if dtype != acc_dtype else linear_weight
     b = linear_bias.to(acc_dtype) if linear_bias is not None else None
     per_row = reduction == "none"
     want_loss = upstream is None
@@ -87,10 +89,11 @@ def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     grad_bias = retrograd.zeros(num_classes, dtype=acc_dtype) if need_bias else None
     need_grads = need_input or need_weight or need_bias
     for start in range(0, num_batches, batch_chunk_size):
-        stop = min(start + batch_chunk_size, num_batches)
-        x = input[start:stop].to(acc_dtype)
-        t = safe_target[start:stop]
-        k = coef[start:stop]
+        size = min(batch_chunk_size, num_batches - start)
+        # narrow, not slicing: a target shorter than the input fails as torch's does
+        x = input.narrow(0, start, size).to(acc_dtype)
+        t = safe_target.narrow(0, start, size)
+        k = coef.narrow(0, start, size)
         z = x @ w.T if b is None else retrograd.addmm(b, x, w.T)
         z.sub_(z.amax(1, keepdim=True))  # softmax stability; the chunk's only (B, C) buffer
         if want_loss:
