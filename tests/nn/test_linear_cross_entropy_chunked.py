@@ -47,13 +47,13 @@ def test_gradcheck(reduction, chunk, ignore_index, class_weight):
     assert gradcheck(f, (x, w, b))
 
 
-def test_gradcheck_unbatched():
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_gradcheck_unbatched(reduction):
     x, w, b, t, cw = _inputs()
     options = retrograd.nn.LinearCrossEntropyOptions(allow_retain_graph=True)
-    for reduction in ("mean", "sum", "none"):
-        assert gradcheck(lambda x, w, b: F.linear_cross_entropy(
-            x, w, t[0], linear_bias=b, weight=cw, reduction=reduction, options=options),
-            (x[0].detach().requires_grad_(), w, b))
+    assert gradcheck(lambda x, w, b: F.linear_cross_entropy(
+        x, w, t[0], linear_bias=b, weight=cw, reduction=reduction, options=options),
+        (x[0].detach().requires_grad_(), w, b))
 
 
 def _peak(options, reduction):
