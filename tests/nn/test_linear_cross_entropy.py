@@ -404,3 +404,35 @@ def test_bad_targets_and_dtypes(kind, with_options):
             return lib.nn.functional.linear_cross_entropy(x, w, t, options=options, **kw)
 
     assert_same(error_of(run, retrograd), error_of(run, torch))
+
+
+def test_signatures():
+    import inspect
+
+    def params(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    assert params(retrograd.nn.functional.linear_cross_entropy) == params(
+        torch.nn.functional.linear_cross_entropy)
+    assert params(retrograd.nn.LinearCrossEntropyLoss.__init__) == params(
+        torch.nn.LinearCrossEntropyLoss.__init__)
+    assert params(retrograd.nn.LinearCrossEntropyOptions) == params(
+        torch.nn.LinearCrossEntropyOptions)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("policy", ["accurate", "balanced", "compact"])
+def test_accumulation_policies(dtype, policy):
+    """Every policy computes as "accurate" does here (all intermediates in acc_dtype); torch's
+    "balanced"/"compact" keep some in the input dtype, and it sums a bfloat16 loss in
+    bfloat16: the results agree to the input dtype's precision."""
+    a = _arrays(seed=11, n=32, f=8, c=50)
+    tol = {"float16": 2e-3, "bfloat16": 2e-2}[dtype]
+    results = []
+    for lib in (retrograd, torch):
+        options = {"batch_chunk_size": 8, "acc_policy": policy, "acc_dtype": lib.float32}
+        results.append(_widened(_run(lib, a, dtype=dtype, options=options)))
+    assert_same(*results, rtol=tol, atol=tol)
+    accurate = _run(retrograd, a, dtype=dtype, options={"batch_chunk_size": 8,
+                                                        "acc_dtype": retrograd.float32})
+    assert_same(results[0], _widened(accurate), rtol=0, atol=0)
