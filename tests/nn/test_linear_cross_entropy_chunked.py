@@ -75,12 +75,13 @@ def _peak(options, reduction):
     return peak, loss.detach(), x.grad, w.grad
 
 
-@pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_peak_memory_below_the_reference_path(reduction):
+@pytest.mark.parametrize("reduction,chunk", [("mean", None), ("sum", 64), ("none", 64)])
+def test_peak_memory_below_the_reference_path(reduction, chunk):
     """A large vocabulary (C=8192 against in_features=64): the reference path holds (N, C)
     logits, softmax and their gradient; the chunked one (N, C) never, so its peak is the
-    (C, in_features) weight gradient and a few (chunk, C) blocks."""
-    chunked = _peak(retrograd.nn.LinearCrossEntropyOptions(), reduction)
+    (C, in_features) weight gradient and a few (chunk, C) blocks. (chunk None: the "auto"
+    size, 2 rows here.)"""
+    chunked = _peak(retrograd.nn.LinearCrossEntropyOptions(batch_chunk_size=chunk), reduction)
     reference = _peak(None, reduction)
     assert chunked[0] < reference[0] / 2, (chunked[0], reference[0])
     for a, b in zip(chunked[1:], reference[1:]):
@@ -124,3 +125,49 @@ def test_compile(reduction):
         loss.backward(up)
         for leaf, g in zip(leaves, got[1:]):
             np.testing.assert_allclose(leaf.grad.numpy(), 2 * g.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _sum_lce(x, w, t):
+    options = retrograd.nn.LinearCrossEntropyOptions(batch_chunk_size=3)
+    return F.linear_cross_entropy(x, w, t, reduction="sum", options=options)
+
+
+def test_compile_guards_on_requires_grad_and_grad_mode():
+    """Each variant computes only the gradients its call needs, as eager does: a call with
+    other requires_grad flags or grad mode gets its own variant with eager's results."""
+    compiled = retrograd.compile(_sum_lce)
+    for needs, grad_mode in [((True, True), True), ((False, True), True), ((True, False), True),
+                             ((True, True), False), ((True, True), True)]:
+        results = []
+        for fn in (_sum_lce, compiled):
+            rng = np.random.default_rng(3)
+            x = retrograd.from_numpy(rng.standard_normal((N, IN))).requires_grad_(needs[0])
+            w = retrograd.from_numpy(rng.standard_normal((C, IN))).requires_grad_(needs[1])
+            t = retrograd.from_numpy(rng.integers(0, C, N))
+            with retrograd.set_grad_enabled(grad_mode):
+                loss = fn(x, w, t)
+            assert loss.requires_grad == (grad_mode and any(needs))
+            if loss.requires_grad:
+                loss.backward()
+            results.append([loss.detach()] + [v.grad for v in (x, w) if v.grad is not None])
+        assert len(results[0]) == len(results[1])
+        for a, b in zip(*results):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_compiled_module():
+    options = retrograd.nn.LinearCrossEntropyOptions()
+    eager = retrograd.nn.LinearCrossEntropyLoss(IN, C, bias=True, options=options)
+    compiled = retrograd.nn.LinearCrossEntropyLoss(IN, C, bias=True, options=options)
+    compiled.load_state_dict(eager.state_dict())
+    compiled.compile()
+    x, t = retrograd.randn(6, IN), retrograd.randint(0, C, (6,))
+    for _ in range(2):
+        eager.zero_grad()
+        compiled.zero_grad()
+        a, b = eager(x, t), compiled(x, t)
+        a.backward()
+        b.backward()
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+        for p, q in zip(eager.parameters(), compiled.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
