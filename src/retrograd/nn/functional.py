@@ -9,3 +9,4 @@ from retrograd._ops.registry import _FUNCTIONAL
 globals().update(_FUNCTIONAL)
 
 from retrograd.nn import grad  # noqa: E402, F401 - F.grad is nn.grad, as in torch
+from retrograd.nn._linear_cross_entropy import linear_cross_entropy  # noqa: E402, F401

@@ -63,6 +63,9 @@ from retrograd.nn.modules.channel_ops import LocalResponseNorm, ChannelShuffle
 from retrograd.nn.modules.embedding_bag import EmbeddingBag
 from retrograd.nn.modules.lazy_linear import LazyLinear
 from retrograd.nn.modules.ctc_loss import CTCLoss
+from retrograd.nn.modules.linear_cross_entropy import (
+    LinearCrossEntropyLoss, LinearCrossEntropyOptions,
+)
 from retrograd.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from retrograd.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from retrograd.nn.modules.deprecated import Container, NLLLoss2d
@@ -106,4 +109,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container", "NLLLoss2d",
-    "SyncBatchNorm"]
+    "SyncBatchNorm", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
