@@ -6,6 +6,7 @@ that calls it."""
 from __future__ import annotations
 
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -171,3 +172,23 @@ def test_compiled_module():
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
         for p, q in zip(eager.parameters(), compiled.parameters()):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_compile_forces_allow_retain_graph_with_torchs_warning(allow):
+    options = retrograd.nn.LinearCrossEntropyOptions(batch_chunk_size=3,
+                                                     allow_retain_graph=allow)
+
+    def f(x, w, t):
+        return F.linear_cross_entropy(x, w, t, options=options)
+
+    rng = np.random.default_rng(4)
+    x = retrograd.from_numpy(rng.standard_normal((N, IN))).requires_grad_()
+    w = retrograd.from_numpy(rng.standard_normal((C, IN))).requires_grad_()
+    t = retrograd.from_numpy(rng.integers(0, C, N))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        retrograd.compile(f)(x, w, t).backward()
+        f(x, w, t)  # eager: no warning
+    forced = [w for w in caught if "forcing allow_retain_graph=True" in str(w.message)]
+    assert len(forced) == (0 if allow else 1)

@@ -19,6 +19,7 @@ sums (bias gradient).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -268,6 +269,12 @@ def _chunked_call(input: Tensor, linear_weight: Tensor, target: Tensor,
         result = GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_no_reduction_default.apply(  # noqa: E501
             input, linear_weight, target, linear_bias, weight, ignore_index, chunk, acc_dtype)
     else:
+        if not options.allow_retain_graph and retrograd.compiler.is_compiling():
+            # as torch: the compiled backward does not replay the once-only guard
+            warnings.warn("linear_cross_entropy: forcing allow_retain_graph=True under "
+                          "torch.compile (adds one gradient-sized allocation/call). Construct "
+                          "options with allow_retain_graph=True to silence.", stacklevel=3)
+            options = dataclasses.replace(options, allow_retain_graph=True)
         grad_on = retrograd.is_grad_enabled()
         result = GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_default.apply(
             input, linear_weight, target, linear_bias, weight, reduction, ignore_index, chunk,
