@@ -62,6 +62,7 @@ LAYERS = [
         "retrograd.distributed.optim",  # optimizers sharded over the process group
         "retrograd.codegen", "retrograd._compile",
         "retrograd.functional",  # torch.functional's names, from the namespace
+        "retrograd._einops_support",  # einops' backend for retrograd tensors
         "retrograd",  # the package namespace gathers everything (this module only)
     ]),
 ]

@@ -145,3 +145,7 @@ def numel(input: Tensor):
 
 
 __version__ = torch_version.__version__
+
+from retrograd import _einops_support  # noqa: E402
+
+_einops_support.register()

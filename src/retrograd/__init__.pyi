@@ -814,3 +814,4 @@ def is_inference(input: Tensor) -> _bool:
 def numel(input: Tensor):
     ...
 __version__: Any
+from retrograd import _einops_support as _einops_support
