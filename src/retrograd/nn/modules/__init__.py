@@ -60,6 +60,7 @@ from retrograd.nn.modules.margin_loss import (
 )
 from retrograd.nn.modules.unpooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from retrograd.nn.modules.channel_ops import LocalResponseNorm, ChannelShuffle
+from retrograd.nn.modules.cross_map_lrn import CrossMapLRN2d
 from retrograd.nn.modules.embedding_bag import EmbeddingBag
 from retrograd.nn.modules.lazy_linear import LazyLinear
 from retrograd.nn.modules.ctc_loss import CTCLoss
@@ -109,4 +110,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
     "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "Container", "NLLLoss2d",
-    "SyncBatchNorm", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+    "SyncBatchNorm", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "CrossMapLRN2d"]

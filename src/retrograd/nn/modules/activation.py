@@ -9,6 +9,7 @@ import retrograd
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -309,3 +310,9 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
         return nn.functional.softmax(input, -3, _stacklevel=5)
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "RReLU": "rrelu", "MultiheadAttention": "transformer"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

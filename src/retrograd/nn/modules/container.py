@@ -10,6 +10,7 @@ from itertools import chain, islice
 from typing import Any
 
 from retrograd._tensor import Tensor
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module, _addindent
 from retrograd.nn.parameter import Parameter
 
@@ -465,3 +466,9 @@ class ParameterDict(Module):
     def __ior__(self, other: ParameterDict) -> ParameterDict:
         self.update(other)
         return self
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "Container": "deprecated"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

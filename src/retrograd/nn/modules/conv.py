@@ -10,6 +10,7 @@ from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 from retrograd.nn import init
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.modules.utils import _ntuple, _reverse_repeat_tuple
 from retrograd.nn.parameter import Parameter
@@ -233,3 +234,11 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "LazyConv1d": "lazy_conv", "LazyConv2d": "lazy_conv", "LazyConv3d": "lazy_conv",
+    "LazyConvTranspose1d": "lazy_conv", "LazyConvTranspose2d": "lazy_conv",
+    "LazyConvTranspose3d": "lazy_conv"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

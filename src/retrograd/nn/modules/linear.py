@@ -9,6 +9,7 @@ import retrograd
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -99,3 +100,9 @@ class Bilinear(Module):
 
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear by another name: MultiheadAttention's out_proj (the name shows in its repr)."""
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "LazyLinear": "lazy_linear"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

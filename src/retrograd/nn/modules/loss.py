@@ -10,6 +10,7 @@ import warnings
 
 from retrograd import nn
 from retrograd._tensor import Tensor
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
@@ -147,3 +148,15 @@ class HuberLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return nn.functional.huber_loss(input, target, reduction=self.reduction,
                                         delta=self.delta)
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "NLLLoss2d": "deprecated", "PoissonNLLLoss": "margin_loss", "GaussianNLLLoss":
+    "margin_loss", "HingeEmbeddingLoss": "margin_loss", "MultiLabelMarginLoss": "margin_loss",
+    "SoftMarginLoss": "margin_loss", "MultiLabelSoftMarginLoss": "margin_loss",
+    "CosineEmbeddingLoss": "margin_loss", "MarginRankingLoss": "margin_loss",
+    "MultiMarginLoss": "margin_loss", "TripletMarginLoss": "margin_loss",
+    "TripletMarginWithDistanceLoss": "margin_loss", "CTCLoss": "ctc_loss",
+    "LinearCrossEntropyLoss": "linear_cross_entropy"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

@@ -14,6 +14,7 @@ import retrograd
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -308,3 +309,9 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "LocalResponseNorm": "channel_ops", "CrossMapLRN2d": "cross_map_lrn"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

@@ -6,6 +6,7 @@ from typing import Any
 
 from retrograd import nn
 from retrograd._tensor import Tensor
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.modules.utils import _single
 
@@ -134,3 +135,14 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input: Tensor) -> Any:
         return nn.functional.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "MaxPool3d": "pooling3d", "AvgPool3d": "pooling3d", "AdaptiveMaxPool3d": "pooling3d",
+    "AdaptiveAvgPool3d": "pooling3d", "MaxUnpool1d": "unpooling", "MaxUnpool2d": "unpooling",
+    "MaxUnpool3d": "unpooling", "_MaxUnpoolNd": "unpooling", "FractionalMaxPool2d":
+    "fractional_pooling", "FractionalMaxPool3d": "fractional_pooling", "LPPool1d":
+    "lp_pooling", "LPPool2d": "lp_pooling", "LPPool3d": "lp_pooling", "_LPPoolNd":
+    "lp_pooling"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

@@ -9,6 +9,7 @@ from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 from retrograd.nn import init
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -95,3 +96,9 @@ def _check_padding_idx(padding_idx: int | None, num_embeddings: int) -> int | No
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx += num_embeddings
     return padding_idx
+
+# torch's module path for these names, whose classes live in other files
+_HOMES = {
+    "EmbeddingBag": "embedding_bag"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

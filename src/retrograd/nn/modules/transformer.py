@@ -16,6 +16,7 @@ from retrograd import nn
 from retrograd._ops.multi_head_attention import _canonical_mask, _none_or_dtype
 from retrograd._tensor import Tensor
 from retrograd.nn.init import constant_, xavier_normal_, xavier_uniform_
+from retrograd.nn.modules._elsewhere import elsewhere
 from retrograd.nn.modules.activation import GELU, ReLU
 from retrograd.nn.modules.container import ModuleList
 from retrograd.nn.modules.dropout import Dropout
@@ -289,11 +290,9 @@ class TransformerEncoder(Module):
         return output
 
 
-def __getattr__(name: str) -> Any:
-    """The decoder classes, reachable here as in torch.nn.modules.transformer (they live in
-    transformer_decoder, which imports this module)."""
-    if name in ("TransformerDecoderLayer", "TransformerDecoder", "Transformer"):
-        from retrograd.nn.modules import transformer_decoder
 
-        return getattr(transformer_decoder, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# torch's module path for these names, whose classes live in other files
+_HOMES = {"Transformer": "transformer_decoder", "TransformerDecoder": "transformer_decoder",
+          "TransformerDecoderLayer": "transformer_decoder"}
+__getattr__ = elsewhere(__name__, _HOMES)
+__all__ += [name for name in _HOMES if not name.startswith("_")]

@@ -1,0 +1,5 @@
+"""torch.nn.modules.linear_cross_entropy_options' name."""
+
+from retrograd.nn.modules.linear_cross_entropy import LinearCrossEntropyOptions
+
+__all__ = ["LinearCrossEntropyOptions"]
