@@ -34,6 +34,7 @@ from retrograd.distributed._grad_bucket import GradBucket
 from retrograd.distributed._backend import (
     Backend, get_default_backend_for_device, get_node_local_rank, is_backend_available)
 from retrograd.distributed._monitored import monitored_barrier
+from retrograd.distributed._subgroups import new_subgroups, new_subgroups_by_enumeration
 from retrograd.distributed._objects import (
     all_gather_object, broadcast_object_list, gather_object, recv_object_list,
     scatter_object_list, send_object_list)
@@ -60,6 +61,7 @@ def is_torchelastic_launched() -> bool:
 
 __all__ = ["Backend", "get_default_backend_for_device", "get_node_local_rank",
            "is_backend_available", "monitored_barrier", "recv_object_list", "send_object_list",
+           "new_subgroups", "new_subgroups_by_enumeration",
            "init_process_group", "destroy_process_group", "is_initialized", "get_rank",
            "get_world_size", "new_group", "get_process_group_ranks", "get_global_rank",
            "get_group_rank", "get_backend", "ProcessGroup", "GroupMember", "group", "isend",

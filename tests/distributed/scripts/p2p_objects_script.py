@@ -6,6 +6,7 @@ argv: "ok", or "late" (the last rank reaches monitored_barrier after its timeout
 "late_all" (the same with wait_all_ranks=True).
 """
 
+import importlib
 import sys
 import time
 from datetime import timedelta
@@ -37,6 +38,9 @@ else:
         assert objs == [{"from": sender}, "x" * sender, None], (sender, objs)
         got[sender] = objs
     assert sorted(got) == list(range(1, n))
+
+# (an any-source receive takes whichever message comes first: the next phase waits)
+dist.barrier()
 
 # a tensor from any source: recv returns the sender
 if r == 1:
@@ -72,6 +76,28 @@ assert dist.Backend("Custom") == "custom" and type(dist.Backend("mpi")) is str
 assert dist.is_backend_available("mpi") and not dist.is_backend_available("nccl")
 assert dist.get_default_backend_for_device("cpu") == "mpi"
 assert dist.get_node_local_rank() == r  # one machine: the local rank is the rank
+
+# several subgroups in one call, and the c10d module path
+c10d = importlib.import_module("retrograd.distributed.distributed_c10d")
+assert c10d._get_default_group() is dist.group.WORLD and not c10d._rank_not_in_group(None)
+lists = [list(range(0, n - 1)), [n - 1]]
+mine, subgroups = dist.new_subgroups_by_enumeration(lists)
+assert len(subgroups) == 2 and dist.get_process_group_ranks(mine) == lists[0 if r < n - 1 else 1]
+total = torch.tensor([float(r)])
+dist.all_reduce(total, group=mine)
+assert total.item() == sum(lists[0 if r < n - 1 else 1]), total
+single, singles = dist.new_subgroups(group_size=1)
+assert len(singles) == n and dist.get_world_size(single) == 1
+for call, message in ((lambda: dist.new_subgroups(), "The arg 'group_size' (0) must be positive"),
+                      (lambda: dist.new_subgroups(group_size=n + 1),
+                       f"The arg 'group_size' ({n + 1}) must not exceed the world size ({n})"),
+                      (lambda: dist.new_subgroups_by_enumeration([[0, 1], [1]]),
+                       "Rank 1 has appeared in both subgroup [0, 1] and [1]")):
+    try:
+        call()
+        raise AssertionError("no error")
+    except ValueError as e:
+        assert str(e) == message, str(e)
 
 dist.monitored_barrier(timeout=timedelta(seconds=30))
 dist.monitored_barrier(wait_all_ranks=True)
