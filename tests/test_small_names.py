@@ -18,6 +18,13 @@ def test_other_device_movers_are_refused(name):
             getattr(obj, name)()
     t = retrograd.ones(2)
     assert t.cpu() is t
+    for args, kwargs in (((name,), {}), ((), {"device": name}), ((f"{name}:0", retrograd.int64),
+                                                               {})):
+        with pytest.raises(RuntimeError, match=f"retrograd runs on the CPU; device '{name}"):
+            t.to(*args, **kwargs)
+    with pytest.raises(RuntimeError, match="device 'cuda:0'"):
+        t.to(0)  # an index names a CUDA device
+    assert t.to("cpu") is t and t.to("meta", retrograd.float64).dtype == retrograd.float64
 
 
 def test_cpu_generator_has_no_offset_like_torch():

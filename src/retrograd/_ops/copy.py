@@ -69,13 +69,27 @@ def _dtype_arg(x):
     return None
 
 
+def _check_device(x) -> None:
+    from retrograd._device import device as make_device
+
+    if type(x) is int:  # an index names a CUDA device, as in torch
+        make_device(f"cuda:{x}")
+    elif type(x) is str:
+        make_device(x)
+
+
 def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,
        memory_format=None) -> Tensor:
-    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype)."""
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype). A device other than the
+    CPU (or the meta device) raises, as `.cuda()` does."""
     for a in args:
         d = _dtype_arg(a)
         if d is not None:
             dtype = d
+        elif type(a) is str or type(a) is int:
+            _check_device(a)
+    if device is not None:
+        _check_device(device)
     if memory_format is not None:
         return _to_format(self, dtype, copy, as_format(memory_format))
     if dtype is None or (dtype.np == self._data.dtype and not copy):
