@@ -526,28 +526,29 @@ def _is_noop(block_mask: BlockMask | None) -> bool:
                                                                   _LARGE_SPARSE_BLOCK_SIZE)
 
 
-def _element_mask(block_mask: BlockMask, shape: tuple[int, int, int, int]) -> np.ndarray:
+def _element_mask(block_mask: BlockMask, shape: tuple[int, int, int, int]) -> Tensor:
     """Which (b, h, q, kv) scores the BlockMask keeps, as torch's kernel visits them: full
     blocks whole, partial blocks where mask_mod holds, nothing elsewhere. The mask's batch and
-    head dims are indexed modulo their size, so a size of 1 broadcasts."""
+    head dims are indexed modulo their size, so a size of 1 broadcasts. Only the block lists
+    are read as arrays; mask_mod runs on tensors, so a compiled function captures it."""
     B, H, L, S = shape
     q_block, kv_block = block_mask.BLOCK_SIZE
 
-    def grid(num: Tensor, idx: Tensor) -> np.ndarray:
+    def grid(num: Tensor, idx: Tensor) -> Tensor:
         num_a, idx_a = _array(num), _array(idx)
         while idx_a.ndim < 4:
             num_a, idx_a = num_a[None], idx_a[None]
         cols = max(idx_a.shape[-1], -(-S // kv_block))
         dense = blocks.ordered_to_dense(num_a, idx_a, cols)
         dense = dense[np.arange(B) % dense.shape[0]][:, np.arange(H) % dense.shape[1]]
-        return blocks.blocks_to_elements(dense, q_block, kv_block, L, S)
+        return retrograd.from_numpy(np.ascontiguousarray(
+            blocks.blocks_to_elements(dense, q_block, kv_block, L, S)))
 
-    partial = grid(block_mask.kv_num_blocks, block_mask.kv_indices)
     b, h, m, n = _indices(B, H, L, S)
-    kept = partial & _array(_broadcast_result(block_mask.mask_mod(b, h, m, n), shape,
-                                              "mask_mod")).astype(bool)
+    mask = _broadcast_result(block_mask.mask_mod(b, h, m, n), shape, "mask_mod")
+    kept = grid(block_mask.kv_num_blocks, block_mask.kv_indices) & mask.to(retrograd.bool)
     if block_mask.full_kv_num_blocks is not None and block_mask.full_kv_indices is not None:
-        kept |= grid(block_mask.full_kv_num_blocks, block_mask.full_kv_indices)
+        kept = kept | grid(block_mask.full_kv_num_blocks, block_mask.full_kv_indices)
     return kept
 
 
@@ -589,21 +590,19 @@ def _attend(query: Tensor, key: Tensor, value: Tensor, score_mod: Callable[..., 
     _check_score_mod(score_mod)
     b, h, m, n = _indices(*shape)
     modded = _broadcast_result(score_mod(scores, b, h, m, n), shape, "score_mod")
-    kept = (np.ones(shape, dtype=bool) if _is_noop(block_mask)
-            else _element_mask(block_mask, shape))  # type: ignore[arg-type]
     minus_inf = retrograd.tensor(-math.inf, dtype=working)
-    post = retrograd.where(retrograd.from_numpy(kept), modded, minus_inf)
+    if _is_noop(block_mask):
+        kept = retrograd.ones(shape, dtype=retrograd.bool)
+    else:
+        kept = _element_mask(block_mask, shape)  # type: ignore[arg-type]
+    post = retrograd.where(kept, modded, minus_inf)
     # rows with no finite score give 0 and lse -inf; softmax sees 0 there, so no NaN (nor a
-    # NaN gradient) comes out of them
-    dead = np.all(np.isneginf(_array(post)), axis=-1)
-    if dead.any():
-        dead_rows = retrograd.from_numpy(np.ascontiguousarray(dead[..., None]))
-        post = retrograd.where(dead_rows, retrograd.tensor(0.0, dtype=post.dtype), post)
-    lse = post.logsumexp(-1)
-    probs = post.softmax(-1)
-    if dead.any():
-        lse = retrograd.where(dead_rows[..., 0], minus_inf.to(lse.dtype), lse)
-        probs = retrograd.where(dead_rows, retrograd.tensor(0.0, dtype=probs.dtype), probs)
+    # NaN gradient) comes out of them. Written without branching on values, so that a
+    # compiled function captures it whole.
+    dead = (post == -math.inf).all(-1, keepdim=True)
+    post = retrograd.where(dead, retrograd.tensor(0.0, dtype=post.dtype), post)
+    lse = retrograd.where(dead[..., 0], minus_inf.to(post.dtype), post.logsumexp(-1))
+    probs = retrograd.where(dead, retrograd.tensor(0.0, dtype=post.dtype), post.softmax(-1))
     return probs.to(query.dtype) @ value.to(query.dtype), lse
 
 
