@@ -371,3 +371,27 @@ def test_names():
         theirs = inspect.signature(getattr(tfa, name))
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
             [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name
+
+
+def test_score_mod_sees_broadcast_index_tensors_and_no_warning_is_given():
+    seen = []
+
+    def score_mod(s, b, h, q, k):
+        seen.append([(tuple(t.shape), t.dtype) for t in (s, b, h, q, k)])
+        return s
+
+    q, k, v = (leaf(retrograd, a, "float32") for a in arrays())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fa(retrograd).flex_attention(q, k, v, score_mod=score_mod)
+    i64 = retrograd.int64
+    assert seen == [[((2, 2, 6, 9), retrograd.float32), ((2, 1, 1, 1), i64), ((1, 2, 1, 1), i64),
+                     ((1, 1, 6, 1), i64), ((1, 1, 1, 9), i64)]]
+
+
+def test_score_mod_that_is_not_elementwise_is_refused():
+    """A reduction over the scores gives a shape that does not broadcast back: refused, where
+    torch's vmap would reduce a scalar."""
+    q, k, v = (leaf(retrograd, a, "float32") for a in arrays())
+    with pytest.raises(RuntimeError, match="must be elementwise"):
+        fa(retrograd).flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s.amax(-1))

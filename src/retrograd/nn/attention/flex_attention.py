@@ -49,6 +49,12 @@ _Backend = Literal["AUTO", "TRITON", "FLASH", "TRITON_DECODE"]
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 _LARGE_SPARSE_BLOCK_SIZE = 1 << 30
 
+# torch's switch to run score_mod/mask_mod uncompiled for debugging; retrograd always runs
+# them uncompiled (print and breakpoints work), so it is kept for programs that set it and
+# changes nothing. For the same reason retrograd does not give torch's warning that
+# flex_attention was called without torch.compile.
+_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = False
+
 # torch warns about return_lse once per process; the same here
 _WARNINGS_SHOWN: set[str] = set()
 
