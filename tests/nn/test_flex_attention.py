@@ -70,6 +70,7 @@ SCORE_MODS = {
 EXTRAS = {"slopes": RNG.standard_normal(2), "bias": RNG.standard_normal(2),
           "rel": RNG.standard_normal(15), "bh": RNG.standard_normal((2, 2)),
           "tab": RNG.standard_normal((2, 6, 9))}
+HEAD_BIAS = RNG.standard_normal(4)  # drawn once: both libraries' programs get these values
 
 
 def attend(lib, score_mod_name, dtype="float64", mask_mod=None, block=4, **kw):
@@ -142,11 +143,11 @@ def test_document_mask_per_batch():
 def test_gqa(Hkv):
     def program(lib):
         q, k, v = (leaf(lib, a) for a in arrays(Hq=4, Hkv=Hkv))
-        bias = leaf(lib, RNG.standard_normal(4))
+        bias = leaf(lib, HEAD_BIAS)
         mask = fa(lib).create_block_mask(MASK_MODS["causal"], None, 4, 6, 9, device="cpu",
                                          BLOCK_SIZE=4)
-        out = fa(lib).flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + bias[h],
-                                     block_mask=mask, enable_gqa=True)
+        out = fa(lib).flex_attention(q, k, v, block_mask=mask, enable_gqa=True,
+                                     score_mod=lambda s, b, h, i, j: s + bias[h] * (i - j))
         return out, backprop(lib, [out], [q, k, v, bias])
 
     both(program, rtol=1e-9, atol=1e-10)
@@ -193,6 +194,22 @@ def test_low_precision_computes_in_float32_and_returns_input_dtype(dtype):
 
     tol = 1e-2 if dtype == "float16" else 5e-2
     both(program, rtol=tol, atol=tol)
+
+
+def test_autocast_casts_the_inputs_and_keeps_float32_inside():
+    def program(lib):
+        q, k, v = (leaf(lib, a, "float32") for a in arrays())
+        bias = leaf(lib, HEAD_BIAS[:2], "float32")
+        with lib.autocast("cpu"):
+            out, aux = fa(lib).flex_attention(q, k, v,
+                                              score_mod=lambda s, b, h, i, j: s * bias[h],
+                                              return_aux=fa(lib).AuxRequest(lse=True))
+            doubled = fa(lib).flex_attention(q.double(), k.double(), v.double())
+        grads = backprop(lib, [out.float()], [q, k, v, bias])
+        return (str(out.dtype), out.float(), aux.lse, str(doubled.dtype),
+                [(str(g.dtype), g) for g in grads])
+
+    both(program, rtol=5e-2, atol=5e-2)
 
 
 def test_mixed_dtypes_follow_the_query():

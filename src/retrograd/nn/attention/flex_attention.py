@@ -729,7 +729,16 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
                    "Please use return_aux=AuxRequest(lse=True) instead.",
                    category=FutureWarning)
     _check_kernel_options(kernel_options, return_aux is not None and return_aux.max_scores)
-    out, lse = _attend(query, key, value, score_mod, block_mask, scale)
+    if retrograd.is_autocast_enabled("cpu"):
+        # as torch's: the inputs are cast to the autocast dtype, then attention (score_mod
+        # included) runs with autocast off, so it keeps its float32 working precision
+        low = retrograd.get_autocast_dtype("cpu")
+        query, key, value = (t.to(low) if t.is_floating_point() and t.dtype != retrograd.float64
+                             else t for t in (query, key, value))
+        with retrograd.autocast("cpu", enabled=False):
+            out, lse = _attend(query, key, value, score_mod, block_mask, scale)
+    else:
+        out, lse = _attend(query, key, value, score_mod, block_mask, scale)
     if return_aux is not None:
         return out, AuxOutput(lse=lse if return_aux.lse else None, max_scores=None)
     if return_lse:
