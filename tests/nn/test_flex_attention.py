@@ -325,6 +325,7 @@ ERRORS = {
     "batch": ([(2, 2, 4, 8), (3, 2, 4, 8), (3, 2, 4, 8)], {}),
     "batch_one": ([(2, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8)], {}),
     "value_length": ([(1, 2, 4, 8), (1, 2, 5, 8), (1, 2, 6, 8)], {}),
+    "value_batch": ([(1, 2, 4, 8), (1, 2, 5, 8), (2, 2, 5, 8)], {}),
     "lse_and_aux": (QKV, {"return_lse": True, "return_aux": "lse"}),
     "max_scores": (QKV, {"return_aux": "max"}),
     "bad_backend": (QKV, {"kernel_options": {"BACKEND": "X"}}),
