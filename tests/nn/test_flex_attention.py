@@ -417,3 +417,15 @@ def test_score_mod_that_is_not_elementwise_is_refused():
     q, k, v = (leaf(retrograd, a, "float32") for a in arrays())
     with pytest.raises(RuntimeError, match="must be elementwise"):
         fa(retrograd).flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s.amax(-1))
+
+
+def test_backward_on_the_cpu_where_torch_refuses(monkeypatch):
+    """Deliberate difference: torch's CPU path raises for inputs that require grad; retrograd
+    computes the gradients (those compared above with torch's eager formulas)."""
+    monkeypatch.undo()  # torch's own check back in place
+    q = torch.zeros(1, 1, 2, 4, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="does not support backward on CPU"):
+        tfa.flex_attention(q, q, q)
+    r = retrograd.zeros(1, 1, 2, 4, requires_grad=True)
+    fa(retrograd).flex_attention(r, r, r).sum().backward()
+    assert r.grad is not None and r.grad.shape == r.shape
