@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import warnings
 from collections.abc import Callable
 from enum import Enum
@@ -136,32 +137,28 @@ def _identity(score: Tensor, batch: Tensor, head: Tensor, token_q: Tensor,
     return score
 
 
-def or_masks(*mask_mods: _mask_mod_signature) -> _mask_mod_signature:
-    """Returns a mask_mod that's the union of provided mask_mods"""
+def _combined(mask_mods: tuple, start: bool, combine: Callable, name: str) -> Callable:
     if not all(callable(arg) for arg in mask_mods):
         raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
 
-    def or_mask(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        result = b.new_zeros((), dtype=retrograd.bool)
+    def combined(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        result = b.new_full((), start, dtype=retrograd.bool)
         for mask in mask_mods:
-            result = result | mask(b, h, q_idx, kv_idx)
+            result = combine(result, mask(b, h, q_idx, kv_idx))
         return result
 
-    return or_mask
+    combined.__name__ = combined.__qualname__ = name
+    return combined
+
+
+def or_masks(*mask_mods: _mask_mod_signature) -> _mask_mod_signature:
+    """The union of the masks: a position is kept when any of them keeps it."""
+    return _combined(mask_mods, False, operator.or_, "or_mask")
 
 
 def and_masks(*mask_mods: _mask_mod_signature) -> _mask_mod_signature:
-    """Returns a mask_mod that's the intersection of provided mask_mods"""
-    if not all(callable(arg) for arg in mask_mods):
-        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
-
-    def and_mask(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        result = b.new_ones((), dtype=retrograd.bool)
-        for mask in mask_mods:
-            result = result & mask(b, h, q_idx, kv_idx)
-        return result
-
-    return and_mask
+    """The intersection of the masks: a position is kept when all of them keep it."""
+    return _combined(mask_mods, True, operator.and_, "and_mask")
 
 
 def _default_device(device: Any) -> Any:

@@ -9,23 +9,30 @@ from retrograd.nn.modules.module import Module
 __all__ = ["LocalResponseNorm", "ChannelShuffle"]
 
 
-class LocalResponseNorm(Module):
+class _ChannelWindowNorm(Module):
+    """Normalization by the squares of a window of neighbouring channels: its settings."""
+
     __constants__ = ["size", "alpha", "beta", "k"]
 
-    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                 k: float = 1.0) -> None:
+    def __init__(self, size: int, alpha: float, beta: float, k: float) -> None:
         super().__init__()
         self.size = size
         self.alpha = alpha
         self.beta = beta
         self.k = k
 
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__(size, alpha, beta, k)
+
     def forward(self, input: Tensor) -> Tensor:
         return nn.functional.local_response_norm(input, self.size, self.alpha, self.beta,
                                                  self.k)
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class ChannelShuffle(Module):

@@ -12,7 +12,7 @@ import numpy as np
 
 from retrograd._tensor import Tensor, _wrap
 from retrograd.autograd.function import Function, once_differentiable
-from retrograd.nn.modules.module import Module
+from retrograd.nn.modules.channel_ops import _ChannelWindowNorm
 
 __all__ = ["CrossMapLRN2d"]
 
@@ -66,17 +66,10 @@ class _CrossMapLRN2d(Function):
         return _wrap(grad.astype(x.dtype, copy=False)), None, None, None, None
 
 
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_ChannelWindowNorm):
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
                  k: float = 1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input: Tensor) -> Tensor:
         return _CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
