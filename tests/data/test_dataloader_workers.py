@@ -110,12 +110,12 @@ def test_in_order_false_yields_every_batch():
 def test_large_batches_come_through_shared_memory():
     ds = lw.Squares("retrograd", n=6)
     loader = DataLoader(ds, batch_size=2, num_workers=2, multiprocessing_context=FORK,
-                        collate_fn=lw.big_batch("retrograd", 64))
+                        collate_fn=lw.big_batch("retrograd", 2048))
     batches = list(loader)
     assert [b[1].tolist() for b in batches] == [[0, 1], [2, 3], [4, 5]]
     for k, (big, small) in enumerate(batches):
         assert big.is_shared() and not small.is_shared()
-        assert big.shape == (64, 256) and float(big.min()) == float(big.max()) == 2 * k
+        assert big.shape == (2048, 256) and float(big.min()) == float(big.max()) == 2 * k
 
 
 def test_spawn_context():
@@ -369,3 +369,17 @@ def test_check_worker_number_rationality_as_torch():
         out.append([str(x.message) for x in w])
     assert out[0] == out[1] and len(out[0]) == 2
     assert out[0][0].startswith(f"This DataLoader will create {many} worker processes")
+
+
+def test_unpicklable_arguments_with_spawn_as_torch():
+    out = []
+    for name, data in (("retrograd", lw.Squares("retrograd")), ("torch", lw.Squares("torch"))):
+        loader = lw.data_module(name).DataLoader(data, num_workers=2, collate_fn=lambda b: b,
+                                                 multiprocessing_context="spawn")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with pytest.raises(Exception) as e:
+                iter(loader)
+        out.append((type(e.value), str(e.value), [str(x.message) for x in w]))
+    assert out[0] == out[1]
+    assert out[0][2][0].startswith("Got pickle error when attempting to start a worker Process.")
