@@ -195,6 +195,19 @@ def test_iterable_dataset_sharded_by_workers_as_torch(kwargs):
     assert got["retrograd"] == got["torch"]
 
 
+def test_iterable_dataset_with_persistent_workers_as_torch():
+    def run(name):
+        loader = lw.data_module(name).DataLoader(lw.make_counting(name, 0, 7), batch_size=2,
+                                                 num_workers=2, multiprocessing_context=FORK,
+                                                 persistent_workers=True)
+        epochs = [[_plain(b) for b in loader] for _ in range(2)]
+        loader._iterator._shutdown_workers()
+        return epochs
+
+    ours = run("retrograd")
+    assert ours == run("torch") and ours[0] == ours[1]
+
+
 def test_iterable_dataset_replica_per_worker_and_length_warning():
     def run(name):
         loader = lw.data_module(name).DataLoader(lw.make_counting(name, 0, 4, shard=False),
@@ -353,6 +366,16 @@ def test_multiprocessing_context_property_as_torch():
                lambda DL: setattr(DL([1]), "multiprocessing_context", "fork")):
         ours, theirs = both(fn)
         assert ours == theirs and ours is not None
+
+
+def test_timeout_needs_workers_as_torch():
+    import torch
+
+    for DL in (DataLoader, torch.utils.data.DataLoader):
+        loader = DL([1, 2], timeout=2)
+        with pytest.raises(AssertionError, match=r"^_SingleProcessDataLoaderIter requires "
+                                                 r"timeout == 0$"):
+            iter(loader)
 
 
 def test_check_worker_number_rationality_as_torch():

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor, _wrap
-from retrograd.utils.data._worker import WorkerInfo, get_worker_info
+from retrograd.utils.data._worker import get_worker_info
 from retrograd.utils.data.dataset import Dataset, IterableDataset, TensorDataset
 from retrograd.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info",
-           "default_collate_fn_map", "collate", "WorkerInfo"]
+           "default_collate_fn_map", "collate"]
 
 _np_str_obj = re.compile(r"[SaUO]")
 _COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
@@ -302,6 +302,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         fetcher = _IterableFetcher if self._is_iterable else _MapFetcher
         self._fetcher = fetcher(self._dataset, self._auto_collation, self._collate_fn,
                                 self._drop_last)
