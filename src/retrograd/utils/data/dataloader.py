@@ -317,6 +317,8 @@ class DataLoader:
 
     batch_size/shuffle/sampler/batch_sampler/drop_last/collate_fn/generator behave as in torch;
     shuffling draws from `generator` (a retrograd.Generator) or the global generator.
+    num_workers > 0 loads batches in that many worker processes (multiprocessing_context,
+    worker_init_fn, prefetch_factor, persistent_workers, timeout and in_order as in torch).
     """
 
     _initialized = False
