@@ -171,6 +171,15 @@ def test_base_seed_from_the_loaders_generator():
     assert _who("retrograd")[0]["seed"] != _who("retrograd")[0]["seed"]
 
 
+def test_numpy_seed_of_a_worker_as_torch():
+    import torch.utils.data._utils.worker as tw
+
+    from retrograd.utils.data._worker import _numpy_seed
+
+    for base, wid in [(0, 0), (12345, 1), (2**63 - 2, 3), (987654321987654321, 7)]:
+        assert _numpy_seed(base, wid) == tw._generate_state(base, wid)
+
+
 def test_worker_info_is_frozen_as_torch():
     import torch.utils.data._utils.worker as tw
 
