@@ -96,15 +96,12 @@ def test_same_generator_same_order_and_len():
 
 
 def test_in_order_false_yields_every_batch():
-    # the first batch is slow: out of order, later batches may come first
-    ds = lw.Squares("retrograd", n=8)
+    # out of order, a batch may come before an earlier one: every batch comes once
     for name in ("retrograd", "torch"):
         got = _load(name, lw.Squares(name, n=8), batch_size=2, num_workers=2,
                     multiprocessing_context=FORK, in_order=False)
         assert sorted(got, key=lambda b: b[1]) == _load(name, lw.Squares(name, n=8),
                                                          batch_size=2)
-    assert len(_load("retrograd", ds, batch_size=2, num_workers=2, in_order=False,
-                     multiprocessing_context=FORK)) == 4
 
 
 def test_large_batches_come_through_shared_memory():
