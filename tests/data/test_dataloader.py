@@ -254,7 +254,7 @@ def test_attributes_frozen_after_init():
     loader.collate_fn = default_collate  # other attributes can change
 
 
-def test_num_workers_loads_in_process():
+def test_num_workers_default_prefetch_factor():
     x, y = _data(6)
     loader = DataLoader(TensorDataset(x, y), batch_size=4, num_workers=2)
     assert loader.prefetch_factor == 2

@@ -1,17 +1,23 @@
 """DataLoader (torch.utils.data.DataLoader) and its collate functions.
 
-Loading runs in the calling process: num_workers > 0 is accepted (with torch's argument checks)
-but batches are still produced in-process, in order, so results do not depend on it.
+With num_workers=0 batches are loaded in the calling process. With num_workers > 0 that many
+worker processes are started (with multiprocessing_context, else the default context) and
+load batches in parallel: see _multiprocessing_iter (the main process's side) and _worker
+(the workers' side); results come in the sampler's order (in_order=True) and equal the
+num_workers=0 ones for a map-style dataset.
 
-A map-style TensorDataset batched by the default collate_fn takes a fast path: each tensor is
-gathered once with np.take instead of indexing every sample and stacking them; the result is
-the one default_collate would build (a list of contiguous batch tensors).
+A map-style TensorDataset batched by the default collate_fn takes a fast path (in the calling
+process or in each worker): each tensor is gathered once with np.take instead of indexing every
+sample and stacking them; the result is the one default_collate would build (a list of
+contiguous batch tensors).
 """
 
 from __future__ import annotations
 
 import collections.abc
 import copy
+import multiprocessing as python_multiprocessing
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterable
@@ -20,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._tensor import Tensor, _wrap
+from retrograd.utils.data._worker import get_worker_info
 from retrograd.utils.data.dataset import Dataset, IterableDataset, TensorDataset
 from retrograd.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -29,11 +36,6 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 _np_str_obj = re.compile(r"[SaUO]")
 _COLLATE_ERROR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
                   "lists; found {}")
-
-
-def get_worker_info() -> None:
-    """Always None: batches are loaded in the main process."""
-    return None
 
 
 # --- collate --------------------------------------------------------------------------------
@@ -235,37 +237,57 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class _DataLoaderIter:
-    """One pass over a DataLoader."""
+class _BaseDataLoaderIter:
+    """What a pass over a DataLoader keeps, loaded in this process or by workers."""
 
     def __init__(self, loader: DataLoader) -> None:
         from retrograd._ops.random import default_generator
 
         self._dataset = loader.dataset
         self._is_iterable = loader._is_iterable
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._timeout = loader.timeout
+        self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
-        # torch draws a base seed for worker processes from the loader's generator at every
-        # epoch; drawing it too keeps a seeded generator's stream in step with torch's usage
+        # the workers' seeds are base_seed + worker id; drawn once per iterator from the
+        # loader's generator, as torch does (so a seeded generator's stream stays in step)
         g = loader.generator if loader.generator is not None else default_generator
         self._base_seed = int(g.np.integers(0, 2**63 - 1, dtype=np.int64))
+        self._persistent_workers = loader.persistent_workers
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._num_yielded = 0
-        fetcher = _IterableFetcher if self._is_iterable else _MapFetcher
-        self._fetcher = fetcher(self._dataset, loader._auto_collation, loader.collate_fn,
-                                loader.drop_last)
 
-    def __iter__(self) -> _DataLoaderIter:
+    def __iter__(self) -> _BaseDataLoaderIter:
         return self
 
+    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+
+    def _next_index(self) -> Any:
+        return next(self._sampler_iter)
+
+    def _next_data(self) -> Any:
+        raise NotImplementedError
+
     def __next__(self) -> Any:
-        data = self._fetcher.fetch(next(self._sampler_iter))
+        data = self._next_data()
         self._num_yielded += 1
         expected = self._IterableDataset_len_called
         if self._is_iterable and expected is not None and self._num_yielded > expected:
-            warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
-                          f"{expected}(when accessing len(dataloader)), but "
-                          f"{self._num_yielded} samples have been fetched. ", stacklevel=2)
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{expected}(when accessing len(dataloader)), but "
+                   f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not properly "
+                        "configuring the IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data."
+                        "IterableDataset for examples.")
+            warnings.warn(msg, stacklevel=2)
         return data
 
     def __len__(self) -> int:
@@ -275,11 +297,28 @@ class _DataLoaderIter:
         raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
 
 
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """A pass whose batches are loaded in the calling process."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        fetcher = _IterableFetcher if self._is_iterable else _MapFetcher
+        self._fetcher = fetcher(self._dataset, self._auto_collation, self._collate_fn,
+                                self._drop_last)
+
+    def _next_data(self) -> Any:
+        return self._fetcher.fetch(self._next_index())
+
+
 class DataLoader:
     """Iterates over a dataset in batches (torch.utils.data.DataLoader).
 
     batch_size/shuffle/sampler/batch_sampler/drop_last/collate_fn/generator behave as in torch;
     shuffling draws from `generator` (a retrograd.Generator) or the global generator.
+    num_workers > 0 loads batches in that many worker processes (multiprocessing_context,
+    worker_init_fn, prefetch_factor, persistent_workers, timeout and in_order as in torch).
     """
 
     _initialized = False
@@ -294,9 +333,6 @@ class DataLoader:
                  persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
         _check_worker_args(num_workers, timeout, prefetch_factor, persistent_workers)
-        if multiprocessing_context is not None and num_workers == 0:
-            raise ValueError("multiprocessing_context can only be used with multi-process "
-                             "loading (num_workers > 0), but got num_workers=0")
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
@@ -308,6 +344,7 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
+        self.__multiprocessing_context = None
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self._is_iterable = isinstance(dataset, IterableDataset)
@@ -345,7 +382,54 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._IterableDataset_len_called = None
+        self._iterator: _BaseDataLoaderIter | None = None
         self._initialized = True
+        self.check_worker_number_rationality()
+
+    @property
+    def multiprocessing_context(self) -> Any:
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, multiprocessing_context: Any) -> None:
+        if multiprocessing_context is not None:
+            if self.num_workers == 0:
+                raise ValueError("multiprocessing_context can only be used with multi-process "
+                                 "loading (num_workers > 0), but got "
+                                 f"num_workers={self.num_workers}")
+            if isinstance(multiprocessing_context, str):
+                methods = python_multiprocessing.get_all_start_methods()
+                if multiprocessing_context not in methods:
+                    raise ValueError("multiprocessing_context option should specify a valid "
+                                     f"start method in {methods!r}, but got "
+                                     f"multiprocessing_context={multiprocessing_context!r}")
+                multiprocessing_context = python_multiprocessing.get_context(
+                    multiprocessing_context)
+            if not isinstance(multiprocessing_context, python_multiprocessing.context.BaseContext):
+                raise TypeError("multiprocessing_context option should be a valid context "
+                                "object or a string specifying the start method, but got "
+                                f"multiprocessing_context={multiprocessing_context}")
+        self.__multiprocessing_context = multiprocessing_context
+
+    def check_worker_number_rationality(self) -> None:
+        """Warns when more workers are asked for than there are CPUs this process may use."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is None:
+            advice = ("DataLoader is not able to compute a suggested max number of worker in "
+                      "current system.")
+        else:
+            advice = (f"Our suggested max number of worker in current system is {suggest}"
+                      f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, "
+                      "which is smaller than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                      f"total. {advice} Please be aware that excessive worker creation might "
+                      "get DataLoader running slow or even freeze, lower the worker number to "
+                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __setattr__(self, attr: str, val: Any) -> None:
         if self._initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
@@ -362,8 +446,24 @@ class DataLoader:
     def _index_sampler(self) -> Any:
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self) -> _DataLoaderIter:
-        return _DataLoaderIter(self)
+    def _get_iterator(self) -> _BaseDataLoaderIter:
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        from retrograd.utils.data._multiprocessing_iter import _MultiProcessingDataLoaderIter
+
+        self.check_worker_number_rationality()
+        return _MultiProcessingDataLoaderIter(self)
+
+    def __iter__(self) -> _BaseDataLoaderIter:
+        # persistent workers: one iterator (and its workers) for the loader's lifetime, reset
+        # at every epoch
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self) -> int:
         if not self._is_iterable:
