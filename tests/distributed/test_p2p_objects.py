@@ -33,8 +33,8 @@ def test_point_to_point_objects_and_backend_names(n):
 
 
 @pytest.mark.parametrize("mode, message", [
-    ("late", "[Rank 0]: Rank 2 failed to pass monitoredBarrier in 1000 ms"),
-    ("late_all", "[Rank 0]: Ranks 2 failed to pass monitoredBarrier in 1000 ms"),
+    ("late", "[Rank 0]: Rank 2 failed to pass monitoredBarrier in 2000 ms"),
+    ("late_all", "[Rank 0]: Ranks 2 failed to pass monitoredBarrier in 2000 ms"),
 ])
 def test_monitored_barrier_names_the_late_rank(mode, message):
     out = launch(3, mode)

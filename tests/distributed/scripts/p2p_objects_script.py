@@ -21,9 +21,10 @@ dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
 
 if mode != "ok":
+    dist.barrier()  # all ranks start together: only the last one is late
     if r == n - 1:
-        time.sleep(3)
-    dist.monitored_barrier(timeout=timedelta(seconds=1), wait_all_ranks=mode == "late_all")
+        time.sleep(5)
+    dist.monitored_barrier(timeout=timedelta(seconds=2), wait_all_ranks=mode == "late_all")
     print(f"rank {r} passed", flush=True)
     sys.exit(0)
 
