@@ -145,6 +145,12 @@ def _cname(t: Tensor) -> str:
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    if attn_mask is not None and attn_mask.__class__ is not Tensor:
+        # a mask class with its own meaning (nn.attention.bias.CausalBias) computes it
+        handler = getattr(attn_mask.__class__, "_sdpa_handler", None)
+        if handler is not None:
+            return handler(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                           enable_gqa)
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         query, key, value, attn_mask = dispatch.autocast.cast("lower", query, key, value, attn_mask)
     _check_sdpa(query, key, value, attn_mask)
