@@ -20,7 +20,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd._autograd import op_seam
-from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook
+from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook, warn_if_has_hooks
 from retrograd._autograd.state import mode_stack as _modes
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim as _wrap_dim
@@ -629,6 +629,7 @@ class Tensor:
         return object.__format__(self, spec) if spec else repr(self)
 
     def __reduce_ex__(self, protocol: int):
+        warn_if_has_hooks(self)
         return (_rebuild, (np.array(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Tensor:

@@ -41,6 +41,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _safe_globals as G
 from retrograd import _torch_checkpoint as torch_checkpoint
+from retrograd._autograd.hooks import warn_if_has_hooks
 from retrograd._checkpoint_io import (
     CorruptFile,
     Window,
@@ -177,6 +178,8 @@ class _Encoder:
         return {"$": t.__name__, "v": refs}
 
     def _tensor(self, t: Tensor) -> dict:
+        if not _is_parameter(t):  # (torch's Parameter pickles without the warning)
+            warn_if_has_hooks(t)
         arr = t._data
         out = {"$": "tensor", "dtype": t.dtype.name, "shape": list(arr.shape),
                "strides": list(arr.strides), "requires_grad": bool(t._requires_grad)}

@@ -127,3 +127,20 @@ def check_tuple_result(fn, originals, result) -> list:
         if value is not None:
             check_tensor_result(fn, originals[i], value)
     return out
+
+
+UNSERIALIZABLE = "__torch_unserializable__"  # set by utils.hooks.unserializable_hook
+
+
+def warn_if_has_hooks(tensor: Any) -> None:
+    """Warn for each backward hook of `tensor` that saving it drops (hooks are not saved),
+    unless the hook is marked unserializable."""
+    import warnings
+
+    hooks = tensor._backward_hooks
+    for hook in (hooks or {}).values():
+        if not hasattr(hook, UNSERIALIZABLE):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this "
+                          "is expected, you can decorate the function with "
+                          "@torch.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=3)
