@@ -204,9 +204,10 @@ class CompiledCallable:
                 state.saved_hooks_disabled_msg is not None:
             # a dispatch mode (autocast, a tracer) is active on this thread
             return self._eager(args, kwargs)
-        stance = current_stance().stance
+        current = current_stance()
+        stance = current.stance
         if stance != "default":
-            check_stance(current_stance())
+            check_stance(current)
             if stance == "force_eager" or (stance.endswith("eager_then_compile")
                                            and not self.called):
                 self.called = True

@@ -35,12 +35,10 @@ def current() -> DynamoStance:
 
 def _set(stance: DynamoStance) -> DynamoStance:
     global _stance
-    from retrograd._compiler.tracing import is_compiling
+    from retrograd._compiler.tracing import is_compiling, refuse
 
     if is_compiling():  # (torch refuses to trace it; so does capture: the call runs eagerly)
-        from retrograd._compiler.capture import Unsupported, user_site
-
-        raise Unsupported("set_stance called in a compiled function", user_site())
+        refuse("set_stance called in a compiled function")
     prior, _stance = _stance, stance
     return prior
 

@@ -42,7 +42,9 @@ def is_exporting() -> bool:
     return False
 
 
-def _refuse(what: str) -> None:
+def refuse(what: str) -> None:
+    """End the capture: the call runs eagerly (an error naming the user's line under
+    fullgraph=True)."""
     from retrograd._compiler.capture import Unsupported, user_site
 
     raise Unsupported(what, user_site())
@@ -51,7 +53,7 @@ def _refuse(what: str) -> None:
 def graph_break() -> None:
     """torch._dynamo.graph_break(): under capture, the call runs eagerly (one graph or none)."""
     if is_compiling():
-        _refuse("graph_break() called")
+        refuse("graph_break() called")
 
 
 def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None,
@@ -76,7 +78,7 @@ def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str |
     def disabled(*args: Any, **kwargs: Any) -> Any:
         if is_compiling():
             name = getattr(original, "__qualname__", repr(original))
-            _refuse(f"call to {name}, which is wrapped with retrograd.compiler.disable "
+            refuse(f"call to {name}, which is wrapped with retrograd.compiler.disable "
                     f"(reason: {reason})")
         return original(*args, **kwargs)
 

@@ -111,6 +111,11 @@ class _Group:
 _group = _Group()
 
 
+def seconds_of(timeout: Any) -> float:
+    """A timeout given as a timedelta or as a number of seconds, in seconds."""
+    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+
+
 def is_available() -> bool:
     try:
         import mpi4py  # noqa: F401
@@ -155,8 +160,7 @@ def init_process_group(backend: str | None = "mpi", init_method: str | None = No
     _group.rank = mpi_rank
     _group.size = mpi_size
     if timeout is not None:
-        _group.timeout = timeout.total_seconds() if hasattr(timeout, "total_seconds") \
-            else float(timeout)
+        _group.timeout = seconds_of(timeout)
     _group.notices = Notices(comm)
     _group.stuck = []
     _group.pending = []
@@ -558,8 +562,7 @@ class Work:
 
     def wait(self, timeout: Any = None) -> bool:
         if not self._done:
-            t = timeout.total_seconds() if hasattr(timeout, "total_seconds") else timeout
-            _wait_all(self, t)
+            _wait_all(self, None if timeout is None else seconds_of(timeout))
             self._done = True
             if self._on_done is not None:
                 self._on_done()

@@ -14,15 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from retrograd.distributed._core import _member, _require, irecv, isend
+from retrograd.distributed._core import _member, _require, irecv, isend, seconds_of
 
 ARRIVED, RELEASED = 32_700, 32_701  # MPI guarantees tags up to 32767
-
-
-def _seconds(timeout: Any) -> float:
-    if timeout is None:
-        return _require().timeout
-    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
 
 
 def monitored_barrier(group: Any = None, timeout: Any = None,
@@ -44,7 +38,7 @@ def monitored_barrier(group: Any = None, timeout: Any = None,
                 "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank."
                 f"\n Original exception: \n{e}") from e
         return
-    seconds = _seconds(timeout)
+    seconds = _require().timeout if timeout is None else seconds_of(timeout)
     ms = round(seconds * 1000)
     start = time.monotonic()
     late = []

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrograd.distributed._core import get_rank, get_world_size, new_group
+from retrograd.distributed._core import (
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    new_group,
+)
 
 __all__ = ["new_subgroups", "new_subgroups_by_enumeration"]
 
@@ -49,8 +54,6 @@ def new_subgroups(group_size: int | None = None, group: Any = None, timeout: Any
                          f"({world_size})")
     if world_size % group_size != 0:
         raise ValueError(f"The world size ({world_size}) must be divisible by '{group_size=}'")
-    from retrograd.distributed._core import get_process_group_ranks
-
     ranks = get_process_group_ranks(group) if group is not None else list(range(world_size))
     lists = [ranks[i:i + group_size] for i in range(0, world_size, group_size)]
     return new_subgroups_by_enumeration(lists, timeout=timeout, backend=backend,

@@ -183,6 +183,17 @@ def _forward_unimplemented(self: Module, *input: Any) -> None:
                               '"forward" function')
 
 
+def _refused_device(name: str) -> Callable:
+    """Module.cuda() and its kin: retrograd has no such device, so they raise."""
+
+    def move(self: Module, device: Any = None) -> Module:
+        _device(name)  # raises: retrograd computes on the CPU only
+        return self
+
+    move.__name__ = move.__qualname__ = name
+    return move
+
+
 def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, D.dtype | None]:
     """(device, dtype) from Module.to's overloads: to(device, dtype), to(dtype), to(tensor)."""
     dev = kwargs.pop("device", None)
@@ -429,21 +440,10 @@ class Module:
     def cpu(self) -> Module:
         return self
 
-    def cuda(self, device: Any = None) -> Module:
-        _device("cuda")  # raises: retrograd has no GPU
-        return self
-
-    def xpu(self, device: Any = None) -> Module:
-        _device("xpu")  # raises, as cuda()
-        return self
-
-    def mtia(self, device: Any = None) -> Module:
-        _device("mtia")
-        return self
-
-    def ipu(self, device: Any = None) -> Module:
-        _device("ipu")
-        return self
+    cuda = _refused_device("cuda")
+    xpu = _refused_device("xpu")
+    mtia = _refused_device("mtia")
+    ipu = _refused_device("ipu")
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
