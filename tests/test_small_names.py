@@ -27,6 +27,26 @@ def test_other_device_movers_are_refused(name):
     assert t.to("cpu") is t and t.to("meta", retrograd.float64).dtype == retrograd.float64
 
 
+def _index_as_device(lib):
+    """Every way a device index reaches a tensor or module: each raises, none stays silently on
+    the CPU."""
+    m, t = lib.nn.Linear(2, 2), lib.ones(2)
+    calls = (lambda: m.to(0), lambda: m.to(device=1), lambda: m.to(0, lib.float64),
+             lambda: t.to(0), lambda: t.to(device=1), lambda: lib.zeros(2, device=0))
+    raised = [error_of(c)[:2] for c in calls]
+    return raised, m.weight.dtype, m.to("cpu") is m, lib.zeros(2, device=lib.device("cpu")).shape
+
+
+def test_device_index_is_refused_everywhere_like_torch():
+    torch = torch_or_skip()
+    ours, theirs = _index_as_device(retrograd), _index_as_device(torch)
+    assert ours[0] == theirs[0] == [("raised", "RuntimeError")] * 6
+    assert ours[1] == retrograd.float32 and theirs[1] == torch.float32  # nothing half-moved
+    assert ours[2] and theirs[2] and tuple(ours[3]) == tuple(theirs[3]) == (2,)
+    with pytest.raises(RuntimeError, match="device 'cuda:1'"):
+        retrograd.nn.Linear(2, 2).to(device=1)
+
+
 def test_cpu_generator_has_no_offset_like_torch():
     torch = torch_or_skip()
     for lib in (retrograd, torch):

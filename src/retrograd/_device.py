@@ -44,6 +44,16 @@ class device:
         _config.set_default_device(_entered.pop())
 
 
+def checked(x: object) -> device:
+    """x (a device, its name, or an index) as a device. An index names a CUDA device, as in
+    torch, so it is refused like every device but the CPU and meta."""
+    if isinstance(x, device):
+        return x
+    if type(x) is int:
+        x = f"cuda:{x}"
+    return device(x)  # type: ignore[arg-type]
+
+
 _entered: list[device] = []  # the default devices that enclosing `with device(...)` replaced
 
 

@@ -70,12 +70,9 @@ def _dtype_arg(x):
 
 
 def _check_device(x) -> None:
-    from retrograd._device import device as make_device
+    from retrograd._device import checked
 
-    if type(x) is int:  # an index names a CUDA device, as in torch
-        make_device(f"cuda:{x}")
-    elif type(x) is str:
-        make_device(x)
+    checked(x)  # raises for devices retrograd does not have
 
 
 def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,

@@ -76,9 +76,9 @@ _warned_not_writable = False
 def _check_device(device, layout=None) -> None:
     check_layout(layout)
     if device is not None and not (device == "cpu" or getattr(device, "type", None) == "cpu"):
-        from retrograd._device import device as make_device
+        from retrograd._device import checked
 
-        make_device(device)  # raises for devices retrograd does not have
+        checked(device)  # raises for devices retrograd does not have
 
 
 REQUIRES_GRAD_FACTORY = ("Only Tensors of floating point and complex dtype can require "

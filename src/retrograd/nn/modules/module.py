@@ -19,6 +19,7 @@ from typing import Any
 
 from retrograd import _dtype as D
 from retrograd._autograd.hooks import RemovableHandle
+from retrograd._device import checked as checked_device
 from retrograd._device import device as _device
 from retrograd._tensor import Tensor, _is_wrapper
 from retrograd.autograd.grad_mode import no_grad
@@ -210,8 +211,8 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, D.dtype | None]:
             dtype = a.dtype
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
             dev = a
-    if dev is not None and not isinstance(dev, int):
-        dev = _device(dev)  # raises for devices retrograd does not have
+    if dev is not None:
+        dev = checked_device(dev)  # raises for devices retrograd does not have
     return dev, dtype
 
 
