@@ -48,7 +48,10 @@ class BatchedTensor(Tensor):
 
     def __new__(cls, value: Tensor, level: int) -> BatchedTensor:
         t: Any = object.__new__(cls)
-        t._data = _geometry_array(tuple(value._data.shape[1:]), value._data.dtype)
+        data = value._data
+        geometry = _geometry.get((data.shape[1:], data.dtype))
+        t._data = geometry if geometry is not None else \
+            _geometry_array(data.shape[1:], data.dtype)
         t._requires_grad = False
         t._grad_fn = None
         t._output_nr = 0
@@ -60,7 +63,7 @@ class BatchedTensor(Tensor):
         t._meta = None
         t._value = value
         t._level = level
-        subclass._track(t)
+        subclass.counted()  # (_counts_itself: __del__ releases it)
         live[0] += 1
         return t
 

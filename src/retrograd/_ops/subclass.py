@@ -96,26 +96,32 @@ class _SubclassDispatch:
                 # the bottom mode: nothing else to see it
                 return _registry.run_eager(func._op, args)
             return func(*args, **kwargs)
-        if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
-            return _below_autograd(cls, func, args, kwargs)
-        op = func._op
-        build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
-        if op.inplace_idx:
-            if build:
-                return _inplace_with_history(cls, func, args, kwargs)
-            out = _below_autograd(cls, func, args, kwargs)
-            from retrograd._ops.inplace import bump_version
+        return _to_class(cls, func, args, kwargs)
 
-            for i in op.inplace_idx:
-                if isinstance(args[i], Tensor):
-                    bump_version(args[i], op.name, depth=2)
-            return out
+
+def _to_class(cls: type, func, args: tuple, kwargs: dict) -> Any:
+    """func on args, some of them instances of the wrapper class cls: autograd here, the
+    values by cls.__torch_dispatch__ below it."""
+    if func.__class__ is not dispatch.OpOverload:  # a user op: no autograd of ours here
+        return _below_autograd(cls, func, args, kwargs)
+    op = func._op
+    build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
+    if op.inplace_idx:
         if build:
-            lift = getattr(cls, "__lift_args__", None)
-            if lift is not None:  # the class may first make its other inputs wrappers too
-                with _Unhidden():
-                    args = lift(args)
-        return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
+            return _inplace_with_history(cls, func, args, kwargs)
+        out = _below_autograd(cls, func, args, kwargs)
+        from retrograd._ops.inplace import bump_version
+
+        for i in op.inplace_idx:
+            if isinstance(args[i], Tensor):
+                bump_version(args[i], op.name, depth=2)
+        return out
+    if build:
+        lift = getattr(cls, "__lift_args__", None)
+        if lift is not None:  # the class may first make its other inputs wrappers too
+            with _Unhidden():
+                args = lift(args)
+    return with_history(func, args, _below_autograd(cls, func, args, kwargs), build)
 
 
 def _inplace_with_history(cls: type, func, args: tuple, kwargs: dict) -> Any:
@@ -166,8 +172,13 @@ def with_history(func, args: tuple, out: Any, build: bool | None = None) -> Any:
     op = func._op
     if build is None:
         build = state.grad_enabled and op.node_cls is not None and _any_requires_grad(args)
-    outs = tuple(out) if op.multi else (out,)
-    if not all(isinstance(o, Tensor) for o in outs):
+    if op.multi:
+        outs = tuple(out)
+        if not all(isinstance(o, Tensor) for o in outs):
+            return out
+    elif isinstance(out, Tensor):
+        outs = (out,)
+    else:
         return out
     if op.is_view:
         _views.make_views(op, args, outs, build)
@@ -182,12 +193,16 @@ def _below_autograd(cls: type, func, args: tuple, kwargs: dict) -> Any:
     state.grad_enabled = False
     # what overrides.enable_reentrant_dispatch restores inside the handler
     outer, state.dispatch_outer_grad = state.dispatch_outer_grad, prev
+    local = dispatch._local
+    # _Unhidden's work, inline: this runs for every op on a wrapper
+    unhide = local.shared_hidden > 0 and getattr(cls, "_wraps_wrappers", False)
+    if unhide:
+        local.shared_hidden -= 1
     try:
-        if getattr(cls, "_wraps_wrappers", False):
-            with _Unhidden():
-                return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore
         return cls.__torch_dispatch__(func, (cls,), args, kwargs)  # type: ignore[attr-defined]
     finally:
+        if unhide:
+            local.shared_hidden += 1
         state.dispatch_outer_grad = outer
         state.grad_enabled = prev
 
@@ -238,10 +253,15 @@ def _dispatch_alone(op, args: tuple) -> Any:
     cls = _first_wrapper_class(args)
     if cls is None:
         return _registry.run_eager(op, args)
+    if not op.inplace_idx and getattr(cls, "_wraps_wrappers", False):
+        # its ops must reach this dispatcher again (_Unhidden), so hiding it would be undone
+        # at once (the hidden count is 0 here: dispatch() comes here only then). Not for an
+        # in-place op: rebasing its history reads the wrappers' geometry with it hidden.
+        return _to_class(cls, dispatch.overload_of(op), args, {})
     local = dispatch._local
     local.shared_hidden += 1
     try:
-        return _DISPATCHER.__torch_dispatch__(dispatch.overload_of(op), (), args, {})
+        return _to_class(cls, dispatch.overload_of(op), args, {})
     finally:
         local.shared_hidden -= 1
 
@@ -288,12 +308,18 @@ _live = [0]  # wrapper instances alive
 def _track(t: Tensor) -> None:
     """Count a new wrapper; the dispatcher is on the mode stack while any is alive, so ops pay
     nothing for it once the last wrapper is gone. (A class with `_counts_itself` calls
-    _released() from its own __del__, which costs less than a finalizer.)"""
+    counted() when it makes one and _released() from its own __del__, which costs less than a
+    finalizer.)"""
+    counted()
+    if not getattr(t, "_counts_itself", False):
+        weakref.finalize(t, _released)
+
+
+def counted() -> None:
+    """One more wrapper alive (_track)."""
     if _live[0] == 0 and _DISPATCHER not in dispatch.mode_stack:
         dispatch.mode_stack.insert(0, _DISPATCHER)
     _live[0] += 1
-    if not getattr(t, "_counts_itself", False):
-        weakref.finalize(t, _released)
 
 
 def _released() -> None:
