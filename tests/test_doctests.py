@@ -13,7 +13,7 @@ MODULES = [
     "retrograd.autograd.grad_mode",
     "retrograd.autograd.gradcheck",
     "retrograd.ops", "retrograd.fx.graph", "retrograd.fx.graph_module", "retrograd.fx.interpreter",
-    "retrograd.fx._symbolic_trace", "retrograd.fx.experimental.proxy_tensor",
+    "retrograd.fx._symbolic_trace", "retrograd.fx.experimental.proxy_tensor", "retrograd.export",
     "retrograd.autograd.functional",
 ]
 

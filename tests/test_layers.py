@@ -56,7 +56,8 @@ LAYERS = [
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",
-                  "retrograd._dynamo"]),  # torch._dynamo's marks of dynamic dimensions
+                  "retrograd._dynamo",  # torch._dynamo's marks of dynamic dimensions
+                  "retrograd.export"]),  # ExportedProgram: a module traced with fx
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",
         "retrograd.distributed.optim",  # optimizers sharded over the process group

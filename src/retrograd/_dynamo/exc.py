@@ -11,3 +11,7 @@ class InvalidBackend(TorchDynamoException):
     def __init__(self, name: str) -> None:
         super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` "
                          "for available backends.")
+
+
+class UserError(TorchDynamoException):
+    """A mistake in how export (or a compile call) was asked: the message says which."""
