@@ -65,16 +65,7 @@ class Leaf:
 
 def user_leaves(mod: Module, args: tuple, kwargs: dict) -> list[Leaf]:
     """The user's inputs flattened in (args, kwargs) order, named as torch names them."""
-    try:
-        params = list(inspect.signature(mod.forward).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                       p.POSITIONAL_OR_KEYWORD)]
-    var = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "args")
-    tops = [(positional[i], positional[i]) if i < len(positional) else
-            (f"{var}_{i - len(positional)}", f"{var}[{i - len(positional)}]")
-            for i in range(len(args))]
+    tops = _arg_names(mod, len(args))
     leaves: list[Leaf] = []
     for (name, path), value in zip(tops, args):
         _leaves_of(value, name, path, leaves)
@@ -105,7 +96,7 @@ def mark_dynamic(leaves: list[Leaf], mod: Module, args: tuple, kwargs: dict,
         return
     leaf_iter = iter(leaves)
     tops = list(args) + list(kwargs.values())
-    names = _top_names(mod, args) + list(kwargs)
+    names = [name for name, _ in _arg_names(mod, len(args))] + list(kwargs)
     if isinstance(dynamic_shapes, dict):
         unknown = [k for k in dynamic_shapes if k not in names]
         if unknown:
@@ -125,14 +116,19 @@ def mark_dynamic(leaves: list[Leaf], mod: Module, args: tuple, kwargs: dict,
         _apply_spec(value, spec, leaf_iter)
 
 
-def _top_names(mod: Module, args: tuple) -> list:
+def _arg_names(mod: Module, n: int) -> list[tuple[str, str]]:
+    """(placeholder name, guard path) of forward's first n positional arguments: the
+    parameter's name, or `rest_0` / `rest[0]` past them (`args_0` with no *args)."""
     try:
         params = list(inspect.signature(mod.forward).parameters.values())
     except (TypeError, ValueError):
         params = []
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                        p.POSITIONAL_OR_KEYWORD)]
-    return [positional[i] if i < len(positional) else f"args_{i}" for i in range(len(args))]
+    var = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "args")
+    return [(positional[i], positional[i]) if i < len(positional) else
+            (f"{var}_{i - len(positional)}", f"{var}[{i - len(positional)}]")
+            for i in range(n)]
 
 
 def _apply_spec(value: Any, spec: Any, leaf_iter: Any) -> None:
