@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._device import checked as checked_device
 from retrograd._memory_format import as_format, copy_as, is_channels_last
 from retrograd._ops.registry import op, register_method
 from retrograd._tensor import Tensor, _wrap
@@ -69,12 +70,6 @@ def _dtype_arg(x):
     return None
 
 
-def _check_device(x) -> None:
-    from retrograd._device import checked
-
-    checked(x)  # raises for devices retrograd does not have
-
-
 def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,
        memory_format=None) -> Tensor:
     """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype). A device other than the
@@ -84,9 +79,9 @@ def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blo
         if d is not None:
             dtype = d
         elif type(a) is str or type(a) is int:
-            _check_device(a)
+            checked_device(a)  # raises for devices retrograd does not have
     if device is not None:
-        _check_device(device)
+        checked_device(device)
     if memory_format is not None:
         return _to_format(self, dtype, copy, as_format(memory_format))
     if dtype is None or (dtype.np == self._data.dtype and not copy):

@@ -50,7 +50,7 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *,
     leaves = user_leaves(mod, args, kwargs)
     mark_dynamic(leaves, mod, args, kwargs, dynamic_shapes)
     check_examples(leaves)
-    gm, signature, constants, in_spec, out_spec = trace(mod, args, kwargs)
+    gm, signature, constants, in_spec, out_spec = trace(mod, args, kwargs, leaves)
     settle_dynamic(mod, args, kwargs, leaves, gm.code)
     # the module's own tensors, as torch's: persistent state, and (with the tensors forward
     # made) non-persistent buffers as constants
@@ -58,5 +58,5 @@ def export(mod: Module, args: tuple, kwargs: dict | None = None, *,
     transient = set(signature.non_persistent_buffers)
     for name, b in mod.named_buffers():
         (constants if name in transient else state)[name] = b
-    return ExportedProgram(gm, signature, state, constants, InputGuards(in_spec, leaves),
-                           out_spec, (args, kwargs))
+    return ExportedProgram(gm, signature, state, constants,
+                           InputGuards.of_leaves(in_spec, leaves), out_spec, (args, kwargs))

@@ -249,10 +249,10 @@ def load(f: Any, *, extra_files: dict | None = None,
     for name in payload["requires_grad"]:
         state[name].requires_grad_(True)
     make_parameters(state, list(signature.parameters))
-    guards = InputGuards(_spec_from(json.loads(payload["in_spec"])), [])
-    guards.leaves = [(path, _decode(constant, {}), None if shape is None else tuple(shape),
-                      {d: _hint_from(h) for d, h in dynamic})
-                     for path, constant, shape, dynamic in json.loads(payload["guards"])]
+    guards = InputGuards(_spec_from(json.loads(payload["in_spec"])), [
+        (path, _decode(constant, {}), None if shape is None else tuple(shape),
+         {d: _hint_from(h) for d, h in dynamic})
+        for path, constant, shape, dynamic in json.loads(payload["guards"])])
     if extra_files is not None:
         for k in extra_files:
             extra_files[k] = payload["extra_files"].get(k, "")

@@ -32,7 +32,7 @@ import numpy as np
 
 from retrograd._dynamo.exc import UserError
 from retrograd._tensor import Tensor, _wrap
-from retrograd.export.dynamic_shapes import Dim, DimHint
+from retrograd.export.dynamic_shapes import Dim, DimHint, bounds
 from retrograd.export.graph_signature import (
     ConstantArgument,
     ExportGraphSignature,
@@ -165,15 +165,11 @@ def _apply_spec(value: Any, spec: Any, leaf_iter: Any) -> None:
         leaf.dynamic[d % value.dim()] = hint
 
 
-def _range(hint: Any) -> tuple:
-    return (hint.min, hint.max) if isinstance(hint, Dim) else (0, math.inf)
-
-
 def check_examples(leaves: list[Leaf]) -> None:
     """An example size outside its Dim's range is an error, as in torch."""
     for leaf in leaves:
         for d, hint in leaf.dynamic.items():
-            lo, hi = _range(hint)
+            lo, hi = bounds(hint)
             size = leaf.value.shape[d]
             if not lo <= size <= hi:
                 upper = "int_oo" if hi == math.inf else hi
@@ -195,7 +191,7 @@ def _groups(leaves: list[Leaf]) -> list:
 
 
 def _probe_size(hint: Any, size: int) -> int | None:
-    lo, hi = _range(hint)
+    lo, hi = bounds(hint)
     for cand in (size + 1, size - 1):
         if max(lo, 2) <= cand <= hi:
             return cand
@@ -230,22 +226,22 @@ def settle_dynamic(mod: Module, args: tuple, kwargs: dict, leaves: list[Leaf],
             probe_args, probe_kwargs = tree_unflatten(
                 [values.get(i, v) for i, v in enumerate(flat)], spec)
             try:
-                same = trace(mod, probe_args, probe_kwargs)[0].code == code
+                same = trace(mod, probe_args, probe_kwargs, leaves)[0].code == code
             except Exception:  # noqa: BLE001 - a failure at the probe size is a fixed size
                 same = False
         if same:
             continue
-        for leaf, d in members:
-            if hint is DimHint.AUTO:
+        if hint is DimHint.AUTO:
+            for leaf, d in members:
                 del leaf.dynamic[d]
-        if hint is not DimHint.AUTO:
-            name = hint.__name__ if isinstance(hint, Dim) else "Dim.DYNAMIC"
-            leaf, d = members[0]
-            raise UserError(
-                f"Constraints violated ({name})! retrograd.export traces with concrete sizes, "
-                f"and the traced graph depends on {leaf.path}.size()[{d}] = {size}: it would "
-                f"compute wrong values at other sizes. Mark it static (Dim.STATIC), or use "
-                f"Dim.AUTO to let export keep it static where it must.")
+            continue
+        name = hint.__name__ if isinstance(hint, Dim) else "Dim.DYNAMIC"
+        leaf, d = members[0]
+        raise UserError(
+            f"Constraints violated ({name})! retrograd.export traces with concrete sizes, "
+            f"and the traced graph depends on {leaf.path}.size()[{d}] = {size}: it would "
+            f"compute wrong values at other sizes. Mark it static (Dim.STATIC), or use "
+            f"Dim.AUTO to let export keep it static where it must.")
 
 
 # --- tracing ---------------------------------------------------------------------------------
@@ -266,8 +262,9 @@ def non_persistent_buffers(mod: Module) -> set:
     return names
 
 
-def trace(mod: Module, args: tuple, kwargs: dict) -> tuple:
-    """(graph_module, signature, constants, out_spec): NOTE [Exported programs]."""
+def trace(mod: Module, args: tuple, kwargs: dict, leaves: list[Leaf]) -> tuple:
+    """(graph_module, signature, constants, in_spec, out_spec): NOTE [Exported programs].
+    `leaves` names the user's inputs (user_leaves)."""
     from retrograd._functorch.functional_call import functional_call
 
     params = list(mod.named_parameters())
@@ -286,7 +283,6 @@ def trace(mod: Module, args: tuple, kwargs: dict) -> tuple:
             _bind_input(mode, graph, c, node)
             persistent = None if kind is InputKind.PARAMETER else name not in transient
             specs.append(InputSpec(kind, TensorArgument(node.target), name, persistent))
-    leaves = user_leaves(mod, args, kwargs)
     flat, in_spec = tree_flatten((args, kwargs))
     flat = [_copy(v) if isinstance(v, Tensor) else v for v in flat]
     user_nodes = []

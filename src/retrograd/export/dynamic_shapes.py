@@ -46,6 +46,11 @@ class Dim:
         return f"Dim({', '.join(parts)})"
 
 
+def bounds(hint: Dim | DimHint) -> tuple:
+    """(min, max) a dynamic dimension may take: a Dim's range, any size for a hint."""
+    return (hint.min, hint.max) if isinstance(hint, Dim) else (0, math.inf)
+
+
 def dims(*names: str, min: int | None = None,  # noqa: A002 - torch's names
          max: int | None = None) -> tuple[Dim, ...]:
     """One Dim per name, all with the same range."""

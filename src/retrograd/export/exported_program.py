@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator
 from typing import Any
 
 from retrograd._tensor import Tensor
-from retrograd.export.dynamic_shapes import Dim, ValueRange
+from retrograd.export.dynamic_shapes import Dim, ValueRange, bounds
 from retrograd.export.graph_signature import (
     ExportGraphSignature,
     InputKind,
@@ -38,10 +37,20 @@ class InputGuards:
     tensor's static sizes and dynamic ranges, each non-tensor input's traced value."""
 
     def __init__(self, in_spec: TreeSpec, leaves: list) -> None:
+        """leaves: per flattened input, (guard path, traced value of a non-tensor, traced
+        shape of a tensor, its dynamic dimensions {dim: Dim or DimHint})."""
         self.in_spec = in_spec
-        self.leaves = [(lf.path, lf.value if not isinstance(lf.value, Tensor) else None,
-                        tuple(lf.value.shape) if isinstance(lf.value, Tensor) else None,
-                        dict(lf.dynamic)) for lf in leaves]
+        self.leaves = leaves
+
+    @classmethod
+    def of_leaves(cls, in_spec: TreeSpec, leaves: list) -> InputGuards:
+        """The guards of export's Leaf records."""
+        entries = []
+        for lf in leaves:
+            tensor = isinstance(lf.value, Tensor)
+            entries.append((lf.path, None if tensor else lf.value,
+                            tuple(lf.value.shape) if tensor else None, dict(lf.dynamic)))
+        return cls(in_spec, entries)
 
     def flatten(self, args: tuple, kwargs: dict) -> list:
         if set(kwargs) == set(self.in_spec.children_specs[1].context or ()):
@@ -69,8 +78,8 @@ class InputGuards:
                     if got != size:
                         raise AssertionError(f"Guard failed: {path}.size()[{d}] == {size}")
                     continue
-                lo, hi = (hint.min, hint.max) if isinstance(hint, Dim) else (0, math.inf)
-                if got < max(lo, 2) and got != size:
+                lo, hi = bounds(hint)
+                if got < max(lo, 2):  # (a dimension kept dynamic was traced at 2 or more)
                     raise AssertionError(f"Guard failed: {path}.size()[{d}] >= {max(lo, 2)}")
                 if got > hi:
                     raise AssertionError(f"Guard failed: {path}.size()[{d}] <= {hi}")
@@ -81,7 +90,7 @@ class InputGuards:
         for _, _, _, dynamic in self.leaves:
             for hint in dynamic.values():
                 name = hint.__name__ if isinstance(hint, Dim) else f"s{len(out)}"
-                lo, hi = (hint.min, hint.max) if isinstance(hint, Dim) else (0, math.inf)
+                lo, hi = bounds(hint)
                 out.setdefault(name, ValueRange(max(lo, 2), hi))
         return out
 
