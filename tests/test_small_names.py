@@ -47,6 +47,26 @@ def test_device_index_is_refused_everywhere_like_torch():
         retrograd.nn.Linear(2, 2).to(device=1)
 
 
+def _to_arguments(lib):
+    """Tensor.to / Module.to with positional flags and with arguments of no kind they read."""
+    t, m = lib.ones(2), lib.nn.Linear(2, 2)
+    copied = t.to(lib.float32, False, True)
+    calls = (lambda: t.to(object()), lambda: t.to(lib.float32, object()),
+             lambda: m.to(object()), lambda: t.to(lib.float32, False, True, True))
+    return (copied is t, copied.tolist(), t.to(lib.float32, False, False) is t,
+            [error_of(c) for c in calls])
+
+
+def test_to_reads_positional_flags_and_refuses_other_arguments_like_torch():
+    torch = torch_or_skip()
+    ours, theirs = _to_arguments(retrograd), _to_arguments(torch)
+    assert ours == theirs
+    assert ours[0] is False and ours[2] is True
+    assert [e[:2] for e in ours[3]] == [("raised", "TypeError")] * 4
+    assert ours[3][0][2].startswith("to() received an invalid combination of arguments - got "
+                                    "(object), but expected one of:\n * (torch.device device")
+
+
 def test_cpu_generator_has_no_offset_like_torch():
     torch = torch_or_skip()
     for lib in (retrograd, torch):

@@ -6,6 +6,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._device import checked as checked_device
+from retrograd._device import device as Device
 from retrograd._memory_format import as_format, copy_as, is_channels_last
 from retrograd._ops.registry import op, register_method
 from retrograd._tensor import Tensor, _wrap
@@ -70,16 +71,50 @@ def _dtype_arg(x):
     return None
 
 
+_TO_SIGNATURES = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n")
+
+
+def invalid_to_arguments(args: tuple) -> TypeError:
+    """torch's error for positional arguments of Tensor.to / Module.to it cannot read."""
+    from retrograd._device import device
+
+    def name(a):
+        if isinstance(a, D.dtype):
+            return "torch.dtype"
+        if isinstance(a, device):
+            return "torch.device"
+        return "Tensor" if isinstance(a, Tensor) else type(a).__name__
+
+    got = ", ".join(name(a) for a in args)
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n{_TO_SIGNATURES}")
+
+
 def to(self: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking=False,
        memory_format=None) -> Tensor:
-    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype). A device other than the
-    CPU (or the meta device) raises, as `.cuda()` does."""
+    """Tensor.to(dtype) / to(device) / to(other) / to(device, dtype), each optionally followed
+    by non_blocking and copy. A device other than the CPU (or the meta device) raises, as
+    `.cuda()` does; an argument of no such kind raises torch's TypeError."""
+    flags = []  # positional non_blocking, copy
     for a in args:
         d = _dtype_arg(a)
         if d is not None:
             dtype = d
-        elif type(a) is str or type(a) is int:
+        elif type(a) is bool:
+            flags.append(a)
+        elif isinstance(a, (str, int, Device)):
             checked_device(a)  # raises for devices retrograd does not have
+        elif a is not None and not isinstance(a, float):  # (torch accepts a float here)
+            raise invalid_to_arguments(args)
+    if len(flags) > 2:
+        raise invalid_to_arguments(args)
+    copy = copy or (len(flags) == 2 and flags[1])
     if device is not None:
         checked_device(device)
     if memory_format is not None:

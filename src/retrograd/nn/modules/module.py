@@ -211,6 +211,10 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, D.dtype | None]:
             dtype = a.dtype
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
             dev = a
+        elif a is not None and not isinstance(a, (bool, float)):  # (as Tensor.to reads them)
+            from retrograd._ops.copy import invalid_to_arguments
+
+            raise invalid_to_arguments(args)
     if dev is not None:
         dev = checked_device(dev)  # raises for devices retrograd does not have
     return dev, dtype
