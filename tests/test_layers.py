@@ -105,6 +105,8 @@ ALLOWED = {
         "distributions are written as user code on the public namespace, as torch's are"),
     ("retrograd.signal", "retrograd"): ("import",
         "the signal windows are written on the public namespace, as torch's are"),
+    ("retrograd.overrides", "retrograd"): ("called",
+        "get_ignored_functions names functions of the namespace (is_tensor, typename, ...)"),
     ("retrograd._lobpcg", "retrograd"): ("called",
         "lobpcg's backward is written as user code on the public namespace"),
     ("retrograd._lowrank", "retrograd"): ("called",

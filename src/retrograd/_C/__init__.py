@@ -9,10 +9,27 @@ from retrograd._C import _autograd, _functions  # noqa: F401
 from retrograd._autograd.accumulate_grad import AccumulateGrad
 from retrograd._autograd.node import Node
 from retrograd._autograd.state import state
+from retrograd._ops import torch_function as _torch_function  # NOTE [Torch function]
+from retrograd._ops.torch_function import DisableTorchFunction, DisableTorchFunctionSubclass
+
+_disabled_torch_function_impl = _torch_function.disabled_torch_function_impl
+_is_torch_function_enabled = _torch_function.enabled
+_is_torch_function_all_disabled = _torch_function.all_disabled
 
 __all__ = ["_autograd", "_functions", "_set_fwd_grad_enabled", "_is_fwd_grad_enabled",
            "_current_autograd_node", "_current_graph_task_id",
-           "_will_engine_execute_node", "has_lapack"]
+           "_will_engine_execute_node", "has_lapack", "DisableTorchFunction",
+           "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
+           "_is_torch_function_enabled", "_is_torch_function_all_disabled",
+           "_is_torch_function_mode_enabled", "_len_torch_function_stack"]
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return bool(_torch_function.mode_stack()) and not _torch_function.all_disabled()
+
+
+def _len_torch_function_stack() -> int:
+    return len(_torch_function.mode_stack())
 
 # the LAPACK-backed ops retrograd has (linalg.qr) run on NumPy's LAPACK, always present
 has_lapack = True

@@ -177,8 +177,13 @@ def _run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_grap
     # saved-tensor hooks entered or exited by a hook during backward do not outlive it (as in
     # PyTorch, which restores its thread-local state after each node)
     prev_saved_hooks = state.saved_hooks
+    prev_tf = (state.torch_function_subclass_off, state.torch_function_off)
+    prev_outer = state.torch_function_outer
     state.graph_task = task
     state.grad_enabled = create_graph
+    # NOTE [Torch function]: formulas are no calls of the user's
+    state.torch_function_outer = prev_tf
+    state.torch_function_subclass_off = state.torch_function_off = True
     try:
         _execute(task, start, buffers, deps)
         for cb in task.final_callbacks:
@@ -187,6 +192,8 @@ def _run_backward(roots: list, grad_outputs: list, keep_graph: bool, create_grap
         state.graph_task = prev_task
         state.grad_enabled = prev_grad
         state.saved_hooks = prev_saved_hooks
+        state.torch_function_subclass_off, state.torch_function_off = prev_tf
+        state.torch_function_outer = prev_outer
     return task.captured
 
 

@@ -28,6 +28,13 @@ class _State(threading.local):
     # grad mode outside the innermost running __torch_dispatch__ of a tensor subclass (None
     # outside any): what overrides.enable_reentrant_dispatch restores
     dispatch_outer_grad: bool | None = None
+    # NOTE [Torch function]: DisableTorchFunctionSubclass / DisableTorchFunction are on. Both
+    # are on while backward runs its formulas (ops no __torch_function__ sees, as torch's C++
+    # formulas); `torch_function_outer` is what the caller of backward had, restored for a
+    # custom Function's backward (user code, as in torch)
+    torch_function_subclass_off = False
+    torch_function_off = False
+    torch_function_outer: tuple = (False, False)
 
 
 state = _State()

@@ -88,8 +88,10 @@ def _tensor_guard(t: Tensor) -> tuple:
 
 
 def _leaf_guard(v: Any) -> Any:
-    if isinstance(v, Tensor):
+    if v.__class__ is Tensor:
         return ("T",) + _tensor_guard(v)
+    if isinstance(v, Tensor):  # a subclass instance compiles apart (its __torch_function__)
+        return (v.__class__,) + _tensor_guard(v)
     try:
         hash(v)
     except TypeError:
@@ -130,6 +132,26 @@ def _user_mode_active() -> bool:
     while any wrapper tensor lives, and only acts on wrappers) is active on this thread."""
     mode = dispatch.current_mode()
     return mode is not None and not getattr(mode, "_internal", False)
+
+
+def _function_mode_active() -> bool:
+    from retrograd._ops import torch_function
+
+    return bool(torch_function.mode_stack())
+
+
+def _refuse_torch_function_inputs(args: tuple, kwargs: dict) -> None:
+    """An instance of a Tensor subclass with its own __torch_function__ among the inputs: its
+    calls are the subclass's to decide and its results of its class, which a compiled graph of
+    ops would not keep (NOTE [Torch function]), so the function runs eagerly for it."""
+    from retrograd._compiler.joint import flatten
+    from retrograd._ops import torch_function
+
+    for v in flatten((args, kwargs))[0]:
+        if isinstance(v, Tensor) and v.__class__ is not Tensor and \
+                torch_function.takes_part(v.__class__):
+            raise Unsupported(f"an input is a {v.__class__.__name__}, a Tensor subclass with "
+                              "__torch_function__ (its calls run as the subclass decides)")
 
 
 class CompiledCallable:
@@ -201,8 +223,10 @@ class CompiledCallable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if (dispatch.mode_stack and _user_mode_active()) or \
-                state.saved_hooks_disabled_msg is not None:
-            # a dispatch mode (autocast, a tracer) is active on this thread
+                state.saved_hooks_disabled_msg is not None or \
+                dispatch.torch_function_hook[0] is not None and _function_mode_active():
+            # a dispatch mode (autocast, a tracer) or a TorchFunctionMode is active on this
+            # thread: it sees the calls as they run
             return self._eager(args, kwargs)
         current = current_stance()
         stance = current.stance
@@ -316,6 +340,7 @@ class CompiledCallable:
         try:
             from retrograd._compiler.build import build
 
+            _refuse_torch_function_inputs(args, kwargs)
             variant = build(self.fn, args, kwargs, slots, self.__name__, ikey)
         except Unsupported as e:
             if self.fullgraph:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._ops import subclass
+from retrograd._ops.torch_function import disabled_torch_function_impl
 from retrograd._tensor import Tensor
 
 ITEM_IN_VMAP = (
@@ -41,6 +42,7 @@ class BatchedTensor(Tensor):
     _value: Tensor
     _level: int
     _counts_itself = True  # __del__ releases it (NOTE [Wrapper subclasses]'s count)
+    __torch_function__ = disabled_torch_function_impl  # its ops are its dispatcher's alone
     _wraps_wrappers = True  # a batched value of a batched value (nested vmap) dispatches again
     # what an in-place view op (transpose_, unsqueeze_, ...) moves from the view it made into
     # the tensor itself, beside the geometry (NOTE [In-place view ops])

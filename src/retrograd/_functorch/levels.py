@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from retrograd._ops import forward_ad
+from retrograd._ops import torch_function as _torch_function
 from retrograd._tensor import Tensor
 
 
@@ -99,6 +100,10 @@ def differentiated(t: Tensor) -> bool:
 def add_batch_dim(x: Tensor, in_dim: int, level: int) -> Any:
     """x as a BatchedTensor of `level` batched over its dimension in_dim; differentiable, so
     a transform outside the vmap sees through it."""
+    if x.__class__ is not Tensor and _torch_function.takes_part(x.__class__):
+        # as torch's batching, which sees no __torch_function__: the batched value is a plain
+        # tensor (an alias that keeps the history), and so are the results
+        x = x.as_subclass(Tensor)
     if differentiated(x):
         return _bridge.AddBatchDim.apply(x, in_dim, level)
     return _batched.BatchedTensor(x if in_dim == 0 else x.movedim(in_dim, 0), level)

@@ -1,6 +1,7 @@
 """The op library. Importing it declares every op and installs Tensor methods and operators."""
 
 from retrograd._ops import registry
+from retrograd._ops import torch_function
 from retrograd._ops import random
 from retrograd._ops import pointwise, activation, comparison, reduction, shape, indexing
 from retrograd._ops import linalg, conv, pooling, normalization, loss, dropout, embedding, padding
@@ -31,6 +32,7 @@ from retrograd._ops import forward_ad_fast
 from retrograd._ops import segment_reduce
 from retrograd._ops import external_memory, dense_layout_methods
 
+torch_function.install()  # before any module defines a Tensor subclass
 operators.install()
 forward_ad_fast.install()
 registry.install_methods()

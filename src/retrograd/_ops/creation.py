@@ -45,6 +45,7 @@ from retrograd._ops.kernels.creation import (
     fma_index,
 )
 from retrograd._ops.registry import register, register_method
+from retrograd._ops.torch_function import on_subclass, public_function
 from retrograd._tensor import Size, Tensor, _wrap
 
 # --- messages ---------------------------------------------------------------------------------
@@ -765,12 +766,13 @@ def logspace(start, end, steps, base: float = 10.0, *, out: Tensor | None = None
 
 # --- registration ---------------------------------------------------------------------------
 
-register_method("new_zeros", _new_factory(zeros, "new_zeros"))
-register_method("new_ones", _new_factory(ones, "new_ones"))
-register_method("new_empty", _new_factory(empty, "new_empty"))
-register_method("new_full", new_full)
-register_method("new_tensor", new_tensor)
-register_method("new_empty_strided", new_empty_strided)
+# (made without an op on self: a subclass's call goes to __torch_function__ first)
+register_method("new_zeros", on_subclass(_new_factory(zeros, "new_zeros")))
+register_method("new_ones", on_subclass(_new_factory(ones, "new_ones")))
+register_method("new_empty", on_subclass(_new_factory(empty, "new_empty")))
+register_method("new_full", on_subclass(new_full))
+register_method("new_tensor", on_subclass(new_tensor))
+register_method("new_empty_strided", on_subclass(new_empty_strided))
 
 
 def _register_legacy_new() -> None:
@@ -784,7 +786,7 @@ _register_legacy_new()
 for _f in (tensor, as_tensor, asarray, from_numpy, scalar_tensor, zeros, ones, empty, full,
            empty_strided, eye, zeros_like, ones_like, empty_like, full_like, arange, linspace,
            logspace):
-    register(_f.__name__, _f)
+    register(_f.__name__, public_function(_f))  # (NOTE [Torch function])
 register("finfo", D.finfo)
 register("iinfo", D.iinfo)
 

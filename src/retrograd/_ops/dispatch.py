@@ -190,7 +190,19 @@ def only_subclass_mode() -> bool:
     return len(mode_stack) == 1 and mode_stack[0] is subclass_alone[0]
 
 
-def dispatch(op, args: tuple):
+# NOTE [Torch function]: torch_function.on_dispatch, set once a Tensor subclass that takes part
+# is defined or a function mode is entered; it answers NOT_HANDLED for calls it leaves alone
+torch_function_hook: list = [None]
+NOT_HANDLED = object()
+
+
+def dispatch(op, args: tuple, public=None):
+    """Run op on args through the active modes; `public`: the entry point the user called."""
+    hook = torch_function_hook[0]
+    if hook is not None:
+        out = hook(op, args, public)
+        if out is not NOT_HANDLED:
+            return out
     local = _local
     if len(mode_stack) == 1 and not local.shared_hidden and not local.forward_hidden:
         # one mode on the stack, entered by no thread (both are shared ones)

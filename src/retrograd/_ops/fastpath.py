@@ -79,7 +79,7 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
     # (other tensor arguments that are subclasses go to _run below)
     lines = [f"    if {src}.__class__ is not _T or {src}._version_counter is None or "
              f"{_moded([])}:",
-             f"        return _run(_op, {tup})",
+             f"        return _run(_op, {tup}, _pub)",
              f"    d0 = {src}._data",
              f"    rg = {src}._requires_grad"]
     data = ["d0"] + list(names[1:])
@@ -91,12 +91,12 @@ def _inplace_body(opdef, names: list, tup: str) -> list:
                   f"        if {n}._requires_grad:",
                   "            rg = True",
                   f"    elif isinstance({n}, _T):",
-                  f"        return _run(_op, {tup})",
+                  f"        return _run(_op, {tup}, _pub)",
                   "    else:",
                   f"        d{i} = {n}"]
     lines += [f"    if _state.grad_enabled and (rg or {src}._view is not None) "
               "or not d0.flags.writeable:",
-              f"        return _run(_op, {tup})",
+              f"        return _run(_op, {tup}, _pub)",
               f"    _fwd({', '.join(data)})",
               f"    _bump({src}, _name, 1)",
               f"    return {src}"]
@@ -111,9 +111,9 @@ def _view_body(opdef, names: list, tup: str) -> list:
     rest = ", ".join(names[1:])
     step = "(" + "".join(f"{n}, " for n in names[1:]) + ")"
     call = f"_fwd({src}._data{', ' + rest if rest else ''})"
-    lines = [f"    if not ({src}.__class__ is _T or isinstance({src}, _T)) or "
-             f"{_moded([src])}:",
-             f"        return _run(_op, {tup})",
+    lines = [f"    if {src}.__class__ is not _T and (_tf[0] is not None or "
+             f"not isinstance({src}, _T)) or {_moded([src])}:",
+             f"        return _run(_op, {tup}, _pub)",
              f"    out = {call}",
              "    if out.__class__ is not _nd:",
              "        out = _asarray(out)",
@@ -184,11 +184,12 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
     elif _view_eligible(opdef):
         lines += _view_body(opdef, names, tup)
     else:
-        lines.append(f"    return _run(_op, {tup})")
+        lines.append(f"    return _run(_op, {tup}, _pub)")
     ns = {**TENSOR_FIELDS.names, **FORMULA_NODE_FIELDS.names, **VIEW_INFO_FIELDS.names,
           "_run": run, "_op": opdef, "_nd": np.ndarray, "_asarray": np.asarray,
           "_state": state,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
+          "_tf": dispatch.torch_function_hook,
           "_alone": dispatch.subclass_alone,
           "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
@@ -203,13 +204,14 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
     kind = "entry" if first_name == "input" else "method entry"
     fn = compile_function(fname, lines, ns, f"{opdef.name} {kind}")
     fn.__module__ = "retrograd"
+    ns["_pub"] = fn  # what __torch_function__ receives as func (NOTE [Torch function])
     return fn
 
 
 def _fast_body(opdef, names: list, tup: str) -> list:
     tensor_pos = opdef.tensor_idx
     lines = [f"    if {_moded([names[i] for i in tensor_pos])}:",
-             f"        return _dispatch(_op, {tup})"]
+             f"        return _dispatch(_op, {tup}, _pub)"]
     data = list(names)
     flags = []
     method = names[0] == "self"
@@ -222,7 +224,12 @@ def _fast_body(opdef, names: list, tup: str) -> list:
         odd = f"{n}.__class__ not in {'_PLAIN' if len(tensor_pos) > 1 else '_PLAIN_ONLY'}"
         if opdef.schema.args[i].type.endswith("?"):
             odd = f"{n} is not None and {odd}"
-        lines += [f"    if {n}.__class__ is _T or isinstance({n}, _T):",
+        lines += [f"    if {n}.__class__ is _T:",
+                  f"        {d} = {n}._data",
+                  f"        q{k} = {n}._requires_grad",
+                  f"    elif isinstance({n}, _T):",
+                  "        if _tf[0] is not None:  # NOTE [Torch function]",
+                  f"            return _dispatch(_op, {tup}, _pub)",
                   f"        {d} = {n}._data",
                   f"        q{k} = {n}._requires_grad",
                   "    else:",

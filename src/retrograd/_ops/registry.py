@@ -478,10 +478,11 @@ def _as_array(x):
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def run(op: OpDef, args: tuple):
-    """Run `op` on schema-ordered `args`: forward in NumPy, then the graph if anything needs it."""
-    if dispatch.mode_stack:
-        return dispatch.dispatch(op, args)
+def run(op: OpDef, args: tuple, public=None):
+    """Run `op` on schema-ordered `args`: forward in NumPy, then the graph if anything needs it
+    (`public`: the entry point called, for __torch_function__, NOTE [Torch function])."""
+    if dispatch.mode_stack or dispatch.torch_function_hook[0] is not None:
+        return dispatch.dispatch(op, args, public)
     return run_eager(op, args)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from retrograd._ops.registry import register, register_method
-from retrograd._tensor import Tensor
+from retrograd._tensor import Tensor, _is_wrapper
 
 AMBIGUOUS_ORDER = ("The tensor does not have unique dim order, or cannot map to exact one of "
                    "the given memory formats.")
@@ -251,13 +251,19 @@ def as_subclass(self: Tensor, cls: type) -> Any:
     """An alias of self (AliasBackward0 when it requires grad) whose class is `cls`."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(SUBCLASS)
+    from retrograd._ops.torch_function import DisableTorchFunctionSubclass
     from retrograd.ops import aten
 
-    alias = aten.alias(self)
+    with DisableTorchFunctionSubclass():  # no call of self's __torch_function__, as in torch
+        alias = aten.alias(self)
     out: Any = object.__new__(cls)
     for slot in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
                  "_version_counter", "_view", "_grad_acc", "_meta"):
         setattr(out, slot, getattr(alias, slot))
+    if _is_wrapper(out):  # its ops go to its class's __torch_dispatch__, as _make_subclass's
+        from retrograd._ops.subclass import _track
+
+        _track(out)
     return out
 
 

@@ -21,6 +21,7 @@ from retrograd._autograd.node import Error, Node
 from retrograd._autograd.saved import SavedVariable
 from retrograd._autograd.state import state
 from retrograd._ops import forward_ad as _fw
+from retrograd._ops import torch_function as _torch_function
 from retrograd._ops.inplace import LEAF_INPLACE, bump_version
 from retrograd._tensor import Tensor, _wrap
 from retrograd.autograd import _function_jvp
@@ -148,7 +149,13 @@ class BackwardCFunction(Node, FunctionCtx):
             grad_outputs = _materialize(self, grad_outputs)
         versions = [g._version_counter.version if isinstance(g, Tensor) and
                     g._version_counter is not None else None for g in grad_outputs]
-        result = user_fn(self, *grad_outputs)
+        # the user's backward sees __torch_function__ as its caller did (NOTE [Torch function])
+        inside = (state.torch_function_subclass_off, state.torch_function_off)
+        state.torch_function_subclass_off, state.torch_function_off = state.torch_function_outer
+        try:
+            result = user_fn(self, *grad_outputs)
+        finally:
+            state.torch_function_subclass_off, state.torch_function_off = inside
         _warn_if_mutated(self, grad_outputs, versions)
         if not isinstance(result, tuple):
             result = (result,)
@@ -363,7 +370,7 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
             results.append(o)
             continue
         if id(o) in inputs_by_id and id(o) not in dirty and type(o) is not Tensor and \
-                "__torch_function__" in _class_attrs(type(o)):
+                _torch_function.takes_part(type(o)):
             o = _view_as_self_through_torch_function(o)
         elif id(o) in inputs_by_id and id(o) not in dirty:
             # an input returned as-is becomes a view of it (so in-place on it is caught)
@@ -410,10 +417,6 @@ def _wrap_outputs(node: BackwardCFunction, args: tuple, tensor_pos: tuple, outpu
     else:
         node.__dict__.pop("_to_save", None)
     return tuple(results) if is_tuple else results[0]
-
-
-def _class_attrs(cls: type) -> set:
-    return {name for klass in cls.__mro__ if klass is not Tensor for name in vars(klass)}
 
 
 def _view_as_self_through_torch_function(t: Tensor) -> Any:

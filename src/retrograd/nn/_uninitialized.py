@@ -21,6 +21,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._ops import subclass as _subclass
+from retrograd._ops.torch_function import disabled_torch_function_impl
 from retrograd._tensor import Tensor, _init, _wrap
 
 __all__ = ["UninitializedTensorMixin", "UninitializedParameter", "UninitializedBuffer",
@@ -76,6 +77,7 @@ class UninitializedTensorMixin:
     __slots__ = ()
     cls_to_become: type
     _counts_itself = True  # the live count drops in materialize/__del__, not in a finalizer
+    __torch_function__ = disabled_torch_function_impl  # its dispatcher refuses what it must
 
     def _start(self: Any, requires_grad: bool, device: Any, dtype: Any) -> None:
         _subclass._track(self)  # first: __del__ releases it even if the checks below raise

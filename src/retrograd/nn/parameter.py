@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from retrograd._ops.torch_function import disabled_torch_function_impl
 from retrograd._tensor import Tensor, _init
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
@@ -30,6 +31,9 @@ PARAM_DTYPE = "Only Tensors of floating point and complex dtype can require grad
 
 class Parameter(Tensor):
     """A Tensor that a Module registers as a parameter when assigned as an attribute."""
+
+    # ops on a Parameter give plain tensors, as torch's (NOTE [Torch function])
+    __torch_function__ = disabled_torch_function_impl
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         if data is None:

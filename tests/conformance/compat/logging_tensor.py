@@ -1,7 +1,7 @@
 """LoggingTensor: a tensor subclass that logs the ops run on it (used by functional tests).
 
-retrograd has no `__torch_dispatch__` wrapper subclasses, so under retrograd the class exists
-and refuses to be built; tests that use it fail with that reason.
+As torch's: a wrapper subclass (`Tensor._make_wrapper_subclass`) whose `__torch_dispatch__`
+logs nothing here but unwraps and rewraps, with `__torch_function__` disabled.
 """
 
 import torch
@@ -18,8 +18,7 @@ class LoggingTensor(torch.Tensor):
         r.elem = elem
         return r
 
-    if torch.__name__ == "torch":  # real torch: plain dispatch, no torch_function layer
-        __torch_function__ = torch._C._disabled_torch_function_impl
+    __torch_function__ = torch._C._disabled_torch_function_impl  # plain dispatch, as torch's
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):

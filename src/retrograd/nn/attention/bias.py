@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import Any
 
 import retrograd
+from retrograd._ops.torch_function import disabled_torch_function_impl
 from retrograd._tensor import Tensor
 
 __all__ = ["causal_upper_left", "causal_lower_right", "CausalVariant", "CausalBias"]
@@ -33,6 +34,9 @@ def _mask(variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> Tensor:
 class CausalBias(Tensor):
     """A causal mask for scaled_dot_product_attention; make one with causal_upper_left or
     causal_lower_right."""
+
+    # attention reads the variant itself; other ops see the mask as a plain tensor
+    __torch_function__ = disabled_torch_function_impl
 
     def __new__(cls, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> CausalBias:
         if not isinstance(variant, CausalVariant):
