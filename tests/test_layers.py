@@ -24,6 +24,7 @@ LAYERS = [
         "retrograd._warn_always", "retrograd._dims", "retrograd._fields", "retrograd._generated",
         "retrograd._numpy_blas",
         "retrograd._shared_memory",  # segments of memory other processes map: arrays only
+        "retrograd._warning_site",  # warnings.warn past generated entries: imports nothing
         # the leaf modules of the autograd core that Tensor's slots (and its generated
         # constructor) need: they import nothing
         "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",

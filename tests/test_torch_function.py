@@ -555,3 +555,73 @@ def test_custom_function_returning_its_input_keeps_the_class():
 
     ours, theirs = _both(program)
     assert ours == theirs == ("Sub", "IdBackward", False, "Tensor", "IdBackward")
+
+
+def test_handler_sees_the_function_called_not_its_parts():
+    # composites (F.layer_norm, x[0], x.view, factories) are one call each, as in torch
+    def program(lib):
+        _, Logged = _classes(lib)
+        F = lib.nn.functional
+        Logged.calls = []
+        x = lib.ones(2, 4).as_subclass(Logged)
+        w = lib.ones(3, 4)
+        outs = [F.linear(x, w), F.layer_norm(x, (4,)), x[0], x.view(8), x.reshape(8),
+                F.softmax(x, -1), lib.zeros_like(x), x.new_zeros(2), x.to(lib.float64),
+                F.relu(x), F.gelu(x), lib.cat([x, x]), x.chunk(2)[0], x.transpose(0, 1),
+                x.permute(1, 0), x.flatten(), F.dropout(x, 0.5, False),
+                F.cross_entropy(x, lib.tensor([0, 1])), x.sum(dim=0), x.mean(), x @ w.t(),
+                x.float(), x.clone(), lib.stack([x, x]), x.unsqueeze(0), x.squeeze(),
+                x.expand(3, 2, 4), x.max(dim=1).values, lib.where(x > 0, x, x)]
+        calls = list(Logged.calls)
+        return calls, [_name(o) for o in outs]
+
+    ours, theirs = _both(program)
+    assert ours == theirs
+    assert ours[0][:4] == ["linear", "layer_norm", "__getitem__", "view"]
+    assert set(ours[1]) == {"Logged"}
+
+
+def test_handler_arguments_call_the_function_again():
+    # torch's composites each choose which arguments they pass as keywords; retrograd passes
+    # positional parameters by position (trailing defaults left out) and keyword-only ones
+    # by name: either way func(*args, **kwargs) is the call that was made
+    def program(lib):
+        seen = []
+
+        class A(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                plain = [a.as_subclass(lib.Tensor) if isinstance(a, A) else a for a in args]
+                with lib._C.DisableTorchFunctionSubclass():
+                    again = func(*plain, **(kwargs or {}))
+                if isinstance(again, lib.Tensor):
+                    seen.append((func.__name__, np.asarray(again.tolist()).round(6).tolist()))
+                return super().__torch_function__(func, types, args, kwargs)
+
+        x = lib.arange(6.0).reshape(2, 3).as_subclass(A)
+        F = lib.nn.functional
+        outs = [F.layer_norm(x, (3,), eps=1e-3), F.dropout(x, 0.2, training=False), x.view(3, 2),
+                lib.zeros_like(x, dtype=lib.float64), F.softmax(x, -1), x.sum(dim=1)]
+        return seen, [np.asarray(o.as_subclass(lib.Tensor).tolist()).round(6).tolist()
+                      for o in outs]
+
+    ours, theirs = _both(program)
+    assert ours == theirs
+    assert [again for _, again in ours[0]] == ours[1]
+
+
+def test_warnings_point_at_the_callers_line_through_the_entries():
+    # with a class that takes part defined, hand-written functions run behind their generated
+    # entries; a warning they give still names the line that called them, as torch's does
+    for lib in LIBS:
+        _classes(lib)
+        x = lib.ones(2, 3)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.nn.functional.softmax(x)  # implicit dim: deprecated
+            lib.nn.functional.softmax(x.as_subclass(_classes(lib)[0]))
+        assert len(w) == 2 and "Implicit dimension choice" in str(w[0].message)
+        assert w[0].filename == __file__, lib.__name__
+        # on a subclass it names Tensor's default handler, which made the call (in torch too)
+        handler = "_ops/torch_function.py" if lib is retrograd else "torch/_tensor.py"
+        assert w[1].filename.endswith(handler), lib.__name__

@@ -9,10 +9,10 @@ where threadpoolctl is installed.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._device import device as _device
 
 _state: dict[str, Any] = {
@@ -123,7 +123,7 @@ _PRECISIONS = ("highest", "high", "medium")
 
 def set_float32_matmul_precision(precision: str) -> None:
     if precision not in _PRECISIONS:
-        warnings.warn(E.MATMUL_PRECISION.format(precision), UserWarning, stacklevel=2)
+        _ws.warn(E.MATMUL_PRECISION.format(precision), UserWarning, stacklevel=2)
         return
     _state["matmul_precision"] = precision
 

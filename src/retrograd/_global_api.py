@@ -7,12 +7,12 @@ from __future__ import annotations
 import builtins
 import importlib
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._autograd.anomaly import anomaly
 from retrograd._legacy import tensortype
 from retrograd._tensor import Tensor
@@ -95,9 +95,9 @@ def set_default_tensor_type(t: Any, /) -> None:
         t = _resolve_dotted(t)
     if not _warned_tensor_type:  # torch warns once per process
         _warned_tensor_type = True
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
-                      "use torch.set_default_dtype() and torch.set_default_device() as "
-                      "alternatives.", UserWarning, stacklevel=2)
+        _ws.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                 "use torch.set_default_dtype() and torch.set_default_device() as "
+                 "alternatives.", UserWarning, stacklevel=2)
     if not isinstance(t, tensortype):
         raise TypeError("invalid type object: only floating-point types are supported as the "
                         "default type")

@@ -10,7 +10,6 @@ requires grad or has a grad_fn, so ops test one slot to decide whether to build 
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook, warn_if_has_hooks
 from retrograd._autograd.state import mode_stack as _modes
@@ -385,7 +385,7 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         if self._grad is None and self._grad_fn is not None and not self.retains_grad:
-            warnings.warn(E.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            _ws.warn(E.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -411,12 +411,12 @@ class Tensor:
     @property
     def volatile(self) -> bool:
         """Removed long ago in torch; reading it warns and gives False, as torch does."""
-        warnings.warn(E.VOLATILE_GET_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(E.VOLATILE_GET_WARNING, UserWarning, stacklevel=2)
         return False
 
     @volatile.setter
     def volatile(self, value: bool) -> None:
-        warnings.warn(E.VOLATILE_SET_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(E.VOLATILE_SET_WARNING, UserWarning, stacklevel=2)
 
     @property
     def retains_grad(self) -> bool:
@@ -658,7 +658,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         if self._data.ndim not in (0, 2):
-            warnings.warn(E.T_DEPRECATED, UserWarning, stacklevel=2)
+            _ws.warn(E.T_DEPRECATED, UserWarning, stacklevel=2)
         return self.permute(*range(self._data.ndim - 1, -1, -1))
 
     @property

@@ -7,13 +7,13 @@ from retrograd._device import device as _Device
 from retrograd._dtype import dtype as _DType
 from retrograd._memory_format import memory_format as _MemoryFormat
 from retrograd._ops.random import Generator as _Generator
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 import numpy as np
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import HookDict, RemovableHandle, add_hook, warn_if_has_hooks
 from retrograd._autograd.state import mode_stack as _modes

@@ -7,7 +7,7 @@ filters decide their repetition.
 
 from __future__ import annotations
 
-import warnings
+from retrograd import _warning_site as _ws
 
 _enabled = False
 _warned: set[str] = set()
@@ -18,7 +18,7 @@ def warn_once(key: str, message: str, category: type[Warning] = UserWarning,
     """Warn the first time `key` is seen in this process (every time under set_warn_always)."""
     if _enabled or key not in _warned:
         _warned.add(key)
-        warnings.warn(message, category, stacklevel=stacklevel)
+        _ws.warn(message, category, stacklevel=stacklevel)
 
 
 def set_warn_always(b: bool, /) -> None:

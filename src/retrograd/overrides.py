@@ -40,10 +40,10 @@ class TorchFunctionMode:
 
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> TorchFunctionMode:
-        import warnings
+        from retrograd import _warning_site as _ws
 
-        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
-                      "`with Mode()`", stacklevel=2)
+        _ws.warn("`Mode.push()` is no longer necessary and can be replaced with just "
+                 "`with Mode()`", stacklevel=2)
         return cls(*args, **kwargs)
 
 
@@ -105,7 +105,7 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable, *args: 
     """Call the __torch_function__ that `public_api(*args, **kwargs)` goes to: the innermost
     function mode's, then those of the arguments' classes in `relevant_args` (subclasses before
     their bases); a TypeError if every one returns NotImplemented."""
-    overloaded = [] if not _tf.enabled() else _tf.overloaded_args(relevant_args)
+    overloaded = [] if not _tf.enabled() else _tf.overloaded_args(relevant_args, True)
     return _tf.call_handlers(public_api, overloaded, args, kwargs)
 
 

@@ -10,13 +10,13 @@ when their data_ptr()s agree, as in torch.
 from __future__ import annotations
 
 import gc
-import warnings
 from typing import Any
 
 import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _shared_memory as shm
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 
 TYPED_STORAGE_DEPRECATED = (
@@ -257,7 +257,7 @@ def warn_typed_storage(stacklevel: int) -> None:
     """TypedStorage's deprecation warning, once per process as torch's."""
     if not _warned:
         _warned.append(True)
-        warnings.warn(TYPED_STORAGE_DEPRECATED, UserWarning, stacklevel=stacklevel + 1)
+        _ws.warn(TYPED_STORAGE_DEPRECATED, UserWarning, stacklevel=stacklevel + 1)
 
 
 def typed_storage(t: Tensor) -> TypedStorage:

@@ -19,12 +19,12 @@ of its gradient). As PyTorch, never a gradient a hook kept a reference to.
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd import op_seam
 from retrograd._autograd.hooks import POST_ACC_RETURNED, check_tensor_result
 from retrograd._autograd.node import MAX_SEQUENCE_NR, NODE_FIELDS, CppNode
@@ -176,7 +176,7 @@ def _check_layout(grad: Tensor, var: Tensor) -> None:
     if _warned_layout or obeys_layout_contract(grad._data, var._data):
         return
     _warned_layout = True
-    warnings.warn(LAYOUT_WARNING.format(list(grad.shape), list(grad.stride()), list(var.shape),
+    _ws.warn(LAYOUT_WARNING.format(list(grad.shape), list(grad.stride()), list(var.shape),
                                         list(var.stride())), UserWarning, stacklevel=2)
 
 

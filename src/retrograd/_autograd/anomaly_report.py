@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sys
 import traceback
-import warnings
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.anomaly import anomaly
 from retrograd._autograd.frames import is_internal
 from retrograd._autograd.node import Node
@@ -42,7 +42,7 @@ def _warn_or_print(message: str) -> None:
     # the node's own error is the one to raise: a warning filter turning this into an error
     # must not replace it, so the report then goes to stderr
     try:
-        warnings.warn(message, UserWarning, stacklevel=4)
+        _ws.warn(message, UserWarning, stacklevel=4)
     except Warning:
         print(f"Warning: {message}", file=sys.stderr)
 

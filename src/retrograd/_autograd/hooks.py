@@ -135,12 +135,12 @@ UNSERIALIZABLE = "__torch_unserializable__"  # set by utils.hooks.unserializable
 def warn_if_has_hooks(tensor: Any) -> None:
     """Warn for each backward hook of `tensor` that saving it drops (hooks are not saved),
     unless the hook is marked unserializable."""
-    import warnings
+    from retrograd import _warning_site as _ws
 
     hooks = tensor._backward_hooks
     for hook in (hooks or {}).values():
         if not hasattr(hook, UNSERIALIZABLE):
-            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this "
-                          "is expected, you can decorate the function with "
-                          "@torch.utils.hooks.unserializable_hook to suppress this warning",
-                          stacklevel=3)
+            _ws.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this "
+                     "is expected, you can decorate the function with "
+                     "@torch.utils.hooks.unserializable_hook to suppress this warning",
+                     stacklevel=3)

@@ -39,10 +39,10 @@ cannot be captured or checked runs eagerly, logged, never with a wrong result.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._compiler import config
 from retrograd._compiler.capture import Unsupported
@@ -324,9 +324,9 @@ class CompiledCallable:
             log.info("recompiling %s: %s", self.__name__, self.reason)
         if self.compiled >= config.recompile_limit:
             if not self.warned:
-                warnings.warn(f"retrograd.compile: {self.__name__} was recompiled "
-                              f"{config.recompile_limit} times (config.recompile_limit); "
-                              "running it eagerly from now on", stacklevel=3)
+                _ws.warn(f"retrograd.compile: {self.__name__} was recompiled "
+                         f"{config.recompile_limit} times (config.recompile_limit); "
+                         "running it eagerly from now on", stacklevel=3)
                 self.warned = True
             variant: Any = _Eager("recompile limit reached")
             self.variants[key] = variant

@@ -59,11 +59,11 @@ import logging
 import marshal
 import os
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._compiler import config
 from retrograd._compiler.codegen import FORMAT, Generated, generate, namespace_for
 
@@ -173,8 +173,8 @@ def _load(key: str, directory: str | None = None) -> dict | None:
             raise ValueError("version, key or content hash does not match")
         return payload
     except (OSError, ValueError, KeyError, TypeError) as e:
-        warnings.warn(f"retrograd.compile: ignoring the unusable cache file {path} ({e}); "
-                      "rebuilding it", stacklevel=2)
+        _ws.warn(f"retrograd.compile: ignoring the unusable cache file {path} ({e}); "
+                 "rebuilding it", stacklevel=2)
         return None
 
 
@@ -373,8 +373,8 @@ def _load_indexed(ikey: str, label: str) -> Any:
             raise ValueError("no forward")
         return entry
     except (KeyError, ValueError, TypeError, EOFError, _Unwritable) as e:
-        warnings.warn(f"retrograd.compile: ignoring the unusable cache index entry {ikey} "
-                      f"({e!r}); capturing again", stacklevel=2)
+        _ws.warn(f"retrograd.compile: ignoring the unusable cache index entry {ikey} "
+                 f"({e!r}); capturing again", stacklevel=2)
         return None
 
 

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 
 SLOW_FALLBACK = (
@@ -38,7 +38,7 @@ def fallback(func: Any, args: tuple, level: int) -> Any:
         wrap,
     )
 
-    warnings.warn(SLOW_FALLBACK.format(_op_name(func)), UserWarning, stacklevel=2)
+    _ws.warn(SLOW_FALLBACK.format(_op_name(func)), UserWarning, stacklevel=2)
     op = getattr(func, "_op", None)
     written = op.inplace_idx if op is not None else ()
     for i in written:

@@ -7,10 +7,10 @@ The NumPy kernels the declarations run are in kernels/attention.py.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._config import _sdp
 from retrograd._ops import dispatch
 from retrograd._ops.dropout import dropout
@@ -166,10 +166,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         return _flash(query, key, value, dropout_p, is_causal, attn_mask=float_mask,
                       scale=scale)[0]
     if not math_on:
-        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=2)
+        _ws.warn("Flash attention kernel not used because:", UserWarning, stacklevel=2)
         if dropout_p > 0.0:
-            warnings.warn("Both fused kernels do not support non-zero dropout.", UserWarning,
-                          stacklevel=2)
+            _ws.warn("Both fused kernels do not support non-zero dropout.", UserWarning,
+                     stacklevel=2)
         raise RuntimeError("No available kernel.  Aborting execution.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "

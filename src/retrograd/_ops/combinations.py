@@ -7,10 +7,10 @@ stack gathered columns (StackBackward0), so their gradients come from the ops th
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._ops.indexing import index_select
 from retrograd._ops.registry import register
 from retrograd._ops.shape import stack
@@ -38,7 +38,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     'xy' puts the first two tensors' dims the other way round."""
     given = _tensor_list(tensors)
     if indexing is None:
-        warnings.warn(MESHGRID_NO_INDEXING, UserWarning, stacklevel=2)
+        _ws.warn(MESHGRID_NO_INDEXING, UserWarning, stacklevel=2)
         indexing = "ij"
     if not given:
         raise RuntimeError(MESHGRID_EMPTY)

@@ -11,9 +11,9 @@ The NumPy kernels the declarations run are in kernels/conv.py.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
+from retrograd import _warning_site as _ws
 from retrograd._ops import dispatch
 from retrograd._ops.kernels.conv import (
     _bias_grad_array,
@@ -228,8 +228,8 @@ def _conv_str_padding(x, weight, bias, stride, padding, dilation, groups) -> Ten
         return convolution(x, weight, bias, stride, [lo for lo, _ in pairs], dilation, False,
                            [0] * nd, groups)
     # the caller of conv2d, past the dispatcher and the overload's function
-    warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
-                  "zero-padded copy of the input be created", UserWarning, stacklevel=5)
+    _ws.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+             "zero-padded copy of the input be created", UserWarning, stacklevel=5)
     sym = [lo for lo, _ in pairs]
     _check_conv(x._data, weight._data, None if bias is None else bias._data, stride, sym,
                 dilation, False, [0] * nd, groups)

@@ -14,12 +14,12 @@ The NumPy kernels the declarations run are in kernels/creation.py.
 from __future__ import annotations
 
 import operator
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._layout import check_layout
 from retrograd._memory_format import as_format, empty_array
 from retrograd._ops import dispatch
@@ -45,7 +45,6 @@ from retrograd._ops.kernels.creation import (
     fma_index,
 )
 from retrograd._ops.registry import register, register_method
-from retrograd._ops.torch_function import on_subclass, public_function
 from retrograd._tensor import Size, Tensor, _wrap
 
 # --- messages ---------------------------------------------------------------------------------
@@ -277,7 +276,7 @@ def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bo
            pin_memory: bool = False) -> Tensor:
     """torch.tensor: always copies; infers the dtype from the data."""
     if isinstance(data, Tensor):
-        warnings.warn(COPY_CONSTRUCT, UserWarning, stacklevel=2)
+        _ws.warn(COPY_CONSTRUCT, UserWarning, stacklevel=2)
     _check_device(device)
     return _finish(to_numpy_array(data, dtype), requires_grad)
 
@@ -312,7 +311,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             raise ValueError(STRIDES_NOT_MULTIPLE)
     if not flags.writeable and not _warned_not_writable:
         _warned_not_writable = True
-        warnings.warn(NOT_WRITABLE, UserWarning, stacklevel=2)
+        _ws.warn(NOT_WRITABLE, UserWarning, stacklevel=2)
     return _wrap(ndarray)
 
 
@@ -566,9 +565,9 @@ def new_full(self: Tensor, size, fill_value, *, dtype: D.dtype | None = None, de
 def new_tensor(self: Tensor, data, *, dtype: D.dtype | None = None, device=None,
                requires_grad: bool = False, layout=None, pin_memory: bool = False) -> Tensor:
     if isinstance(data, Tensor):
-        warnings.warn(COPY_CONSTRUCT.replace("torch.tensor(sourceTensor)",
+        _ws.warn(COPY_CONSTRUCT.replace("torch.tensor(sourceTensor)",
                                              "tensor.new_tensor(sourceTensor)"),
-                      UserWarning, stacklevel=2)
+                 UserWarning, stacklevel=2)
     check_layout(layout)
     d = as_dtype(dtype) or self.dtype
     return _finish(to_numpy_array(data, d), requires_grad)
@@ -635,9 +634,9 @@ def range_inclusive(start, end, step=1, *, out: Tensor | None = None,
                     requires_grad: bool = False) -> Tensor:
     """torch.range (deprecated): start, start + step, ... up to end included, in the default
     float dtype unless `dtype` says otherwise."""
-    import warnings
+    from retrograd import _warning_site as _ws
 
-    warnings.warn(RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    _ws.warn(RANGE_DEPRECATED, UserWarning, stacklevel=2)
     start, end, step = _number(start), _number(end), _number(step)
     _check_device(device, layout)
     if step == 0:
@@ -766,13 +765,12 @@ def logspace(start, end, steps, base: float = 10.0, *, out: Tensor | None = None
 
 # --- registration ---------------------------------------------------------------------------
 
-# (made without an op on self: a subclass's call goes to __torch_function__ first)
-register_method("new_zeros", on_subclass(_new_factory(zeros, "new_zeros")))
-register_method("new_ones", on_subclass(_new_factory(ones, "new_ones")))
-register_method("new_empty", on_subclass(_new_factory(empty, "new_empty")))
-register_method("new_full", on_subclass(new_full))
-register_method("new_tensor", on_subclass(new_tensor))
-register_method("new_empty_strided", on_subclass(new_empty_strided))
+register_method("new_zeros", _new_factory(zeros, "new_zeros"))
+register_method("new_ones", _new_factory(ones, "new_ones"))
+register_method("new_empty", _new_factory(empty, "new_empty"))
+register_method("new_full", new_full)
+register_method("new_tensor", new_tensor)
+register_method("new_empty_strided", new_empty_strided)
 
 
 def _register_legacy_new() -> None:
@@ -786,7 +784,7 @@ _register_legacy_new()
 for _f in (tensor, as_tensor, asarray, from_numpy, scalar_tensor, zeros, ones, empty, full,
            empty_strided, eye, zeros_like, ones_like, empty_like, full_like, arange, linspace,
            logspace):
-    register(_f.__name__, public_function(_f))  # (NOTE [Torch function])
+    register(_f.__name__, _f)
 register("finfo", D.finfo)
 register("iinfo", D.iinfo)
 

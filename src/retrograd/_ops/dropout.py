@@ -10,10 +10,10 @@ The NumPy kernels the declarations run are in kernels/dropout.py.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._ops.kernels.dropout import (
     _check_p,
     _feature_dims_warning,
@@ -159,7 +159,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     if nd not in (3, 4):
         _feature_dims_warning("dropout2d", nd, 2)
     if nd == 3:
-        warnings.warn(
+        _ws.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
             "the channel dim. This behavior will change in a future release to interpret the "

@@ -8,10 +8,9 @@ differentiates again. The NumPy kernels are in kernels/embedding_bag.py.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._ops import comparison as C
 from retrograd._ops import pointwise as P
 from retrograd._ops.embedding import _renorm_rows
@@ -111,9 +110,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
                   padding_idx: int | None = None) -> Tensor:
     if weight._data.dtype == np.int64 and input.is_floating_point():
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        _ws.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                 "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                 "`embedding_bag(input, weight, ...)`.", stacklevel=2)
         weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({_size(per_sample_weights)}) "

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._ops.creation import _check_device, _finish, as_dtype, from_numpy
 from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Tensor
@@ -36,7 +37,7 @@ def _warn_not_writable() -> None:
     global _warned_not_writable
     if not _warned_not_writable:
         _warned_not_writable = True
-        warnings.warn(NOT_WRITABLE_BUFFER, UserWarning, stacklevel=3)
+        _ws.warn(NOT_WRITABLE_BUFFER, UserWarning, stacklevel=3)
 
 
 # --- frombuffer ------------------------------------------------------------------------------

@@ -12,10 +12,10 @@ differentiate again. The NumPy kernels are in kernels/grid_sample.py.
 
 from __future__ import annotations
 
-import warnings
 from itertools import product
 from math import prod
 
+from retrograd import _warning_site as _ws
 from retrograd._ops import comparison as C
 from retrograd._ops.kernels.grid_sample import (
     BICUBIC,
@@ -138,7 +138,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _ws.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     return grid_sampler(input, grid, _MODES[mode], _PADDINGS[padding_mode], align_corners)
 
@@ -161,7 +161,7 @@ affine_grid_generator = op(
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        _ws.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got "
@@ -177,10 +177,10 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
                          f"for size {size}. Got torch.Size({list(theta.shape)}).")
     spatial = size[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
-                      "grids when align_corners=True. This is not an intended use case of "
-                      "affine_grid. See the documentation of affine_grid for details.",
-                      stacklevel=2)
+        _ws.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                 "grids when align_corners=True. This is not an intended use case of "
+                 "affine_grid. See the documentation of affine_grid for details.",
+                 stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return affine_grid_generator(theta, list(size), align_corners)

@@ -4,8 +4,7 @@ retrograd's generator, so manual_seed reproduces it."""
 
 from __future__ import annotations
 
-import warnings
-
+from retrograd import _warning_site as _ws
 from retrograd._ops.reduction import softmax
 from retrograd._ops.registry import register_functional
 from retrograd._tensor import Tensor
@@ -14,7 +13,7 @@ from retrograd._tensor import Tensor
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
                    dim: int = -1) -> Tensor:
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        _ws.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     gumbels = -logits.new_empty(tuple(logits.shape)).exponential_().log()
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:

@@ -8,10 +8,9 @@ messages are index_reduce's own.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
 from retrograd._ops import scatter_reduce as S
 from retrograd._ops.reduction import _scalar_name
@@ -50,7 +49,7 @@ def _check(a, dim: int, index, source, reduce: str) -> int:
         raise RuntimeError(REDUCE_ARG.format(reduce))
     if not _warned:
         _warned = True
-        warnings.warn(BETA, UserWarning, stacklevel=4)
+        _ws.warn(BETA, UserWarning, stacklevel=4)
     d = wrap_dim(dim, a.ndim)
     if index.ndim > 1:
         raise IndexError(NOT_VECTOR.format(index.ndim, _scalar_name(index.dtype),

@@ -13,12 +13,12 @@ validation costs nothing on the success path.
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
 from retrograd._ops.kernels import scatter as KS
 from retrograd._ops.layout import torch_order
@@ -79,7 +79,7 @@ def _np_key(a: np.ndarray, indices) -> list:
         if dt.kind == "b":
             used += idx.ndim
         elif dt == np.uint8:
-            warnings.warn(UINT8_INDEX, UserWarning, stacklevel=4)
+            _ws.warn(UINT8_INDEX, UserWarning, stacklevel=4)
             idx = idx.astype(bool)
             used += idx.ndim
         elif dt in _INT_INDEX:
@@ -407,7 +407,7 @@ def _items(index) -> tuple:
     if type(index) is tuple:
         return index
     if _as_sequence_tuple(index):
-        warnings.warn(NON_TUPLE, UserWarning, stacklevel=3)
+        _ws.warn(NON_TUPLE, UserWarning, stacklevel=3)
         return tuple(index)
     return (index,)
 

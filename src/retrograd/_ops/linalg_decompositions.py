@@ -8,8 +8,7 @@ kernels/linalg_decompositions.py and kernels/linalg_solvers.py.
 
 from __future__ import annotations
 
-import warnings
-
+from retrograd import _warning_site as _ws
 from retrograd._ops import linalg as _mm
 from retrograd._ops.kernels import linalg_decompositions as KD
 from retrograd._ops.kernels import linalg_solvers as K
@@ -102,7 +101,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
 @with_out("cholesky", "cholesky", 1, CAST)
 def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """torch.cholesky / Tensor.cholesky (deprecated in torch, its own CholeskyBackward0)."""
-    warnings.warn(CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)  # past with_out's frame
+    _ws.warn(CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)  # past with_out's frame
     _check_cholesky("cholesky", input)
     return _cholesky_legacy(input, upper)
 

@@ -3,12 +3,12 @@ multi_dot, vander, tensorinv, tensorsolve."""
 
 from __future__ import annotations
 
-import warnings
 from math import prod
 
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._ops import linalg as _mm
 from retrograd._ops.layout import type_name
 from retrograd._ops.linalg_checks import broadcast_batches, check_float, check_same_dtype
@@ -65,7 +65,7 @@ CROSS_DIM_WARNING = (
 def torch_cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None) -> Tensor:
     """torch.cross / Tensor.cross: dim=None is the first dimension of size 3 (deprecated)."""
     if dim is None:
-        warnings.warn(CROSS_DIM_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(CROSS_DIM_WARNING, UserWarning, stacklevel=2)
         shape = broadcast_batches(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), -1)
     return cross(input, other, dim=dim, out=out)

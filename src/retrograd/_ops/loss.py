@@ -13,11 +13,10 @@ The NumPy kernels the declarations run are in kernels/loss.py.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._ops import dispatch
 from retrograd._ops.creation import zeros_like
 from retrograd._ops.kernels.loss import (
@@ -68,7 +67,7 @@ def _const(a: np.ndarray, like: Tensor) -> Tensor:
 
 def _warn_size(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(SIZE_WARNING.format(_size_str(target), _size_str(input)), stacklevel=3)
+        _ws.warn(SIZE_WARNING.format(_size_str(target), _size_str(input)), stacklevel=3)
 
 
 def _size_str(t: Tensor) -> str:
@@ -549,7 +548,7 @@ def _f_kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":
-        warnings.warn(KL_MEAN_WARNING, stacklevel=2)
+        _ws.warn(KL_MEAN_WARNING, stacklevel=2)
     if reduction == "batchmean":
         code = 2
     else:

@@ -9,9 +9,9 @@ helpers (_canonical_mask, _none_or_dtype) are shared with the transformer layers
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._ops.registry import _FUNCTIONAL, register_functional
 from retrograd._tensor import Tensor
 
@@ -37,8 +37,8 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_
     if mask.dtype != retrograd.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-                      "same type for both instead.", stacklevel=3)
+        _ws.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                 "same type for both instead.", stacklevel=3)
     if not is_float:
         mask = retrograd.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask

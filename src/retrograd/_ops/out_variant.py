@@ -7,11 +7,10 @@ its shape differs) and out's version is bumped.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor
@@ -93,8 +92,8 @@ def _store(name: str, result: np.ndarray, out: Tensor, stacklevel: int = 4) -> N
         np.copyto(out._data, result, casting="unsafe")
     else:
         if out._data.size:
-            warnings.warn(OUT_RESIZED.format(list(out._data.shape), list(result.shape)),
-                          UserWarning, stacklevel=stacklevel)
+            _ws.warn(OUT_RESIZED.format(list(out._data.shape), list(result.shape)),
+                     UserWarning, stacklevel=stacklevel)
         out._data = result.astype(out._data.dtype, copy=False)
     bump_version(out, name, stacklevel)
 

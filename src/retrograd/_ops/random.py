@@ -827,12 +827,11 @@ def _multinomial_kernel(generator, probs: np.ndarray, num_samples: int,
 
 def _register() -> None:
     from retrograd._ops.registry import register, register_method
-    from retrograd._ops.torch_function import public_function
 
     for fn in (manual_seed, seed, initial_seed, get_rng_state, set_rng_state, multinomial):
         register(fn.__name__, fn)
     for fn in (rand, randn, randint, randperm, rand_like, randn_like, randint_like):
-        register(fn.__name__, public_function(_sampler(fn)))  # (NOTE [Torch function])
+        register(fn.__name__, _sampler(fn))
     register("normal", _sampler(normal, _plain_mean_std))
     register("bernoulli", bernoulli)
     register_method("bernoulli", _sampler(overloaded("bernoulli", True), _plain_probabilities))

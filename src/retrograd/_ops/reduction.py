@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
@@ -960,7 +960,7 @@ def log_softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor
 
 
 def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(IMPLICIT_DIM.format(name), UserWarning, stacklevel=stacklevel)
+    _ws.warn(IMPLICIT_DIM.format(name), UserWarning, stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 

@@ -825,6 +825,10 @@ def register_method(name: str, fn: Callable) -> Callable:
 
 def install_methods() -> None:
     overloads.finish(_NAMESPACE, _METHODS)
+    from retrograd._ops.torch_function import wrap_entries
+
+    # NOTE [Torch function entries]
+    wrap_entries(((_NAMESPACE, False), (_METHODS, True), (_FUNCTIONAL, False)))
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     document_overloads(OPS, (_NAMESPACE, _METHODS))

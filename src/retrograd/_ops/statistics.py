@@ -10,11 +10,10 @@ own (ModeBackward0) whose gradient goes to the index it reports; its NumPy kerne
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.kernels import statistics as K
@@ -62,8 +61,8 @@ def _copied_out(name: str, compute, out, input: Tensor) -> Tensor:
         from retrograd._ops.out_variant import OUT_RESIZED
 
         if out.numel():
-            warnings.warn(OUT_RESIZED.format(list(out.shape), list(result.shape)), UserWarning,
-                          stacklevel=3)
+            _ws.warn(OUT_RESIZED.format(list(out.shape), list(result.shape)), UserWarning,
+                     stacklevel=3)
         out.resize_(result.shape)
     return out.copy_(result)
 
@@ -280,7 +279,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     else:
         norm = w_sum - correction
     if not _is_wrapper(norm) and bool(norm.le(0)):
-        warnings.warn(DOF_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(DOF_WARNING, UserWarning, stacklevel=2)
         norm.zero_()
     centred = x - mean.unsqueeze(1)
     products = centred.mm((centred if w is None else centred * w).t())

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numbers
 import operator
-import warnings
 from functools import reduce
 from typing import Any
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Tensor, _is_wrapper
 
@@ -128,12 +128,12 @@ def _resize_function() -> Any:
 
 
 def resize(self: Tensor, *sizes: Any) -> Tensor:
-    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    _ws.warn("non-inplace resize is deprecated", stacklevel=2)
     return _resize_function().apply(self, sizes)
 
 
 def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
-    warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+    _ws.warn("non-inplace resize_as is deprecated", stacklevel=2)
     return _resize_function().apply(self, tuple(tensor.size()))
 
 

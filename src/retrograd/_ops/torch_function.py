@@ -21,14 +21,18 @@ arguments split by the op's schema into positional and keyword ones.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import threading
-from collections.abc import Iterable, Iterator
+import types
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
+from retrograd._ops.codegen import compile_function
 from retrograd._tensor import Tensor
 
 NOT_HANDLED = dispatch.NOT_HANDLED  # on_dispatch's answer when nothing takes the call
@@ -88,9 +92,11 @@ def _add_overloaded(found: list, arg: Any) -> None:
     found.insert(index, arg)
 
 
-def overloaded_args(values: Iterable) -> list:
+def overloaded_args(values: Iterable, tensor_likes: bool = False) -> list:
     """The arguments among `values` (and inside lists or tuples of them) whose class takes
-    part, in dispatch order."""
+    part, in dispatch order; with `tensor_likes`, objects of other classes that define
+    __torch_function__ too (overrides.handle_torch_function's duck types; retrograd's own
+    entries leave them out: a torch.Tensor handed to from_dlpack is data, not a handler)."""
     found: list = []
     for v in values:
         if isinstance(v, Tensor):
@@ -101,7 +107,8 @@ def overloaded_args(values: Iterable) -> list:
                 if isinstance(t, Tensor) and t.__class__ is not Tensor and \
                         takes_part(t.__class__):
                     _add_overloaded(found, t)
-        elif hasattr(type(v), "__torch_function__") and not isinstance(v, type):
+        elif tensor_likes and hasattr(type(v), "__torch_function__") and \
+                not isinstance(v, type):
             _add_overloaded(found, v)  # a tensor-like object of another class
     return found
 
@@ -165,24 +172,6 @@ def on_dispatch(op, args: tuple, public) -> Any:
     return call_handlers(func, overloaded, pos, kw, self_type)
 
 
-def public_function(fn: Any) -> Any:
-    """A hand-written namespace function that makes tensors without an op on its tensor
-    arguments (the factories: zeros, tensor, rand, zeros_like, ...): while a function mode is
-    active, or given an instance of a class that takes part, it goes to __torch_function__
-    first."""
-
-    @functools.wraps(fn)
-    def entry(*args: Any, **kwargs: Any) -> Any:
-        if dispatch.torch_function_hook[0] is not None and not state.torch_function_off:
-            overloaded = [] if state.torch_function_subclass_off else \
-                overloaded_args(itertools.chain(args, kwargs.values()))
-            if overloaded or _local.modes:
-                return call_handlers(entry, overloaded, args, kwargs)
-        return fn(*args, **kwargs)
-
-    return entry
-
-
 _warned_plain_method = [False]
 
 
@@ -202,12 +191,10 @@ def call_handlers(func, overloaded: list, args: tuple, kwargs: dict,
     for arg in overloaded:
         impl = arg.__torch_function__
         if getattr(impl, "__self__", None) is arg and not _warned_plain_method[0]:
-            import warnings
-
             _warned_plain_method[0] = True  # once per process, as torch's
-            warnings.warn("Defining your `__torch_function__` as a plain method is deprecated "
-                          "and will be an error in future, please define it as a classmethod.",
-                          UserWarning, stacklevel=3)
+            _ws.warn("Defining your `__torch_function__` as a plain method is deprecated "
+                     "and will be an error in future, please define it as a classmethod.",
+                     UserWarning, stacklevel=3)
         result = impl(func, types, args, kwargs)
         if result is not NotImplemented:
             return result
@@ -380,3 +367,129 @@ def install() -> None:
     Tensor.data = wrapped  # type: ignore[assignment]
     # torch's get_default_nowrap_functions: .grad's and ._base's getters
     _no_wrap.update({Tensor.grad.fget, Tensor._base.fget})  # type: ignore[attr-defined]
+
+
+# --- the hand-written entry points ------------------------------------------------------------
+
+# NOTE [Torch function entries]
+# The generated op entries hand a call to __torch_function__ on their slow path (on_dispatch).
+# A hand-written public function (a composite such as F.layer_norm, a factory, x[i], x.view)
+# gets a generated entry with its own signature that does so first, so a handler sees the
+# function the user called with the arguments they gave (trailing ones still at their
+# defaults left out), once: Tensor's default handler runs it with subclass calls off, so the
+# ops it is made of are no calls of their own. With no class that takes part and no function
+# mode, the entry costs one test of a list item before it calls the function.
+
+_NOT_GIVEN = object()
+
+# functions that never go to __torch_function__ in torch (they read or set process state)
+_NOT_ENTRIES = frozenset({"manual_seed", "seed", "initial_seed", "get_rng_state",
+                          "set_rng_state", "set_printoptions", "as_subclass"})
+# the dunder methods that go to it (others, like __dlpack__, stay as they are)
+_DUNDER_ENTRIES = frozenset({"__getitem__", "__setitem__", "__contains__", "__reversed__",
+                             "__matmul__", "__rmatmul__", "__rdiv__", "__rtruediv__"})
+
+
+def wrap_entries(tables: Iterable[tuple]) -> None:
+    """Replace each hand-written function of the (table, is_method) pairs by its entry."""
+    for table, is_method in tables:
+        made: dict = {}  # function -> its entry: an alias (__matmul__ of matmul) shares it
+        # a function's own name first, so the entry that aliases share carries it
+        names = sorted(table, key=lambda n: getattr(table[n], "__name__", None) != n)
+        for name in names:
+            fn = table[name]
+            if type(fn) is not types.FunctionType or hasattr(fn, "__retrograd_source__") or \
+                    name in _NOT_ENTRIES or \
+                    name.startswith("_") and name not in _DUNDER_ENTRIES:
+                continue
+            if fn not in made:
+                made[fn] = entry(fn, name, is_method)
+            table[name] = made[fn]
+
+
+def entry(fn: Callable, name: str, is_method: bool) -> Callable:
+    """fn behind a generated entry of its own signature (NOTE [Torch function entries])."""
+    ns: dict = {"_tf_fn": fn, "_tf_hook": dispatch.torch_function_hook, "_tf_state": state,
+                "_tf_handle": handle_entry, "_tf_not": NOT_HANDLED}
+    params: list = []
+    call: list = []
+    pos: list = []
+    pos_defaults: list = []
+    kw: list = []
+    kw_defaults: dict = {}
+    star = dstar = None
+    posonly = False
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        text = p.name
+        if p.default is not p.empty:
+            ns[f"_tf_d{i}"] = p.default
+            text = f"{p.name}=_tf_d{i}"
+        if p.kind is p.POSITIONAL_ONLY:
+            posonly = True
+        elif posonly:
+            params.append("/")
+            posonly = False
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            params.append(text)
+            call.append(p.name)
+            pos.append(p.name)
+            pos_defaults.append(_NOT_GIVEN if p.default is p.empty else p.default)
+        elif p.kind is p.VAR_POSITIONAL:
+            params.append("*" + p.name)
+            call.append("*" + p.name)
+            star = p.name
+        elif p.kind is p.KEYWORD_ONLY:
+            if star is None and "*" not in params:
+                params.append("*")
+            params.append(text)
+            call.append(f"{p.name}={p.name}")
+            kw.append(p.name)
+            kw_defaults[p.name] = _NOT_GIVEN if p.default is p.empty else p.default
+        else:
+            params.append("**" + p.name)
+            call.append("**" + p.name)
+            dstar = p.name
+    if posonly:
+        params.append("/")
+    ns["_tf_meta"] = (is_method, tuple(pos_defaults), kw_defaults)
+    given = "(" + "".join(f"{n}, " for n in pos) + ")"
+    kwargs = "{" + ", ".join(f"{n!r}: {n}" for n in kw) + "}"
+    lines = [f"def {name}({', '.join(params)}):",
+             "    if _tf_hook[0] is not None and not _tf_state.torch_function_off:",
+             f"        _tf_r = _tf_handle({name}, _tf_meta, {given}, {star or '()'}, {kwargs}, "
+             f"{dstar or '{}'})",
+             "        if _tf_r is not _tf_not:",
+             "            return _tf_r",
+             f"    return _tf_fn({', '.join(call)})"]
+    qualname = f"Tensor.{name}" if is_method else name
+    wrapper = compile_function(name, lines, ns, f"{qualname} entry", qualname)
+    # fn's module, doc, annotations and attributes; __wrapped__ for inspect's signature and
+    # source; the public name (F.layer_norm is "layer_norm", as torch's)
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__name__ = name
+    wrapper.__qualname__ = qualname
+    _ws.ENTRY_CODES.add(wrapper.__code__)  # warnings point past it
+    return wrapper
+
+
+def handle_entry(public: Callable, meta: tuple, given: tuple, star: tuple, kw: dict,
+                 extra: dict) -> Any:
+    """A hand-written entry's call, to the handlers if a class that takes part or a function
+    mode is there (NOT_HANDLED otherwise)."""
+    is_method, pos_defaults, kw_defaults = meta
+    if not star:
+        n = len(given)
+        while n and given[n - 1] is pos_defaults[n - 1]:
+            n -= 1
+        given = given[:n]
+    args = given + tuple(star)
+    kwargs = {k: v for k, v in kw.items() if v is not kw_defaults[k]}
+    kwargs.update(extra)
+    overloaded = [] if state.torch_function_subclass_off else \
+        overloaded_args(itertools.chain(args, kwargs.values()))
+    if not overloaded and not _local.modes:
+        return NOT_HANDLED
+    self_type: tuple = ()
+    if is_method and not overloaded and args and isinstance(args[0], Tensor):
+        self_type = (type(args[0]),)
+    return call_handlers(public, overloaded, args, kwargs, self_type)

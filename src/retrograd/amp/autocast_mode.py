@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import functools
 import threading
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._ops import dispatch
 from retrograd.amp._policy import AutocastMode
 
@@ -72,8 +72,8 @@ def _sync_mode() -> None:
 def deprecated_device_alias(device: str, name: str) -> None:
     """The FutureWarning of torch.<device>.amp.<name> (cuda's and cpu's aliases of this
     module's classes), pointing at the caller of the alias's constructor."""
-    warnings.warn(f"`torch.{device}.amp.{name}(args...)` is deprecated. Please use "
-                  f"`torch.amp.{name}('{device}', args...)` instead.", FutureWarning, stacklevel=3)
+    _ws.warn(f"`torch.{device}.amp.{name}(args...)` is deprecated. Please use "
+             f"`torch.amp.{name}('{device}', args...)` instead.", FutureWarning, stacklevel=3)
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -128,8 +128,8 @@ def autocast_decrement_nesting() -> int:
 
 
 def _deprecated(old: str, new: str, fn: Callable, *args):
-    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
-                  DeprecationWarning, stacklevel=3)
+    _ws.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
+             DeprecationWarning, stacklevel=3)
     return fn(*args)
 
 
@@ -184,11 +184,11 @@ class autocast:
                                else cache_enabled)
         if enabled:
             if device_type == "cuda":
-                warnings.warn(E.AUTOCAST_NO_CUDA, stacklevel=2)
+                _ws.warn(E.AUTOCAST_NO_CUDA, stacklevel=2)
                 enabled = False
             elif self.fast_dtype not in (D.bfloat16, D.float16):
-                warnings.warn(E.AUTOCAST_CPU_DTYPE.replace("CPU", device_type.upper()),
-                              stacklevel=2)
+                _ws.warn(E.AUTOCAST_CPU_DTYPE.replace("CPU", device_type.upper()),
+                         stacklevel=2)
                 enabled = False
         self._enabled = enabled
 

@@ -9,7 +9,6 @@ updated with float32 arithmetic as torch's _amp_update_scale_ does.
 
 from __future__ import annotations
 
-import warnings
 from collections import abc, defaultdict
 from enum import Enum
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor, _wrap
 
 __all__ = ["GradScaler", "OptState"]
@@ -49,8 +49,8 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
-                          "Disabling.", stacklevel=2)
+            _ws.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                     "Disabling.", stacklevel=2)
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from retrograd import _warning_site as _ws
 from collections.abc import Mapping
 from typing import Any
 
@@ -163,7 +164,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     roots = [_output_edge(t, i) for i, t in enumerate(outputs)]
     grads = _make_grads(outputs, grads)
     if create_graph:
-        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+        _ws.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
     input_edges = None
     if inputs is not None:
         input_edges = []
@@ -211,9 +212,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if not ins:
         raise RuntimeError(E.OUTPUTS_INPUTS_EMPTY)
     if not only_inputs:
-        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
-                      "To accumulate gradient for other parts of the graph, please use "
-                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+        _ws.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                 "To accumulate gradient for other parts of the graph, please use "
+                 "torch.autograd.backward.", FutureWarning, stacklevel=2)
     gouts = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if len(gouts) != len(outs):
         raise RuntimeError(E.LEN_MISMATCH.format(len(outs), len(gouts)))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.anomaly import anomaly
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -24,8 +24,8 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+        _ws.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                 "and should only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self) -> None:
         self.prev = (anomaly.enabled, anomaly.check_nan)

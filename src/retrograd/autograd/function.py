@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd import views as V
 from retrograd._autograd.accumulate_grad import gradient_edge
 from retrograd._autograd.anomaly import anomaly
@@ -114,7 +114,7 @@ class FunctionCtx:
 
     @property
     def saved_variables(self) -> tuple:
-        warnings.warn(SAVED_VARIABLES_DEPRECATED, DeprecationWarning, stacklevel=2)
+        _ws.warn(SAVED_VARIABLES_DEPRECATED, DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
     @property
@@ -205,8 +205,8 @@ def _materialize(node: BackwardCFunction, grads: list) -> list:
 def _warn_if_mutated(node: Node, grads: list, versions: list) -> None:
     for g, v in zip(grads, versions):
         if v is not None and g._version_counter.version != v:
-            warnings.warn(GRAD_OUTPUT_MUTATED.format(node._forward_cls.__name__), UserWarning,
-                          stacklevel=4)
+            _ws.warn(GRAD_OUTPUT_MUTATED.format(node._forward_cls.__name__), UserWarning,
+                     stacklevel=4)
             return
 
 
@@ -245,10 +245,10 @@ class Function(metaclass=FunctionMeta):
     generate_vmap_rule = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
-                      "are all static, so you should invoke them on the class itself. "
-                      "Instantiating an autograd function will raise an error in a future "
-                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+        _ws.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                 "are all static, so you should invoke them on the class itself. "
+                 "Instantiating an autograd function will raise an error in a future "
+                 "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
@@ -448,7 +448,7 @@ def _check_dirty(dirty: tuple, inputs_by_id: dict, outs: tuple) -> None:
     out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
     for t in dirty:
         if id(t) not in inputs_by_id:
-            warnings.warn(DIRTY_NOT_INPUT, UserWarning, stacklevel=5)
+            _ws.warn(DIRTY_NOT_INPUT, UserWarning, stacklevel=5)
     if any(id(t) not in out_ids for t in dirty):
         raise RuntimeError(DIRTY_NOT_RETURNED)
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import is_grad_enabled, is_inference_mode_enabled, state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -83,7 +83,7 @@ class _DecoratorContextManager:
 
     def __call__(self, fn: Callable) -> Callable:
         if inspect.isclass(fn):
-            warnings.warn(CLASS_DECORATION, FutureWarning, stacklevel=2)
+            _ws.warn(CLASS_DECORATION, FutureWarning, stacklevel=2)
             cls = fn
 
             def fn(*args: Any, **kwargs: Any):  # only construction runs in the mode

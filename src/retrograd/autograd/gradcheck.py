@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor, _wrap
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
@@ -127,10 +128,10 @@ def _check_inputs(inputs: tuple) -> list:
     for i in diff_idx:
         t = inputs[i]
         if t.dtype is not retrograd.float64:
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          "point or complex. This check will likely fail if all the inputs are "
-                          "not of double precision floating point or complex. ", UserWarning,
-                          stacklevel=4)
+            _ws.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                     "point or complex. This check will likely fail if all the inputs are "
+                     "not of double precision floating point or complex. ", UserWarning,
+                     stacklevel=4)
         if not all(st > 0 or sz <= 1 for st, sz in zip(t.stride(), t.shape)):
             raise RuntimeError(
                 f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
@@ -299,12 +300,12 @@ def _check_undefined_grad(func, inputs: tuple, diff: list) -> None:
             grads = run_backward(roots, seeds, False, False, [_input_edge(t) for t in diff],
                                  False)
         except RuntimeError as e:
-            warnings.warn(UNDEFINED_GRAD_WARNING, UserWarning, stacklevel=5)
+            _ws.warn(UNDEFINED_GRAD_WARNING, UserWarning, stacklevel=5)
             raise GradcheckError("Expected backward function to handle undefined output grads. "
                                  + UNDEFINED_NOTES) from e
         for g in grads:
             if g is not None and np.any(g._data != 0):
-                warnings.warn(UNDEFINED_GRAD_WARNING, UserWarning, stacklevel=5)
+                _ws.warn(UNDEFINED_GRAD_WARNING, UserWarning, stacklevel=5)
                 raise GradcheckError("Expected all input grads to be undefined or zero when all "
                                      "output grads are undefined or zero. " + UNDEFINED_NOTES)
 
@@ -605,7 +606,7 @@ def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
                            grad_out: float = 1.0) -> tuple:
     """Deprecated in torch: finite-difference Jacobians of fn's first output (fn takes the
     inputs as one tuple) with respect to each target, each of shape (target.numel, out.numel)."""
-    warnings.warn(PRIVATE_API.format("get_numerical_jacobian"), FutureWarning, stacklevel=2)
+    _ws.warn(PRIVATE_API.format("get_numerical_jacobian"), FutureWarning, stacklevel=2)
     if grad_out != 1.0:
         raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer "
                          "supports values of grad_out != 1.0.")
@@ -624,7 +625,7 @@ def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
 def get_analytical_jacobian(inputs, output: Tensor, nondet_tol: float = 0.0,
                             grad_out: float = 1.0) -> tuple:
     """Deprecated in torch: (Jacobians of output from backward, reentrant, sizes ok, types ok)."""
-    warnings.warn(PRIVATE_API.format("get_analytical_jacobian"), FutureWarning, stacklevel=2)
+    _ws.warn(PRIVATE_API.format("get_analytical_jacobian"), FutureWarning, stacklevel=2)
     if grad_out != 1.0:
         raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer "
                          "supports values of grad_out != 1.0.")

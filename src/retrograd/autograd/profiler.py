@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd._autograd import profiling
 from retrograd._autograd.frames import GENERATED_PREFIX
 from retrograd._autograd.state import state
@@ -175,14 +175,14 @@ class profile:
             return
         self.use_cuda = use_cuda
         if use_cuda:
-            warnings.warn(E.PROFILER_USE_CUDA_DEPRECATED, FutureWarning, stacklevel=2)
+            _ws.warn(E.PROFILER_USE_CUDA_DEPRECATED, FutureWarning, stacklevel=2)
             use_device = "cuda"
         if use_device is not None:
             if use_device in ("cuda", "xpu", "hpu", "mtia"):
                 name = use_device.upper()
-                warnings.warn(E.PROFILER_DEVICE_UNAVAILABLE.format(name, name), stacklevel=2)
+                _ws.warn(E.PROFILER_DEVICE_UNAVAILABLE.format(name, name), stacklevel=2)
             else:
-                warnings.warn(E.PROFILER_INVALID_DEVICE.format(use_device), stacklevel=2)
+                _ws.warn(E.PROFILER_INVALID_DEVICE.format(use_device), stacklevel=2)
             self.use_cuda = False
             use_device = None
         self.use_device = use_device

@@ -7,9 +7,9 @@ no history (like `t.detach()`), and `isinstance(x, Variable)` is true for every 
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd import engine
 from retrograd._tensor import Tensor, _wrap
 
@@ -40,7 +40,7 @@ class Variable(metaclass=VariableMeta):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = False,
                 volatile: bool = False, _grad_fn: Any = None, name: str | None = None):
         if volatile:
-            warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
+            _ws.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
         if data is None:
             import numpy as np
 

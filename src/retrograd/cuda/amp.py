@@ -5,10 +5,10 @@ pass through."""
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd import amp as _amp
 from retrograd.amp.autocast_mode import deprecated_device_alias
 
@@ -38,16 +38,16 @@ class GradScaler(_amp.GradScaler):
 
 def custom_fwd(fwd=None, *, cast_inputs: D.dtype | None = None) -> Any:
     """torch.cuda.amp.custom_fwd: retrograd.amp.custom_fwd(device_type='cuda')."""
-    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
-                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
-                  FutureWarning, stacklevel=2)
+    _ws.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+             "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+             FutureWarning, stacklevel=2)
     return functools.partial(_amp.custom_fwd, device_type="cuda", cast_inputs=cast_inputs) \
         if fwd is None else _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
 
 
 def custom_bwd(bwd) -> Any:
     """torch.cuda.amp.custom_bwd: retrograd.amp.custom_bwd(device_type='cuda')."""
-    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
-                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
-                  FutureWarning, stacklevel=2)
+    _ws.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+             "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+             FutureWarning, stacklevel=2)
     return _amp.custom_bwd(bwd, device_type="cuda")

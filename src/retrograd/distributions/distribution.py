@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Size, Tensor
 from retrograd.distributions import constraints
 from retrograd.distributions.utils import lazy_property
@@ -40,7 +40,7 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(
+                _ws.warn(
                     f"{self.__class__} does not define `arg_constraints`. "
                     + "Please set `arg_constraints = {}` or initialize the distribution "
                     + "with `validate_args=False` to turn off validation.", stacklevel=2)
@@ -104,8 +104,8 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-                      FutureWarning, stacklevel=2)
+        _ws.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+                 FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -149,7 +149,7 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(
+            _ws.warn(
                 f"{self.__class__} does not define `support` to enable "
                 + "sample validation. Please initialize the distribution with "
                 + "`validate_args=False` to turn off validation.", stacklevel=2)

@@ -4,12 +4,12 @@ registered pair of types (torch's dispatch, including its ambiguity warning)."""
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from functools import total_ordering
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.distributions.bernoulli import Bernoulli
 from retrograd.distributions.beta import Beta
@@ -93,7 +93,7 @@ def _dispatch_kl(type_p: type, type_q: type) -> Any:
     left_fun = _KL_REGISTRY[left_p, left_q]
     right_fun = _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
-        warnings.warn(
+        _ws.warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
             f"Please register_kl({left_p.__name__}, {right_q.__name__})",
             RuntimeWarning, stacklevel=2)

@@ -9,11 +9,11 @@ samples that are not positive definite are redrawn, and the warning means what i
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Number
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Size, Tensor
 from retrograd.distributions import constraints
 from retrograd.distributions.chi2 import Chi2
@@ -78,8 +78,8 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(batch_shape + (-1, -1))
         if bool(self.df.lt(event_shape[-1]).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to "
-                          "occur for ndim - 1 < df < ndim.", stacklevel=2)
+            _ws.warn("Low df values detected. Singular samples are highly likely to "
+                     "occur for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -164,7 +164,7 @@ class Wishart(ExponentialFamily):
         sample = self._bartlett_sampling(sample_shape)
         singular = ~self.support.check(sample.detach())
         if bool(singular.any()):
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            _ws.warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
                 redraw = self._bartlett_sampling(sample_shape)
                 sample = retrograd.where(singular[..., None, None], redraw, sample)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-import warnings
+
+from retrograd import _warning_site as _ws
 
 
 def warn_export_path(name: str) -> None:
@@ -14,17 +15,17 @@ def warn_export_path(name: str) -> None:
     else:
         msg = (f"`torch.jit.{name}` is deprecated. Please switch to `torch.compile` or "
                "`torch.export`.")
-    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+    _ws.warn(msg, DeprecationWarning, stacklevel=3)
 
 
 def warn_compile_path(name: str) -> None:
     """fork, wait, freeze, interface, ...: torch points to compile only."""
-    warnings.warn(f"`torch.jit.{name}` is deprecated. Please use `torch.compile` instead.",
-                  DeprecationWarning, stacklevel=3)
+    _ws.warn(f"`torch.jit.{name}` is deprecated. Please use `torch.compile` instead.",
+             DeprecationWarning, stacklevel=3)
 
 
 def warn_optimize(optimize: object) -> None:
     if optimize is not None:
-        warnings.warn("`optimize` is deprecated and has no effect. "
-                      "Use `with torch.jit.optimized_execution()` instead",
-                      FutureWarning, stacklevel=3)
+        _ws.warn("`optimize` is deprecated and has no effect. "
+                 "Use `with torch.jit.optimized_execution()` instead",
+                 FutureWarning, stacklevel=3)

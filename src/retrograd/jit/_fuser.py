@@ -4,11 +4,11 @@ torch checks them."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd.jit._deprecation import warn_compile_path
 from retrograd.jit._script import is_scripting
 
@@ -81,7 +81,7 @@ class strict_fusion:
 
     def __init__(self) -> None:
         if not is_scripting():
-            warnings.warn("Only works in script mode", stacklevel=2)
+            _ws.warn("Only works in script mode", stacklevel=2)
 
     def __enter__(self) -> None:
         pass

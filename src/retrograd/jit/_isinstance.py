@@ -7,8 +7,9 @@ import builtins
 import collections.abc
 import types
 import typing
-import warnings
 from typing import Any, Union, get_args, get_origin
+
+from retrograd import _warning_site as _ws
 
 __all__ = ["isinstance"]
 
@@ -35,9 +36,9 @@ def _refuse_bare(target_type: Any) -> None:
 
 def _warn_if_empty(obj: Any) -> None:
     if builtins.isinstance(obj, (list, dict, tuple)) and len(obj) == 0:
-        warnings.warn("The inner type of a container is lost when calling torch.jit.isinstance "
-                      "in eager mode. For example, List[int] would become list and therefore "
-                      "falsely return True for List[float] or List[str].", stacklevel=4)
+        _ws.warn("The inner type of a container is lost when calling torch.jit.isinstance "
+                 "in eager mode. For example, List[int] would become list and therefore "
+                 "falsely return True for List[float] or List[str].", stacklevel=4)
 
 
 def _matches(obj: Any, tp: Any) -> bool:

@@ -3,9 +3,10 @@ compiler they give back what they decorate, so the decorated code runs as writte
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from retrograd import _warning_site as _ws
 
 F = TypeVar("F")
 
@@ -20,12 +21,12 @@ def ignore(drop: Any = False, **kwargs: Any) -> Any:
         raise RuntimeError(
             f"Argument to @torch.jit.ignore must be a bool or a function but got {drop}")
     if kwargs.pop("drop_on_export", None):
-        warnings.warn(
+        _ws.warn(
             "ignore(drop_on_export=True) has been deprecated. TorchScript will now drop the "
             "function call on compilation. Use torch.jit.unused now. {}",
             FutureWarning, stacklevel=2)
     elif drop:
-        warnings.warn(
+        _ws.warn(
             "ignore(True) has been deprecated. TorchScript will now drop the function call on "
             "compilation. Use torch.jit.unused now. {}", FutureWarning, stacklevel=2)
 

@@ -12,11 +12,11 @@ the recorded one. torch's check_trace also runs the function again to compare re
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 from retrograd.jit._deprecation import warn_export_path, warn_optimize
@@ -150,8 +150,8 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
     warn_export_path("trace")
     warn_optimize(optimize)
     if isinstance(func, ScriptModule):
-        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
-                      "Returning the object as is.", stacklevel=2)
+        _ws.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
+                 "Returning the object as is.", stacklevel=2)
         return func
     module = func if isinstance(func, Module) else None
     if module is None and isinstance(getattr(func, "__self__", None), Module) \

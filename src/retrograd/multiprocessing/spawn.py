@@ -13,10 +13,11 @@ import sys
 import tempfile
 import time
 import traceback
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from retrograd import _warning_site as _ws
 
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException",
            "ProcessRaisedException", "spawn", "SpawnContext", "start_processes"]
@@ -151,8 +152,8 @@ class ProcessContext:
 
 class SpawnContext(ProcessContext):
     def __init__(self, processes: list, error_files: list) -> None:
-        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.",
-                      stacklevel=2)
+        _ws.warn("SpawnContext is renamed to ProcessContext since 1.4 release.",
+                 stacklevel=2)
         super().__init__(processes, error_files)
 
 
@@ -194,7 +195,7 @@ def spawn(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True,
     """Start nprocs processes running fn(i, *args) with the "spawn" start method; with join,
     wait for them (raising the first failure), else return their ProcessContext."""
     if start_method != "spawn":
-        warnings.warn(
+        _ws.warn(
             f"This method only supports start_method=spawn (got: {start_method}).\n"
             "To use a different start_method use:\n\t\t"
             " torch.multiprocessing.start_processes(...)", FutureWarning, stacklevel=2)

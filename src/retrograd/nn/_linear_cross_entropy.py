@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._dtype import bfloat16, float16, float32, int64
 from retrograd._tensor import Tensor
 from retrograd.autograd.function import Function, once_differentiable
@@ -236,7 +236,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
             return _chunked_call(input, linear_weight, target, linear_bias, weight, reduction,
                                  ignore_index, options)
         bias_shape = tuple(linear_bias.shape) if linear_bias is not None else None
-        warnings.warn(
+        _ws.warn(
             "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
             "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
             f"out_features == (). Got reduction={reduction!r}, "
@@ -271,9 +271,9 @@ def _chunked_call(input: Tensor, linear_weight: Tensor, target: Tensor,
     else:
         if not options.allow_retain_graph and retrograd.compiler.is_compiling():
             # as torch: the compiled backward does not replay the once-only guard
-            warnings.warn("linear_cross_entropy: forcing allow_retain_graph=True under "
-                          "torch.compile (adds one gradient-sized allocation/call). Construct "
-                          "options with allow_retain_graph=True to silence.", stacklevel=3)
+            _ws.warn("linear_cross_entropy: forcing allow_retain_graph=True under "
+                     "torch.compile (adds one gradient-sized allocation/call). Construct "
+                     "options with allow_retain_graph=True to silence.", stacklevel=3)
             options = dataclasses.replace(options, allow_retain_graph=True)
         grad_on = retrograd.is_grad_enabled()
         result = GeneratedBackwardFor_torch_nn__linear_cross_entropy_batch_chunked_default.apply(

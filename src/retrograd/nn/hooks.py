@@ -14,11 +14,11 @@ and hooks on those two nodes collect the gradients:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.autograd import Function
 
@@ -133,7 +133,7 @@ class BackwardHook:
 
     def _fire_without_inputs(self) -> None:
         """No input needs grad: the hooks see all-None grad_input and must not replace it."""
-        warnings.warn(NO_INPUT_GRAD_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(NO_INPUT_GRAD_WARNING, UserWarning, stacklevel=2)
         grad_inputs = (None,) * self.n_inputs
         for hook in self.user_hooks:
             res = hook(self.module, grad_inputs, self.grad_outputs)

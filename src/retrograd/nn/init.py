@@ -7,12 +7,12 @@ Generator) and returns the tensor.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 
@@ -85,8 +85,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     normal draws redrawn where out of range when [a, b] holds > 30% of the mass, else uniform
     proposals on [a, b] accepted with the normal density relative to its peak."""
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+        _ws.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                 "distribution of values may be incorrect.", stacklevel=2)
     mass = _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std)
     with no_grad():
         if mass > 0.3:
@@ -196,7 +196,7 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 
 def _zero_element(tensor: Tensor) -> bool:
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        _ws.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
         return True
     return False
 
@@ -257,8 +257,8 @@ def _deprecated_alias(new: Any) -> Any:
     old = new.__name__[:-1]
 
     def alias(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
-                      FutureWarning, stacklevel=2)
+        _ws.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                 FutureWarning, stacklevel=2)
         return new(*args, **kwargs)
 
     alias.__name__ = alias.__qualname__ = old

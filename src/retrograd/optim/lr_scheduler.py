@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import types
-import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.optim.optimizer import Optimizer
 
@@ -69,8 +69,8 @@ def _check_optimizer(optimizer: Any) -> None:
 
 def _warn_get_lr_outside_step(scheduler: LRScheduler) -> None:
     if not scheduler._get_lr_called_within_step:
-        warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                      "`get_last_lr()`.", UserWarning, stacklevel=3)
+        _ws.warn("To get the last learning rate computed by the scheduler, please use "
+                 "`get_last_lr()`.", UserWarning, stacklevel=3)
 
 
 class LRScheduler:
@@ -125,7 +125,7 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advances one epoch (call after optimizer.step())."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(
+            _ws.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
                 "1.1.0 and later, you should call them in the opposite order: "
                 "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
@@ -135,7 +135,7 @@ class LRScheduler:
                 UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _ws.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -530,7 +530,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            _ws.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

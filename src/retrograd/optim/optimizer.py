@@ -6,7 +6,6 @@ The arithmetic of every update (NOTE [Optimizer arithmetic]) is in retrograd._op
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from copy import deepcopy
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._autograd.hooks import RemovableHandle
 from retrograd._autograd.state import state as _grad_state
 from retrograd._ops.optim_kernels import (
@@ -399,10 +399,10 @@ class Optimizer:
         params = param_group["params"]
         ids = {id(p) for p in params}
         if len(params) != len(ids):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=4)
+            _ws.warn("optimizer contains a parameter group with duplicate parameters; in "
+                     "future, this will cause an error; see "
+                     "github.com/pytorch/pytorch/issues/40967 for more information",
+                     stacklevel=4)
         seen: set[int] = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])

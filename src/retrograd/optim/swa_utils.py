@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Callable, Iterable
 from copy import deepcopy
 from typing import Any, Literal
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._ops.creation import tensor
 from retrograd._ops.foreach import _foreach_lerp_
 from retrograd._tensor import Tensor
@@ -237,8 +237,8 @@ class SWALR(LRScheduler):
     def get_lr(self) -> list:
         """The learning rates for the current step (called by step())."""
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+            _ws.warn("To get the last learning rate computed by the scheduler, please use "
+                     "`get_last_lr()`.", UserWarning, stacklevel=2)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

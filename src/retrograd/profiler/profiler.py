@@ -10,11 +10,11 @@ import shutil
 import socket
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 from retrograd.autograd import profiler as prof
 from retrograd.autograd.profiler_util import EventList
 
@@ -48,7 +48,7 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
         raise AssertionError(E.PROFILER_SCHEDULE_ARGS.format(wait, warmup, active, repeat,
                                                              skip_first))
     if warmup == 0:
-        warnings.warn(E.PROFILER_NO_WARMUP, stacklevel=2)
+        _ws.warn(E.PROFILER_NO_WARMUP, stacklevel=2)
     cycle = wait + warmup + active
 
     def schedule_fn(step: int) -> ProfilerAction:
@@ -195,8 +195,8 @@ class profile(_KinetoProfile):
                  custom_trace_id_callback: Callable | None = None,
                  post_processing_timeout_s: float | None = None) -> None:
         if use_cuda is not None:
-            warnings.warn("`use_cuda` is deprecated, use `activities` argument instead",
-                          FutureWarning, stacklevel=2)
+            _ws.warn("`use_cuda` is deprecated, use `activities` argument instead",
+                     FutureWarning, stacklevel=2)
         super().__init__(activities=activities, record_shapes=record_shapes,
                          profile_memory=profile_memory, with_stack=with_stack,
                          with_flops=with_flops, with_modules=with_modules,
@@ -234,8 +234,8 @@ class profile(_KinetoProfile):
 
     @staticmethod
     def _warn(previous: str, current: str) -> Callable:
-        return lambda: warnings.warn(f"Incorrect schedule: {previous} followed by {current}",
-                                     stacklevel=3)
+        return lambda: _ws.warn(f"Incorrect schedule: {previous} followed by {current}",
+                                stacklevel=3)
 
     def __enter__(self) -> profile:
         self.start()

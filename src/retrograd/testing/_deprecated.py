@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 
 DEPRECATED = ("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in "
@@ -21,7 +21,7 @@ def assert_allclose(actual: Any, expected: Any, rtol: float | None = None,
     from retrograd._ops.creation import tensor
     from retrograd.testing._comparison import assert_close
 
-    warnings.warn(DEPRECATED, FutureWarning, stacklevel=2)
+    _ws.warn(DEPRECATED, FutureWarning, stacklevel=2)
     if not isinstance(actual, Tensor):
         actual = tensor(actual)
     if not isinstance(expected, Tensor):

@@ -12,10 +12,10 @@ Two strategies, as in PyTorch:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._ops.random import default_generator
 from retrograd._tensor import Tensor
@@ -77,7 +77,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     """Run function(*args, **kwargs) without keeping its intermediate tensors for backward;
     backward recomputes them. See the module docstring for the two variants."""
     if use_reentrant is None:
-        warnings.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
@@ -135,7 +135,7 @@ def set_device_states(devices: list, states: list, *, device_type: str | None = 
 
 def check_backward_validity(inputs: Iterable[Any]) -> None:
     if not any(isinstance(a, Tensor) and a.requires_grad for a in inputs):
-        warnings.warn(NO_INPUT_GRAD, UserWarning, stacklevel=2)
+        _ws.warn(NO_INPUT_GRAD, UserWarning, stacklevel=2)
 
 
 class CheckpointFunction(Function):
@@ -198,7 +198,7 @@ def checkpoint_sequential(functions: Iterable[Callable] | Any, segments: int, in
     from retrograd.nn import Sequential
 
     if use_reentrant is None:
-        warnings.warn(SEQUENTIAL_USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
+        _ws.warn(SEQUENTIAL_USE_REENTRANT_WARNING, UserWarning, stacklevel=2)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

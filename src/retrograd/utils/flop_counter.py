@@ -17,12 +17,12 @@ contraction's backward is element-wise), where torch counts its bmm's backward.
 from __future__ import annotations
 
 import math
-import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from retrograd import _warning_site as _ws
 from retrograd.ops import aten
 from retrograd.utils._python_dispatch import TorchDispatchMode
 from retrograd.utils._pytree import tree_map
@@ -250,8 +250,8 @@ class FlopCounterMode:
         self.display = display
         self.mode: _FlopCounterMode | None = None
         if mods is not None:
-            warnings.warn("mods argument is not needed anymore, you can stop passing it",
-                          stacklevel=2)
+            _ws.warn("mods argument is not needed anymore, you can stop passing it",
+                     stacklevel=2)
         self.flop_registry = {
             **flop_registry,
             **{k: v if getattr(v, "_get_raw", False) else shape_wrapper(v)

@@ -5,9 +5,9 @@ arrays and Python numbers.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from retrograd import _warning_site as _ws
 
 DROPOUT_P = "dropout probability has to be between 0 and 1, but got {}"
 
@@ -18,7 +18,7 @@ def _check_p(p: float) -> None:
 
 
 def _feature_dims_warning(name: str, nd: int, spatial: int) -> None:
-    warnings.warn(
+    _ws.warn(
         f"{name}: Received a {nd}-D input to {name}, which is deprecated and will result in an "
         f"error in a future release. To retain the behavior and silence this warning, please use "
         f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs "

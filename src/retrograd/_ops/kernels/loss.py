@@ -5,10 +5,9 @@ retrograd._ops.loss declares the ops. No Tensor here: plain arrays and Python nu
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._ops.layout import type_name
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -17,8 +16,8 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 def reduction_enum(reduction: str) -> int:
     """torch's _Reduction.get_enum: 'none' 0, 'mean' 1, 'sum' 2."""
     if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' "
-                      "instead.", stacklevel=3)
+        _ws.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' "
+                 "instead.", stacklevel=3)
         return 1
     try:
         return _REDUCTIONS[reduction]
@@ -33,8 +32,8 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     out = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{out}' instead.", stacklevel=3)
+    _ws.warn(f"size_average and reduce args will be deprecated, please use "
+             f"reduction='{out}' instead.", stacklevel=3)
     return out
 
 

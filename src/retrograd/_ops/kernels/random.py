@@ -5,11 +5,10 @@ plain arrays and Python numbers.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._ops.layout import not_implemented
 
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8_e4m3fn": 4,
@@ -67,7 +66,7 @@ def _check_range(low: int, high: int, d: D.dtype) -> None:
         digits = _DIGITS[d.name]
         for label, v in (("from", low), ("to - 1", high - 1)):
             if not -(2**digits) <= v <= 2**digits:
-                warnings.warn(
+                _ws.warn(
                     f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
                     f"limitations {cname} can support discrete uniform distribution only within "
                     "this range. This warning will become an error in version 1.7 release, "

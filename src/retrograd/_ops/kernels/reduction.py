@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 from typing import Literal
 
 import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd import _warning_site as _ws
 
 VAR_DTYPE = "{} only support floating point and complex dtypes"
 DOF_WARNING = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the "
@@ -143,7 +143,7 @@ def var(name: str, a, dim, correction, keepdim: bool, sqrt: bool = False):
     n = count(a.shape, axes)
     dof = builtins.max(n - (1 if correction is None else correction), 0)
     if dof <= 0:
-        warnings.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
+        _ws.warn(DOF_WARNING.format(name), UserWarning, stacklevel=4)
     if a.dtype != np.float32:
         out, mean = var_parts(a, axes, n, dof, keepdim, "ignore")
     else:

@@ -6,9 +6,9 @@ ops. No Tensor here: plain arrays and Python numbers.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+
+from retrograd import _warning_site as _ws
 
 _CUBIC_A = -0.75
 
@@ -222,5 +222,5 @@ def _check_sizes(a: np.ndarray, output_size, dims: int) -> None:
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=3)
+    _ws.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+             "instead.", stacklevel=3)

@@ -15,13 +15,13 @@ that some rank ran out, and every rank raises instead.
 
 from __future__ import annotations
 
-import warnings
 from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Any, NamedTuple
 
 import retrograd
 import retrograd.distributed as dist
+from retrograd import _warning_site as _ws
 
 __all__ = ["Join", "JoinHook", "Joinable"]
 
@@ -113,11 +113,11 @@ class Join:
         shadowed = 0
         while True:
             if shadowed > _SKEW_WARNING:
-                warnings.warn(f"Detected uneven input skew of greater than {_SKEW_WARNING}. "
-                              f"This means that rank {self._rank} has at least "
-                              f"{_SKEW_WARNING} fewer inputs than other currently-active "
-                              "ranks. This level of skew could lead to performance "
-                              "degradation during training.", stacklevel=2)
+                _ws.warn(f"Detected uneven input skew of greater than {_SKEW_WARNING}. "
+                         f"This means that rank {self._rank} has at least "
+                         f"{_SKEW_WARNING} fewer inputs than other currently-active "
+                         "ranks. This level of skew could lead to performance "
+                         "degradation during training.", stacklevel=2)
             if self._count_training_ranks() == 0:
                 break
             if self._throw_on_early_termination:

@@ -7,11 +7,11 @@ unused; retrograd's shape is the mask's."""
 
 from __future__ import annotations
 
-import warnings
 from enum import IntEnum
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._ops.torch_function import disabled_torch_function_impl
 from retrograd._tensor import Tensor
 
@@ -48,8 +48,8 @@ class CausalBias(Tensor):
         self.seq_len_q = seq_len_q
         self.seq_len_kv = seq_len_kv
         if seq_len_q > seq_len_kv and variant == CausalVariant.LOWER_RIGHT:
-            warnings.warn("Lower right causal bias will produce NaNs in the output when "
-                          "seq_len_q > seq_len_kv!", stacklevel=2)
+            _ws.warn("Lower right causal bias will produce NaNs in the output when "
+                     "seq_len_q > seq_len_kv!", stacklevel=2)
 
     def _upper_left(self, device: Any = None) -> Tensor:
         return _mask(CausalVariant.UPPER_LEFT, self.seq_len_q, self.seq_len_kv)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import inspect
 import math
 import operator
-import warnings
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, Literal, NamedTuple, TypedDict
@@ -24,6 +23,7 @@ from typing import Any, Literal, NamedTuple, TypedDict
 import numpy as np
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.nn.attention import _flex_blocks as blocks
 from retrograd.nn.attention._flex_block_mask import (
@@ -72,7 +72,7 @@ _WARNINGS_SHOWN: set[str] = set()
 
 def _warn_once(warning_id: str, message: str, category: type[Warning] = UserWarning) -> None:
     if warning_id not in _WARNINGS_SHOWN:
-        warnings.warn(message, category, stacklevel=3)
+        _ws.warn(message, category, stacklevel=3)
         _WARNINGS_SHOWN.add(warning_id)
 
 
@@ -224,7 +224,7 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
     H = 1 if H is None else H
     q_block, kv_block = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else BLOCK_SIZE
     if _compile:
-        warnings.warn(
+        _ws.warn(
             "_compile flag on create_block_mask was originally added to work around a "
             "torch.compile limitation. That limitation has since been addressed. So, to "
             "compile create_block_mask, we suggest doing torch.compile(create_block_mask). "

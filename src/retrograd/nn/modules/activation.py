@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
@@ -66,12 +66,12 @@ class Hardtanh(Module):
                  min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
-                          FutureWarning, stacklevel=2)
+            _ws.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
+                     FutureWarning, stacklevel=2)
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
-                          FutureWarning, stacklevel=2)
+            _ws.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
+                     FutureWarning, stacklevel=2)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

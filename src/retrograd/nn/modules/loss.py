@@ -6,8 +6,7 @@ Class weights (and BCEWithLogitsLoss's pos_weight) are buffers, as in torch, so 
 
 from __future__ import annotations
 
-import warnings
-
+from retrograd import _warning_site as _ws
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn.modules._elsewhere import elsewhere
@@ -22,8 +21,8 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     out = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{out}' instead.", stacklevel=4)
+    _ws.warn(f"size_average and reduce args will be deprecated, please use "
+             f"reduction='{out}' instead.", stacklevel=4)
     return out
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from retrograd import _dtype as D
+from retrograd import _warning_site as _ws
 from retrograd._autograd.hooks import RemovableHandle
 from retrograd._device import checked as checked_device
 from retrograd._device import device as _device
@@ -699,9 +699,9 @@ class Module:
                    keep_vars: bool = False) -> dict:
         """An OrderedDict of parameters and persistent buffers, keyed by dotted name."""
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            _ws.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                     "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                     "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
@@ -1024,9 +1024,9 @@ def _call_with_hooks(module: Module, args: tuple, kwargs: dict) -> Any:
                 result = out
         if bw_hook is not None:
             if not isinstance(result, (Tensor, tuple)):
-                warnings.warn("For backward hooks to be called, module output should be a "
-                              f"Tensor or a tuple of Tensors but received {type(result)}",
-                              stacklevel=3)
+                _ws.warn("For backward hooks to be called, module output should be a "
+                         f"Tensor or a tuple of Tensors but received {type(result)}",
+                         stacklevel=3)
             result = bw_hook.setup_output_hook(result)
         if legacy_hooks:
             _attach_legacy_backward_hooks(module, legacy_hooks, args, result)
@@ -1062,9 +1062,9 @@ def _run_always_called_hooks(module: Module, args: tuple, kwargs: dict, result: 
                 out = hook(module, args, result)
                 result = out if out is not None else result
             except Exception as e:  # noqa: BLE001 - torch silences these with a warning
-                warnings.warn("global module forward hook with ``always_call=True`` raised an "
-                              f"exception that was silenced as another error was raised in "
-                              f"forward: {e}", stacklevel=3)
+                _ws.warn("global module forward hook with ``always_call=True`` raised an "
+                         f"exception that was silenced as another error was raised in "
+                         f"forward: {e}", stacklevel=3)
     for hook_id, hook in module._forward_hooks.items():
         if hook_id in module._forward_hooks_always_called and hook_id not in called:
             try:
@@ -1074,9 +1074,9 @@ def _run_always_called_hooks(module: Module, args: tuple, kwargs: dict, result: 
                     out = hook(module, args, result)
                 result = out if out is not None else result
             except Exception as e:  # noqa: BLE001 - torch silences these with a warning
-                warnings.warn("module forward hook with ``always_call=True`` raised an exception "
-                              f"that was silenced as another error was raised in forward: {e}",
-                              stacklevel=3)
+                _ws.warn("module forward hook with ``always_call=True`` raised an exception "
+                         f"that was silenced as another error was raised in forward: {e}",
+                         stacklevel=3)
 
 
 def _attach_legacy_backward_hooks(module: Module, hooks: list, args: tuple,
@@ -1138,4 +1138,4 @@ def _legacy_hook_problem(inputs: Any, result: Any, grad_fn: Any) -> str | None:
 def _warn_legacy_backward_hook(inputs: Any, result: Any, grad_fn: Any) -> None:
     problem = _legacy_hook_problem(inputs, result, grad_fn)
     if problem is not None:
-        warnings.warn(_LEGACY_HOOK_WARNINGS[problem], FutureWarning, stacklevel=4)
+        _ws.warn(_LEGACY_HOOK_WARNINGS[problem], FutureWarning, stacklevel=4)

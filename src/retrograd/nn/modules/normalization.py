@@ -7,10 +7,10 @@ F.batch_norm updates the first two in place in training mode.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
@@ -291,9 +291,9 @@ class _InstanceNorm(_NormBase):
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
                                  f"{input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is not "
-                          "used because affine=False", stacklevel=2)
+            _ws.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                     "can silence this warning by not passing in num_features, which is not "
+                     "used because affine=False", stacklevel=2)
         if input.dim() == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd import nn
 from retrograd._tensor import Tensor
 from retrograd.nn import init
@@ -306,9 +306,9 @@ def _check_args(dropout: Any, num_layers: int, bias: Any, batch_first: Any, inpu
         raise ValueError("dropout should be a number in range [0, 1] representing the "
                          "probability of an element being zeroed")
     if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                      "non-zero dropout expects num_layers greater than 1, but got "
-                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+        _ws.warn("dropout option adds dropout after all but last recurrent layer, so "
+                 "non-zero dropout expects num_layers greater than 1, but got "
+                 f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
     for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
                               ("input_size", input_size, int),
                               ("hidden_size", hidden_size, int)):

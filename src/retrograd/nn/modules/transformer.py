@@ -7,11 +7,11 @@ with its parameters, as torch's does (no fused fast path).
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd import nn
 from retrograd._ops.multi_head_attention import _canonical_mask, _none_or_dtype
 from retrograd._tensor import Tensor
@@ -268,8 +268,8 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why = _why_no_nested_tensor(encoder_layer)
         if enable_nested_tensor and why:
-            warnings.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why}", stacklevel=2)
+            _ws.warn("enable_nested_tensor is True, but self.use_nested_tensor is False "
+                     f"because {why}", stacklevel=2)
             self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None,

@@ -16,7 +16,6 @@ a rank that joined last. Buffers are broadcast from the highest-ranked rank stil
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 import retrograd.distributed as dist
+from retrograd import _warning_site as _ws
 from retrograd.autograd import grad_mode
 from retrograd.distributed._core import Work, _member
 from retrograd.distributed.algorithms.join import Join, Joinable, JoinHook
@@ -63,8 +63,8 @@ class DistributedDataParallel(Module, Joinable):
         self.forward_sync_buffers = self.broadcast_buffers = (
             init_sync_buffers if forward_sync_buffers is None else forward_sync_buffers)
         if check_reduction:
-            warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module "
-                          "is deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
+            _ws.warn("The `check_reduction` argument in `DistributedDataParallel` module "
+                     "is deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
@@ -208,16 +208,16 @@ def _buffer_sync(broadcast_buffers: bool | None, forward_sync_buffers: bool | No
     the forward only (construction always broadcasts then)."""
     if broadcast_buffers is not None:
         if forward_sync_buffers is not None:
-            warnings.warn("Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
-                          "`broadcast_buffers` is deprecated and its value is ignored when "
-                          "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=3)
+            _ws.warn("Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
+                     "`broadcast_buffers` is deprecated and its value is ignored when "
+                     "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=3)
         else:
-            warnings.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` "
-                          "instead. IMPORTANT: unlike `broadcast_buffers=False`, "
-                          "`forward_sync_buffers=False` still syncs buffers at init. If you "
-                          "rely on buffers NOT being synced at init (e.g. rank-local buffers), "
-                          "keep using `broadcast_buffers=False` until `init_sync_buffers` is "
-                          "available.", FutureWarning, stacklevel=3)
+            _ws.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` "
+                     "instead. IMPORTANT: unlike `broadcast_buffers=False`, "
+                     "`forward_sync_buffers=False` still syncs buffers at init. If you "
+                     "rely on buffers NOT being synced at init (e.g. rank-local buffers), "
+                     "keep using `broadcast_buffers=False` until `init_sync_buffers` is "
+                     "available.", FutureWarning, stacklevel=3)
     if forward_sync_buffers is not None:
         return True
     return True if broadcast_buffers is None else bool(broadcast_buffers)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import functools
 import types
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 from retrograd.autograd.grad_mode import no_grad
 
@@ -79,8 +79,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         from_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if from_generator and not parameters:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
-                          stacklevel=3)
+            _ws.warn("`parameters` is an empty generator, no gradient clipping will occur.",
+                     stacklevel=3)
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
@@ -90,8 +90,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    _ws.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+             "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

@@ -4,10 +4,10 @@ pre-hook that recomputes the plain attribute <name> before every call."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, TypeVar
 
 import retrograd
+from retrograd import _warning_site as _ws
 from retrograd.nn.modules.module import Module
 from retrograd.nn.parameter import Parameter
 
@@ -38,9 +38,9 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+        _ws.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                 "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
+                 stacklevel=3)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(

@@ -14,10 +14,10 @@ import itertools
 import os
 import pickle
 import queue
-import warnings
 from typing import Any
 
 import retrograd.multiprocessing as rmp
+from retrograd import _warning_site as _ws
 from retrograd.utils.data import _signal_handling
 from retrograd.utils.data._worker import (
     MP_STATUS_CHECK_INTERVAL,
@@ -68,7 +68,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             try:
                 w.start()
             except (TypeError, AttributeError, pickle.PicklingError):
-                warnings.warn(_PICKLE_ERROR, stacklevel=4)
+                _ws.warn(_PICKLE_ERROR, stacklevel=4)
                 raise
             self._index_queues.append(index_queue)
             self._workers.append(w)

@@ -19,12 +19,12 @@ import copy
 import multiprocessing as python_multiprocessing
 import os
 import re
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor, _wrap
 from retrograd.utils.data._worker import get_worker_info
 from retrograd.utils.data.dataset import Dataset, IterableDataset, TensorDataset
@@ -287,7 +287,7 @@ class _BaseDataLoaderIter:
                         "configuring the IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data."
                         "IterableDataset for examples.")
-            warnings.warn(msg, stacklevel=2)
+            _ws.warn(msg, stacklevel=2)
         return data
 
     def __len__(self) -> int:
@@ -334,8 +334,8 @@ class DataLoader:
                  in_order: bool = True) -> None:
         _check_worker_args(num_workers, timeout, prefetch_factor, persistent_workers)
         if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=2)
+            _ws.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                     "then device pinned memory won't be used.", stacklevel=2)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = 2 if num_workers > 0 and prefetch_factor is None \
@@ -426,10 +426,10 @@ class DataLoader:
             advice = (f"Our suggested max number of worker in current system is {suggest}"
                       f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, "
                       "which is smaller than what this DataLoader is going to create.")
-        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
-                      f"total. {advice} Please be aware that excessive worker creation might "
-                      "get DataLoader running slow or even freeze, lower the worker number to "
-                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
+        _ws.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                 f"total. {advice} Please be aware that excessive worker creation might "
+                 "get DataLoader running slow or even freeze, lower the worker number to "
+                 "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __setattr__(self, attr: str, val: Any) -> None:
         if self._initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",

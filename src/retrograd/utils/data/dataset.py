@@ -5,10 +5,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
+from retrograd import _warning_site as _ws
 from retrograd._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
@@ -195,8 +195,8 @@ def _lengths_from_fractions(n: int, fractions: Sequence[float]) -> list[int]:
         lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(f"Length of split at index {i} is 0. This might result in an empty "
-                          "dataset.", stacklevel=3)
+            _ws.warn(f"Length of split at index {i} is 0. This might result in an empty "
+                     "dataset.", stacklevel=3)
     return lengths
 
 
