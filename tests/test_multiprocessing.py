@@ -202,14 +202,18 @@ def test_children_update_a_shared_model_in_place():
     np.testing.assert_allclose(np.array(mine[2][1]), [-1.0], rtol=1e-6)
 
 
-def test_sent_through_the_forking_pickler_by_value_when_not_registered():
-    # a subclass other than Parameter is not registered (as in torch): it pickles by value
-    class Sub(retrograd.Tensor):
-        pass
+class _Sub(retrograd.Tensor):
+    """A module-level Tensor subclass (pickle finds a class by its name)."""
 
-    t = retrograd.arange(3.0).as_subclass(Sub)
+
+def test_sent_through_the_forking_pickler_by_value_when_not_registered():
+    # a subclass other than Parameter is not registered (as in torch): it pickles by value,
+    # and comes back of its class with its attributes (torch's _rebuild_from_type_v2)
+    t = retrograd.arange(3.0).as_subclass(_Sub)
+    t.note = "kept"
     r = pickle.loads(reduction.ForkingPickler.dumps(t))
-    assert r.tolist() == [0.0, 1.0, 2.0] and not t.is_shared()
+    assert type(r) is _Sub and r.note == "kept"
+    assert r.as_subclass(retrograd.Tensor).tolist() == [0.0, 1.0, 2.0] and not t.is_shared()
 
 
 def test_module_share_memory_moves_every_tensor_and_its_aliases_in_one_pass():

@@ -625,3 +625,41 @@ def test_warnings_point_at_the_callers_line_through_the_entries():
         # on a subclass it names Tensor's default handler, which made the call (in torch too)
         handler = "_ops/torch_function.py" if lib is retrograd else "torch/_tensor.py"
         assert w[1].filename.endswith(handler), lib.__name__
+
+
+class Tagged(retrograd.Tensor):
+    """A module-level subclass: pickle finds classes by name."""
+
+
+class TorchTagged(torch.Tensor):
+    pass
+
+
+def test_subclass_instances_survive_copy_pickle_and_save():
+    import copy
+    import io
+    import pickle
+
+    def program(lib, cls):
+        t = lib.arange(3.0).as_subclass(cls)
+        t.tag = "kept"
+        out = []
+        for made in (copy.copy(t), pickle.loads(pickle.dumps(t))):
+            out.append((type(made) is cls, made.tag, made.as_subclass(lib.Tensor).tolist()))
+        buf = io.BytesIO()
+        lib.save({"a": t, "b": [t]}, buf)
+        buf.seek(0)
+        with pytest.raises(Exception, match="Unsupported global: GLOBAL "
+                                            f"{__name__}.{cls.__qualname__} was not an "
+                                            "allowed global by default"):
+            lib.load(buf)  # weights only: the class must be allowed
+        buf.seek(0)
+        with lib.serialization.safe_globals([cls]):
+            back = lib.load(buf)
+        out.append((type(back["a"]) is cls, back["a"].tag, back["a"] is back["b"][0],
+                    back["a"].as_subclass(lib.Tensor).tolist()))
+        return out
+
+    ours, theirs = program(retrograd, Tagged), program(torch, TorchTagged)
+    assert ours == theirs
+    assert ours[0] == (True, "kept", [0.0, 1.0, 2.0])

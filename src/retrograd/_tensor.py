@@ -630,6 +630,13 @@ class Tensor:
 
     def __reduce_ex__(self, protocol: int):
         warn_if_has_hooks(self)
+        cls = self.__class__
+        if cls is not Tensor and not _is_wrapper(self):
+            # a subclass comes back as itself with its attributes, as torch's
+            # (_rebuild_from_type_v2); wrapper subclasses pickle what they wrap themselves
+            state = dict(self.__dict__) if hasattr(self, "__dict__") else {}
+            return (_rebuild_subclass,
+                    (cls, np.array(self._data), self._requires_grad, state))
         return (_rebuild, (np.array(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Tensor:
@@ -755,6 +762,20 @@ _view_grad_fn: Callable[[Tensor], Any] = _bind_view_grad_fn
 def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(arr)
     t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_subclass(cls: type, arr: np.ndarray, requires_grad: bool, state: dict) -> Tensor:
+    """A pickled instance of a Tensor subclass: its values, then its state (through the
+    class's __setstate__ if it has one, as torch's _set_obj_state)."""
+    t = object.__new__(cls)
+    _init(t, arr)
+    t._requires_grad = requires_grad
+    setstate = getattr(cls, "__setstate__", None)
+    if setstate is not None and setstate is not getattr(object, "__setstate__", None):
+        setstate(t, state)
+    elif state:
+        t.__dict__.update(state)
     return t
 
 

@@ -59,7 +59,7 @@ from retrograd._safe_globals import (
     get_safe_globals,
     safe_globals,
 )
-from retrograd._tensor import Size, Tensor, _wrap
+from retrograd._tensor import Size, Tensor, _is_wrapper, _rebuild_subclass, _wrap
 from retrograd.storage import UntypedStorage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
@@ -167,6 +167,11 @@ class _Encoder:
 
     def _container(self, obj: Any, refs: list[int]) -> dict:
         t = type(obj)
+        if isinstance(obj, Tensor):  # an instance of a Tensor subclass, with its state
+            node = self._tensor(obj)
+            node["cls"] = _subclass_name(obj)
+            node["state"] = refs[0]
+            return node
         if t not in _MAPPINGS and t not in _SEQUENCES:  # an instance of an allowed class
             return {"$": "object", "cls": G.name_if_allowed(t), "state": refs[0]}
         if t in _MAPPINGS:
@@ -218,6 +223,8 @@ def _children(obj: Any) -> list | None:
         return kids
     if t in _SEQUENCES:
         return list(obj)
+    if t is not Tensor and isinstance(obj, Tensor) and _subclass_name(obj) is not None:
+        return [G.object_state(obj)]  # saved as the tensor, its class's name and its state
     if isinstance(obj, _LEAVES) or G.name_if_allowed(obj) is not None \
             or G.name_if_allowed(t) is None:
         return None
@@ -238,6 +245,16 @@ def _lazy_kind(t: Tensor) -> str | None:
     if not is_lazy(t):
         return None
     return "parameter" if isinstance(t, UninitializedParameter) else "buffer"
+
+
+def _subclass_name(t: Tensor) -> str | None:
+    """The name a Tensor subclass instance is saved under (loading it needs its class on the
+    safe-globals allowlist, as torch.load's weights_only does), or None for Tensor itself,
+    parameters, lazy tensors and wrapper subclasses (saved as they were before)."""
+    cls = type(t)
+    if cls is Tensor or _is_parameter(t) or _lazy_kind(t) is not None or _is_wrapper(t):
+        return None
+    return G.name_if_allowed(cls) or G.qualified_name(cls)
 
 
 def _is_parameter(t: Tensor) -> bool:
@@ -422,6 +439,8 @@ class _Decoder:
             t = Parameter(t, requires_grad=requires_grad)
         else:
             t._requires_grad = requires_grad
+            if "cls" in node:
+                t = self._subclass_instance(node, t, child)
         if "st" in node:
             # the tensor lives in its saved storage, as in torch: storage_offset() counts from
             # the storage's start and tensors of one storage share untyped_storage()
@@ -429,6 +448,14 @@ class _Decoder:
         else:
             self.loaded[("tensor", node.get("i"))] = t
         return t
+
+    def _subclass_instance(self, node: dict, t: Tensor, child: Any) -> Tensor:
+        """t as an instance of the saved Tensor subclass (allowed by name), with its state."""
+        cls = self._lookup(node.get("cls"))
+        expect(isinstance(cls, type) and issubclass(cls, Tensor), "tensor of a class that is "
+               "not a Tensor subclass")
+        state = child(node["state"]) if "state" in node else None
+        return _rebuild_subclass(cls, t._data, t._requires_grad, state or {})
 
     def untyped_storage(self, i: Any) -> UntypedStorage:
         key = ("untyped", i)

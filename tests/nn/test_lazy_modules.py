@@ -87,7 +87,9 @@ def _step(lib, module, x: np.ndarray) -> dict:
 def _assert_close(ours: dict, theirs: dict) -> None:
     assert ours.keys() == theirs.keys()
     for k in ours:
-        np.testing.assert_allclose(ours[k], theirs[k], rtol=1e-6, atol=1e-8, err_msg=k)
+        # float32 states after a step: the gradients' sums round in another order than torch's
+        # (torch's initial weights are drawn unseeded: a 1e-8 atol failed 1 run in 6)
+        np.testing.assert_allclose(ours[k], theirs[k], rtol=1e-6, atol=1e-7, err_msg=k)
 
 
 @pytest.mark.parametrize("name", CASES)
