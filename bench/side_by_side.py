@@ -22,16 +22,34 @@ import numpy as np
 _BENCH = os.path.dirname(os.path.abspath(__file__))
 
 
+def _ours(name: str) -> bool:
+    return name == "retrograd" or name.startswith("retrograd.")
+
+
 def _load(src: str) -> tuple:
     sys.path.insert(0, src)
     import retrograd
 
-    mods = {k: v for k, v in sys.modules.items()
-            if k == "retrograd" or k.startswith("retrograd.")}
+    mods = {k: v for k, v in sys.modules.items() if _ours(k)}
     for k in mods:
         del sys.modules[k]
     sys.path.remove(src)
     return retrograd, mods
+
+
+def _switch(mods: dict) -> None:
+    """Make `mods` (one checkout's modules) the retrograd modules of sys.modules. Every
+    retrograd module is taken out first: a submodule imported on first use by the other
+    checkout (retrograd.fx, which traces the array formulas) would otherwise stay and serve
+    this one, whose formulas then never match its own op classes."""
+    for k in [k for k in sys.modules if _ours(k)]:
+        del sys.modules[k]
+    sys.modules.update(mods)
+
+
+def _keep(mods: dict) -> None:
+    """Record the submodules this checkout imported on first use since _switch."""
+    mods.update({k: v for k, v in sys.modules.items() if _ours(k)})
 
 
 def _cases(o, lib) -> dict:
@@ -62,22 +80,24 @@ def main() -> None:
     sys.path.insert(0, _BENCH)
     fns = {}
     for side, (lib, mods) in sides.items():
-        sys.modules.update(mods)
+        _switch(mods)
         import overhead  # its module-level retrograd is unused: the cases take `lib`
 
         fns[side] = _cases(overhead, lib)
         for name in args.cases:
             fns[side][name][0]()  # warm-up: first-use code generation
+        _keep(mods)
     best = {(s, c): float("inf") for s in sides for c in args.cases}
     for r in range(args.rounds):
         for case in args.cases:
             for side in ("base", "ours") if r % 2 == 0 else ("ours", "base"):
-                sys.modules.update(sides[side][1])
+                _switch(sides[side][1])
                 fn, n = fns[side][case][:2]
                 t0 = time.process_time()
                 for _ in range(n):
                     fn()
                 best[side, case] = min(best[side, case], (time.process_time() - t0) / n)
+                _keep(sides[side][1])
     for case in args.cases:
         scale, unit = fns["base"][case][2:]
         b, o = best["base", case], best["ours", case]
