@@ -194,6 +194,9 @@ def only_subclass_mode() -> bool:
 # is defined or a function mode is entered; it answers NOT_HANDLED for calls it leaves alone
 torch_function_hook: list = [None]
 NOT_HANDLED = object()
+# the Tensor subclasses that take part (an op entry sends a call with an instance of one to
+# dispatch(); Parameter and other opted-out subclasses stay on the fast path)
+torch_function_parts: set = set()
 
 
 def dispatch(op, args: tuple, public=None):

@@ -111,7 +111,7 @@ def _view_body(opdef, names: list, tup: str) -> list:
     rest = ", ".join(names[1:])
     step = "(" + "".join(f"{n}, " for n in names[1:]) + ")"
     call = f"_fwd({src}._data{', ' + rest if rest else ''})"
-    lines = [f"    if {src}.__class__ is not _T and (_tf[0] is not None or "
+    lines = [f"    if {src}.__class__ is not _T and ({src}.__class__ in _tf_parts or "
              f"not isinstance({src}, _T)) or {_moded([src])}:",
              f"        return _run(_op, {tup}, _pub)",
              f"    out = {call}",
@@ -189,7 +189,7 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_run": run, "_op": opdef, "_nd": np.ndarray, "_asarray": np.asarray,
           "_state": state,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
-          "_tf": dispatch.torch_function_hook,
+          "_tf_parts": dispatch.torch_function_parts,
           "_alone": dispatch.subclass_alone,
           "_promote": promote,
           "_uf": getattr(opdef.forward, "ufunc", None), "_with_out": run_with_out,
@@ -228,7 +228,7 @@ def _fast_body(opdef, names: list, tup: str) -> list:
                   f"        {d} = {n}._data",
                   f"        q{k} = {n}._requires_grad",
                   f"    elif isinstance({n}, _T):",
-                  "        if _tf[0] is not None:  # NOTE [Torch function]",
+                  f"        if {n}.__class__ in _tf_parts:  # NOTE [Torch function]",
                   f"            return _dispatch(_op, {tup}, _pub)",
                   f"        {d} = {n}._data",
                   f"        q{k} = {n}._requires_grad",

@@ -481,8 +481,13 @@ def _as_array(x):
 def run(op: OpDef, args: tuple, public=None):
     """Run `op` on schema-ordered `args`: forward in NumPy, then the graph if anything needs it
     (`public`: the entry point called, for __torch_function__, NOTE [Torch function])."""
-    if dispatch.mode_stack or dispatch.torch_function_hook[0] is not None:
+    if dispatch.mode_stack:
         return dispatch.dispatch(op, args, public)
+    hook = dispatch.torch_function_hook[0]
+    if hook is not None:  # a class that takes part in __torch_function__ exists
+        out = hook(op, args, public)
+        if out is not dispatch.NOT_HANDLED:
+            return out
     return run_eager(op, args)
 
 

@@ -10,10 +10,12 @@ subclass's type, which is why `sub + 1` is a `sub`'s class in torch; a class opt
 setting `__torch_function__ = torch._C._disabled_torch_function_impl` (Parameter does).
 
 Here the op entry points carry it at no cost to plain tensors: once a class that takes part
-has been defined (dispatch.torch_function_hook is set), an op entry sends a call with a Tensor
-subclass argument to the dispatcher (dispatch.dispatch), whose first step is `on_dispatch`
-below, and the generic runner goes there too; a function mode puts a pass-through marker on
-the calling thread's dispatch modes while it is active, so every call goes there. `func` is the
+has been defined (dispatch.torch_function_hook is set, the class is in `parts`), an op entry
+sends a call with an instance of such a class among its tensor arguments to the dispatcher
+(dispatch.dispatch), whose first step is `on_dispatch` below, and the generic runner asks
+`on_dispatch` too; a Parameter, which takes no part, stays on the fast path. A function mode
+puts a pass-through marker on the calling thread's dispatch modes while it is active, so every
+call goes to the dispatcher. `func` is the
 entry point that was called (`retrograd.add`, `Tensor.add`, an `ops.aten` overload), with the
 arguments split by the op's schema into positional and keyword ones.
 """
@@ -55,6 +57,10 @@ def disabled_torch_function_impl(func, types, args=(), kwargs=None):
 
 
 _takes_part: dict[type, bool] = {Tensor: False}
+# the classes that take part (a hand-written entry looks for them among its arguments and the
+# items of its list and tuple arguments, NOTE [Torch function entries])
+parts: set = dispatch.torch_function_parts
+modes_active = [0]  # function modes entered on any thread (each thread keeps its own stack)
 
 
 def takes_part(cls: type) -> bool:
@@ -74,6 +80,7 @@ def subclass_defined(cls: type) -> None:
     _takes_part.pop(cls, None)  # (a class defined again under the same object: ask anew)
     if takes_part(cls):
         dispatch.torch_function_hook[0] = on_dispatch
+        parts.add(cls)
 
 
 # --- the arguments that take part -----------------------------------------------------------
@@ -117,11 +124,12 @@ def _op_overloaded(op, args: tuple) -> list:
     found: list = []
     for i in op.tensor_idx:
         a = args[i]
-        items = a if i in op.list_idx and isinstance(a, (list, tuple)) else (a,)
-        for t in items:
-            c = t.__class__
-            if c is not Tensor and isinstance(t, Tensor) and takes_part(c):
-                _add_overloaded(found, t)
+        if a.__class__ in parts:
+            _add_overloaded(found, a)
+        elif i in op.list_idx and isinstance(a, (list, tuple)):
+            for t in a:
+                if t.__class__ in parts:
+                    _add_overloaded(found, t)
     return found
 
 
@@ -298,6 +306,7 @@ def push_mode(mode: Any) -> None:
         dispatch.push_mode(marker)
         dispatch.torch_function_hook[0] = on_dispatch
     modes.append(mode)
+    modes_active[0] += 1
 
 
 def pop_mode() -> Any:
@@ -305,6 +314,7 @@ def pop_mode() -> Any:
     if not modes:
         raise RuntimeError("Trying to pop from an empty mode stack")
     mode = modes.pop()
+    modes_active[0] -= 1
     if not modes:
         dispatch.pop_mode(_local.marker)
     return mode
@@ -410,7 +420,8 @@ def wrap_entries(tables: Iterable[tuple]) -> None:
 def entry(fn: Callable, name: str, is_method: bool) -> Callable:
     """fn behind a generated entry of its own signature (NOTE [Torch function entries])."""
     ns: dict = {"_tf_fn": fn, "_tf_hook": dispatch.torch_function_hook, "_tf_state": state,
-                "_tf_handle": handle_entry, "_tf_not": NOT_HANDLED}
+                "_tf_handle": handle_entry, "_tf_not": NOT_HANDLED, "_tf_parts": parts,
+                "_tf_seq": _SEQUENCES, "_tf_any": _any_part, "_tf_modes": modes_active}
     params: list = []
     call: list = []
     pos: list = []
@@ -454,8 +465,15 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
     ns["_tf_meta"] = (is_method, tuple(pos_defaults), kw_defaults)
     given = "(" + "".join(f"{n}, " for n in pos) + ")"
     kwargs = "{" + ", ".join(f"{n!r}: {n}" for n in kw) + "}"
+    # a call goes to the handlers only if a mode is active or an argument (or an item of a
+    # list or tuple argument) is an instance of a class that takes part
+    tests = ["_tf_modes[0]"] + [f"{n}.__class__ in _tf_parts or {n}.__class__ in _tf_seq and "
+                                f"_tf_any({n})" for n in pos + kw]
+    tests += [f"_tf_any({star})"] if star else []
+    tests += [f"_tf_any({dstar}.values())"] if dstar else []
     lines = [f"def {name}({', '.join(params)}):",
-             "    if _tf_hook[0] is not None and not _tf_state.torch_function_off:",
+             "    if _tf_hook[0] is not None and not _tf_state.torch_function_off and (",
+             *[f"            {t} or" for t in tests[:-1]], f"            {tests[-1]}):",
              f"        _tf_r = _tf_handle({name}, _tf_meta, {given}, {star or '()'}, {kwargs}, "
              f"{dstar or '{}'})",
              "        if _tf_r is not _tf_not:",
@@ -472,10 +490,35 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
     return wrapper
 
 
+_SEQUENCES = (list, tuple)
+
+
+def _any_part(values: Iterable) -> bool:
+    """Whether any of `values`, or any item of a list or tuple among them, is an instance of
+    a class that takes part."""
+    for v in values:
+        c = v.__class__
+        if c in parts:
+            return True
+        if c is list or c is tuple:
+            for t in v:
+                if t.__class__ in parts:
+                    return True
+    return False
+
+
+def _may_take_part(given: tuple, star: tuple, kw: dict, extra: dict) -> bool:
+    """Whether any argument, or any item of a list or tuple argument, is an instance of a
+    class that takes part."""
+    return _any_part(itertools.chain(given, star, kw.values(), extra.values()))
+
+
 def handle_entry(public: Callable, meta: tuple, given: tuple, star: tuple, kw: dict,
                  extra: dict) -> Any:
     """A hand-written entry's call, to the handlers if a class that takes part or a function
     mode is there (NOT_HANDLED otherwise)."""
+    if not _local.modes and not _may_take_part(given, star, kw, extra):
+        return NOT_HANDLED  # (a list or tuple holding no such instance, or another thread's mode)
     is_method, pos_defaults, kw_defaults = meta
     if not star:
         n = len(given)
