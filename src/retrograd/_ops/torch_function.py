@@ -215,12 +215,10 @@ def call_handlers(func, overloaded: list, args: tuple, kwargs: dict,
 
 
 def _qualified_name(func) -> str:
+    """torch's name of the called function in its error ('torch.add', 'torch.Tensor.sin')."""
     if isinstance(func, dispatch.OpOverload):
         return str(func)
-    qual = getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
-    if qual.startswith("Tensor."):
-        return "torch." + qual
-    return "torch." + qual
+    return "torch." + getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
 
 
 def default_torch_function(cls, func, types, args=(), kwargs=None) -> Any:
