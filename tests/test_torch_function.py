@@ -663,3 +663,24 @@ def test_subclass_instances_survive_copy_pickle_and_save():
     ours, theirs = program(retrograd, Tagged), program(torch, TorchTagged)
     assert ours == theirs
     assert ours[0] == (True, "kept", [0.0, 1.0, 2.0])
+
+
+def test_mode_sees_tensors_own_methods():
+    # detach and backward are written on Tensor itself; a mode sees them as torch's does
+    def program(lib):
+        seen = []
+
+        class Mode(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(2, requires_grad=True)
+        y = (x * 2).sum()
+        with Mode():
+            x.detach()
+            y.backward()
+        return seen, x.grad.tolist()
+
+    ours, theirs = _both(program)
+    assert ours == theirs == (["detach", "backward"], [2.0, 2.0])

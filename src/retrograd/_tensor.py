@@ -27,6 +27,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._safe_globals import object_state as _object_state  # (retrograd.save's too)
 from retrograd._warn_always import warn_once
 
 
@@ -632,11 +633,10 @@ class Tensor:
         warn_if_has_hooks(self)
         cls = self.__class__
         if cls is not Tensor and not _is_wrapper(self):
-            # a subclass comes back as itself with its attributes, as torch's
+            # a subclass comes back as itself with its state, as torch's
             # (_rebuild_from_type_v2); wrapper subclasses pickle what they wrap themselves
-            state = dict(self.__dict__) if hasattr(self, "__dict__") else {}
             return (_rebuild_subclass,
-                    (cls, np.array(self._data), self._requires_grad, state))
+                    (cls, np.array(self._data), self._requires_grad, _object_state(self)))
         return (_rebuild, (np.array(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Tensor:
@@ -765,9 +765,9 @@ def _rebuild(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _rebuild_subclass(cls: type, arr: np.ndarray, requires_grad: bool, state: dict) -> Tensor:
-    """A pickled instance of a Tensor subclass: its values, then its state (through the
-    class's __setstate__ if it has one, as torch's _set_obj_state)."""
+def _rebuild_subclass(cls: type, arr: np.ndarray, requires_grad: bool, state: Any) -> Tensor:
+    """A pickled or saved instance of a Tensor subclass: its values, then its state (through
+    the class's __setstate__ if it has one, as torch's _set_obj_state)."""
     t = object.__new__(cls)
     _init(t, arr)
     t._requires_grad = requires_grad

@@ -22,6 +22,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._safe_globals import object_state as _object_state
 from retrograd._warn_always import warn_once
 
 class VersionCounter:
@@ -2186,7 +2187,7 @@ _view_grad_fn: Callable[[Tensor], Any]
 def _rebuild(arr: np.ndarray, requires_grad: _bool) -> Tensor:
     ...
 
-def _rebuild_subclass(cls: type, arr: np.ndarray, requires_grad: _bool, state: dict) -> Tensor:
+def _rebuild_subclass(cls: type, arr: np.ndarray, requires_grad: _bool, state: Any) -> Tensor:
     ...
 
 def _is_contiguous(a: np.ndarray) -> _bool:

@@ -455,7 +455,7 @@ class _Decoder:
         expect(isinstance(cls, type) and issubclass(cls, Tensor), "tensor of a class that is "
                "not a Tensor subclass")
         state = child(node["state"]) if "state" in node else None
-        return _rebuild_subclass(cls, t._data, t._requires_grad, state or {})
+        return _rebuild_subclass(cls, t._data, t._requires_grad, state)
 
     def untyped_storage(self, i: Any) -> UntypedStorage:
         key = ("untyped", i)

@@ -15,9 +15,9 @@ sends a call with an instance of such a class among its tensor arguments to the 
 (dispatch.dispatch), whose first step is `on_dispatch` below, and the generic runner asks
 `on_dispatch` too; a Parameter, which takes no part, stays on the fast path. A function mode
 puts a pass-through marker on the calling thread's dispatch modes while it is active, so every
-call goes to the dispatcher. `func` is the
-entry point that was called (`retrograd.add`, `Tensor.add`, an `ops.aten` overload), with the
-arguments split by the op's schema into positional and keyword ones.
+call goes to the dispatcher. `func` is the entry point that was called (`retrograd.add`,
+`Tensor.add`, an `ops.aten` overload), with the arguments split by the op's schema into
+positional and keyword ones.
 """
 
 from __future__ import annotations
@@ -338,21 +338,6 @@ def mode_stack() -> list:
 # --- Tensor's part --------------------------------------------------------------------------
 
 
-def on_subclass(fn: Any) -> Any:
-    """A hand-written Tensor method that makes its result without calling an op on self
-    (detach, .data, new_zeros, ...): called on an instance of a class that takes part, it goes
-    to __torch_function__ first, as every Tensor method does in torch."""
-
-    @functools.wraps(fn)
-    def method(self, *args: Any, **kwargs: Any) -> Any:
-        cls = self.__class__
-        if cls is not Tensor and not state.torch_function_subclass_off and takes_part(cls):
-            return call_handlers(method, [self], (self,) + args, kwargs)
-        return fn(self, *args, **kwargs)
-
-    return method
-
-
 def _tensor_init_subclass(cls, **kwargs: Any) -> None:
     super(Tensor, cls).__init_subclass__(**kwargs)
     impl = getattr(cls, "__torch_function__", None)
@@ -368,10 +353,12 @@ def install() -> None:
     """Give Tensor its default __torch_function__ and have each new subclass announced."""
     Tensor.__torch_function__ = classmethod(default_torch_function)  # type: ignore[attr-defined]
     Tensor.__init_subclass__ = classmethod(_tensor_init_subclass)  # type: ignore[assignment]
-    Tensor.detach = on_subclass(Tensor.detach)  # type: ignore[method-assign]
-    Tensor.backward = on_subclass(Tensor.backward)  # type: ignore[method-assign]
+    # methods written on Tensor itself that make a tensor without an op on self: entries as
+    # the registered ones get (NOTE [Torch function entries])
+    Tensor.detach = entry(Tensor.detach, "detach", True)  # type: ignore[method-assign]
+    Tensor.backward = entry(Tensor.backward, "backward", True)  # type: ignore[method-assign]
     data: Any = Tensor.__dict__["data"]
-    wrapped = property(on_subclass(data.fget), data.fset, data.fdel, data.__doc__)
+    wrapped = property(entry(data.fget, "data", True), data.fset, data.fdel, data.__doc__)
     Tensor.data = wrapped  # type: ignore[assignment]
     # torch's get_default_nowrap_functions: .grad's and ._base's getters
     _no_wrap.update({Tensor.grad.fget, Tensor._base.fget})  # type: ignore[attr-defined]
@@ -389,6 +376,7 @@ def install() -> None:
 # mode, the entry costs one test of a list item before it calls the function.
 
 _NOT_GIVEN = object()
+_SEQUENCES = (list, tuple)
 
 # functions that never go to __torch_function__ in torch (they read or set process state)
 _NOT_ENTRIES = frozenset({"manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -486,9 +474,6 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
     wrapper.__qualname__ = qualname
     _ws.ENTRY_CODES.add(wrapper.__code__)  # warnings point past it
     return wrapper
-
-
-_SEQUENCES = (list, tuple)
 
 
 def _any_part(values: Iterable) -> bool:
