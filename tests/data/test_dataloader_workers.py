@@ -4,11 +4,13 @@ shutdown, timeouts, errors raised in workers and dead workers; compared with tor
 DataLoader running the same programs."""
 
 import dataclasses
+import json
 import multiprocessing
 import os
 import random
 import re
-import time
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -321,21 +323,46 @@ def test_worker_init_fn_exception():
         list(loader)
 
 
+_KILLED_PROGRAM = """
+import json, sys, time
+from tests.data import loader_workers as lw
+name = sys.argv[1]
+loader = lw.data_module(name).DataLoader(lw.Squares(name, n=6, fail_at=2, how="kill"),
+                                         batch_size=None, num_workers=2,
+                                         multiprocessing_context="fork")
+start = time.monotonic()
+it = iter(loader)
+try:
+    list(it)
+    raised = None
+except RuntimeError as e:
+    raised = [str(e), str(e.__cause__)]
+it._shutdown_workers()
+print(json.dumps({"raised": raised, "seconds": time.monotonic() - start}))
+"""
+
+
 def test_killed_worker_raises_as_torch():
+    # Each library in a fresh interpreter: both install a process-wide SIGCHLD handler that
+    # raises in whatever the main thread runs, so in a shared process a worker's death could
+    # surface inside the other library's run or inside pytest's own reporting.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    killed = r"DataLoader worker \(pid \d+\) is killed by signal: Killed. "
     for name in ("retrograd", "torch"):
-        loader = lw.data_module(name).DataLoader(lw.Squares(name, n=6, fail_at=2, how="kill"),
-                                                 batch_size=None, num_workers=2,
-                                                 multiprocessing_context=FORK)
-        start = time.monotonic()
-        it = iter(loader)
-        with pytest.raises(RuntimeError) as e:
-            list(it)
-        it._shutdown_workers()
-        assert time.monotonic() - start < 30
-        assert re.fullmatch(r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
-                            str(e.value)), name
-        assert re.fullmatch(r"DataLoader worker \(pid \d+\) is killed by signal: Killed. ",
-                            str(e.value.__cause__)), name
+        done = subprocess.run([sys.executable, "-c", _KILLED_PROGRAM, name], cwd=root,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (name, done.stderr[-2000:])
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result["raised"] is not None, name
+        assert result["seconds"] < 30, name
+        message, cause = result["raised"]
+        # Two outcomes, both torch's own: the loader's timed-out poll finds the dead worker
+        # ("exited unexpectedly", caused by the signal report), or the SIGCHLD handler raises
+        # the signal report at once wherever the main thread is.
+        if re.fullmatch(killed, message) is None:
+            assert re.fullmatch(r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
+                                message), (name, message)
+            assert re.fullmatch(killed, cause), (name, cause)
 
 
 # --- arguments ---------------------------------------------------------------------------
