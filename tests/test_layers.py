@@ -100,6 +100,8 @@ ALLOWED = {
         "torch's does"),
     ("retrograd.autograd", "retrograd.nn"): ("called",
         "the profiler swaps ranged versions into nn.functional while it runs"),
+    ("retrograd._VF", "retrograd"): ("called",
+        "_VF.lstm and the other recurrences are written on nn's cells; found in the namespace"),
     ("retrograd.nn", "retrograd"): ("import",
         "modules call ops through the public namespace (`retrograd.matmul`), as torch code does"),
     ("retrograd.distributions", "retrograd"): ("import",

@@ -791,6 +791,10 @@ from retrograd.nn.modules.rnn_cell import gru_cell as gru_cell
 from retrograd.nn.modules.rnn_cell import lstm_cell as lstm_cell
 from retrograd.nn.modules.rnn_cell import rnn_relu_cell as rnn_relu_cell
 from retrograd.nn.modules.rnn_cell import rnn_tanh_cell as rnn_tanh_cell
+from retrograd.nn.modules.recurrence import gru as gru
+from retrograd.nn.modules.recurrence import lstm as lstm
+from retrograd.nn.modules.recurrence import rnn_relu as rnn_relu
+from retrograd.nn.modules.recurrence import rnn_tanh as rnn_tanh
 from retrograd import _lowrank as _lowrank
 from retrograd._lowrank import pca_lowrank as pca_lowrank
 from retrograd._lowrank import svd_lowrank as svd_lowrank

@@ -4,11 +4,9 @@ Parameters, their names (weight_ih_l0, bias_hh_l1_reverse, weight_hr_l0 ...), sh
 init are torch's, so torch state_dicts load. The recurrence is composed from retrograd ops one
 time step at a time (rnn_cell's steps); the input projection of a whole layer is one matmul.
 
-NOTE [Packed recurrence]
-Padded and packed inputs run through one loop over packed data: a padded (T, B, *) input is a
-packed batch whose batch_sizes are all B. At step t only the first batch_sizes[t] rows run. Going
-forward, rows that stop running leave their final state behind; going backward (the reverse
-direction) rows join from their initial state as the batch grows.
+The layers run through torch.lstm / torch.gru / torch.rnn_tanh / torch.rnn_relu
+(modules/recurrence.py), as torch's run through _VF: padded and packed inputs alike
+(NOTE [Packed recurrence]).
 """
 
 from __future__ import annotations
@@ -28,10 +26,6 @@ from retrograd.nn.modules.rnn_cell import (  # the cells live beside the layers,
     LSTMCell,
     RNNCell,
     RNNCellBase,
-    gru_step,
-    lstm_step,
-    relu_step,
-    tanh_step,
 )
 from retrograd.nn.parameter import Parameter
 from retrograd.nn.utils.rnn import PackedSequence
@@ -39,40 +33,8 @@ from retrograd.nn.utils.rnn import PackedSequence
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 F = nn.functional
-_STEPS = {"RNN_TANH": tanh_step, "RNN_RELU": relu_step, "LSTM": lstm_step, "GRU": gru_step}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _run_direction(step: Any, gi: Tensor, batch_sizes: list[int], state0: tuple,
-                   weights: tuple, reverse: bool) -> tuple[Tensor, tuple]:
-    """One layer, one direction over packed rows (NOTE [Packed recurrence]).
-    Returns the packed outputs and the final state (one row per sequence)."""
-    offsets = [0]
-    for b in batch_sizes:
-        offsets.append(offsets[-1] + b)
-    outputs: list = [None] * len(batch_sizes)
-    if not reverse:
-        state, finished = state0, []
-        for t, b in enumerate(batch_sizes):
-            running = state[0].size(0)
-            if b < running:
-                finished.append(tuple(s[b:] for s in state))
-                state = tuple(s[:b] for s in state)
-            state = step(gi[offsets[t]:offsets[t + 1]], state, *weights)
-            outputs[t] = state[0]
-        finished.append(state)
-        final = state if len(finished) == 1 else tuple(
-            retrograd.cat(parts) for parts in zip(*reversed(finished)))
-    else:
-        state = tuple(s[:batch_sizes[-1]] for s in state0)
-        for t in range(len(batch_sizes) - 1, -1, -1):
-            b, running = batch_sizes[t], state[0].size(0)
-            if b > running:
-                state = tuple(retrograd.cat([s, s0[running:b]]) for s, s0 in zip(state, state0))
-            state = step(gi[offsets[t]:offsets[t + 1]], state, *weights)
-            outputs[t] = state[0]
-        final = state
-    return retrograd.cat(outputs) if len(outputs) > 1 else outputs[0], final
+_RECURRENCES = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
 
 
 class RNNBase(Module):
@@ -204,43 +166,26 @@ class RNNBase(Module):
         return h, retrograd.zeros(self.num_layers * directions, batch, self.hidden_size,
                                   dtype=dtype)
 
-    def _run(self, data: Tensor, batch_sizes: list[int], hx: tuple) -> tuple[Tensor, tuple]:
-        """All layers over packed rows `data`; hx is (h0,) or (h0, c0), each (L*D, B, H).
-        Returns the packed output and the final states stacked like hx."""
-        step = _STEPS[self.mode]
-        directions = 2 if self.bidirectional else 1
-        finals: list = []
-        x = data
-        all_weights = self.all_weights
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(directions):
-                idx = layer * directions + direction
-                w = all_weights[idx]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-                w_hr = w[-1] if self.proj_size > 0 else None
-                gi = F.linear(x, w_ih, b_ih)
-                out, final = _run_direction(step, gi, batch_sizes, tuple(h[idx] for h in hx),
-                                            (w_hh, b_hh, w_hr), reverse=direction == 1)
-                outs.append(out)
-                finals.append(final)
-            x = outs[0] if directions == 1 else retrograd.cat(outs, 1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        return x, tuple(retrograd.stack(parts) for parts in zip(*finals))
+    def _run(self, *leading: Any, hx: tuple, tail: tuple = ()) -> tuple[Any, tuple]:
+        """All layers through the namespace's recurrence, as torch's modules call _VF: leading
+        is (input,) or, packed, (data, batch_sizes); hx is (h0,) or (h0, c0), each (L*D, B, H).
+        Returns the output and the final states."""
+        recurrence = getattr(retrograd, _RECURRENCES[self.mode])
+        out, *final = recurrence(*leading, hx if self.mode == "LSTM" else hx[0],
+                                 self._flat_weights, self.bias, self.num_layers,
+                                 float(self.dropout), self.training, self.bidirectional, *tail)
+        return out, tuple(final)
 
     def _forward(self, input: Any, hx: Any) -> tuple[Any, Any]:
         lstm = self.mode == "LSTM"
         if isinstance(input, PackedSequence):
             data, batch_sizes_t, sorted_indices, unsorted_indices = input
-            batch_sizes = [int(b) for b in batch_sizes_t.tolist()]
             if hx is None:
-                state = self._zeros_state(batch_sizes[0], data.dtype)
+                state = self._zeros_state(int(batch_sizes_t[0]), data.dtype)
             else:
                 state = self.permute_hidden(hx if lstm else (hx,), sorted_indices)
             self._check_state(data, state, batch_sizes_t)
-            out, final = self._run(data, batch_sizes, state)
+            out, final = self._run(data, batch_sizes_t, hx=state)
             final = self.permute_hidden(final, unsorted_indices)
             packed = PackedSequence(out, batch_sizes_t, sorted_indices, unsorted_indices)
             return packed, (final if lstm else final[0])
@@ -257,14 +202,7 @@ class RNNBase(Module):
             batch = input.size(0) if self.batch_first else input.size(1)
             state = self._zeros_state(batch, input.dtype)
         self._check_state(input, state, None)
-        if self.batch_first:
-            input = input.transpose(0, 1)
-        steps, batch = input.size(0), input.size(1)
-        out, final = self._run(input.reshape(steps * batch, input.size(2)), [batch] * steps,
-                               state)
-        out = out.view(steps, batch, out.size(1))
-        if self.batch_first:
-            out = out.transpose(0, 1)
+        out, final = self._run(input, hx=state, tail=(self.batch_first,))
         if not batched:
             out = out.squeeze(batch_dim)
             final = tuple(f.squeeze(1) for f in final)
