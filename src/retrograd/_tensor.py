@@ -543,12 +543,32 @@ class Tensor:
             raise RuntimeError(E.NUMPY_SUBCLASS)
         return self._data
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self.__class__ is not Tensor and _is_wrapper(self):
-            raise RuntimeError(E.NUMPY_SUBCLASS)
-        if dtype is not None:
-            return self._data.astype(dtype)
-        return self._data
+    # NOTE [Array operands]
+    # NumPy meets tensors in three ways, each as torch: converting one (np.asarray(t),
+    # np.array(t)) goes through numpy(), so a tensor that requires grad is refused rather than
+    # losing its history silently, and np.array(t) copies as NumPy asks; a ufunc applied to
+    # tensors (np.sin(t), np.add.reduce(t)) gives a tensor back through __array_wrap__ (a bool
+    # result as uint8, torch's choice); `t == a` and `t != a` compare with the array as with a
+    # tensor (torch's `!=` says True whatever the values: Python's identity fallback).
+    # Arithmetic with an array (t + a) takes it as retrograd's ops do, keeping t's history.
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # NOTE [Array operands]
+        data = self.numpy()
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return data.astype(dtype)
+        return data.copy() if copy else data
+
+    def __array_wrap__(self, array: np.ndarray, context: Any = None,
+                       return_scalar: bool = False) -> Any:
+        """A NumPy ufunc applied to tensors gives a tensor, as torch's (bool results as uint8,
+        torch's choice); a result retrograd has no dtype for stays an array."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        if array.dtype not in D._FROM_NP:
+            return array
+        return _wrap(np.ascontiguousarray(array) if array.ndim else array)
 
     def item(self):
         if _modes:

@@ -329,7 +329,10 @@ class Tensor:
     def numpy(self, *, force: _bool=...) -> np.ndarray:
         ...
 
-    def __array__(self, dtype: Any=..., copy: Any=...) -> np.ndarray:
+    def __array__(self, dtype: Any=..., copy: _bool | None=...) -> np.ndarray:
+        ...
+
+    def __array_wrap__(self, array: np.ndarray, context: Any=..., return_scalar: _bool=...) -> Any:
         ...
 
     def item(self):

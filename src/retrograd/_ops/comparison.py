@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
-from retrograd._ops.creation import zeros_like
+from retrograd._ops.creation import as_tensor, zeros_like
 from retrograd._ops.kernels.comparison import (
     _bitwise,
     _bitwise_not,
@@ -63,13 +63,17 @@ def _comparison_inplace(name: str, fwd, fn) -> None:
 _COMPARABLE = (Tensor, int, float, bool, np.number, np.bool_)
 
 
-def _operator(fn):
+def _operator(fn, arrays: bool):
     """A comparison operator: anything but tensors and numbers is NotImplemented, as in torch
-    (so `x == None` is False and `x < None` raises TypeError)."""
+    (so `x == None` is False and `x < None` raises TypeError). `==` and `!=` compare with a
+    NumPy array as with the tensor it converts to (torch's `==` does; its `!=` falls back on
+    Python's identity test and says True whatever the values: NOTE [Array operands])."""
 
     def method(self, other):
         if isinstance(other, _COMPARABLE):
             return fn(self, other)
+        if arrays and type(other) is np.ndarray:
+            return fn(self, as_tensor(other))
         return NotImplemented
 
     return method
@@ -81,7 +85,7 @@ for _name, _ufunc in _COMPARISONS.items():
     globals()[_name] = _fn
     if _name in _ALIASES:
         register(_ALIASES[_name], _fn, method=True)
-    setattr(Tensor, _OPERATORS[_name], _operator(_fn))
+    setattr(Tensor, _OPERATORS[_name], _operator(_fn, _name in ("eq", "ne")))
     _comparison_inplace(_name, _fwd, _fn)
 
 
