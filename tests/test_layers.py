@@ -54,6 +54,7 @@ LAYERS = [
         "retrograd.multiprocessing",  # tensors sent between processes through shared memory
         "retrograd.types",  # torch.types' annotation aliases
         "retrograd.quasirandom",  # SobolEngine
+        "retrograd._streams",  # the device-generic Stream and Event, and get_device_module
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",

@@ -89,6 +89,7 @@ from retrograd.nn.modules.rnn_cell import (  # noqa: E402
     gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell,
 )
 from retrograd.nn.modules.recurrence import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
+from retrograd._streams import Event, Stream, get_device_module  # noqa: E402
 from retrograd import _lowrank  # noqa: E402
 from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 

@@ -630,6 +630,16 @@ class Tensor:
     def __complex__(self) -> complex:
         return complex(self.item())
 
+    # Python 2's names for bool() and int(), which torch's Tensor still has
+    def __nonzero__(self) -> bool:
+        return self.__bool__()
+
+    def __long__(self) -> int:
+        return self.__int__()
+
+    def __delitem__(self, key: Any) -> None:
+        raise TypeError("Tensor does not support deleting items")
+
     def __hash__(self) -> int:
         return id(self)
 

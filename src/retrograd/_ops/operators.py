@@ -13,5 +13,5 @@ def install() -> None:
     T.__sub__ = P.sub
     T.__rsub__ = P.rsub
     T.__mul__ = T.__rmul__ = P.mul
-    T.__truediv__ = P.div
+    T.__truediv__ = T.__div__ = P.div  # __div__: Python 2's name, which torch's still has
     T.__neg__ = P.neg

@@ -618,6 +618,7 @@ Tensor.__iadd__ = add_
 Tensor.__isub__ = sub_
 Tensor.__imul__ = mul_
 Tensor.__itruediv__ = div_t_
+Tensor.__idiv__ = div_t_  # Python 2's name, which torch's Tensor still has
 Tensor.__ifloordiv__ = floor_divide_
 Tensor.__imod__ = overloaded("remainder_", method=True)
 Tensor.__ipow__ = overloaded("pow_", method=True)
