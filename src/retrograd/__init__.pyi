@@ -798,6 +798,7 @@ from retrograd.nn.modules.recurrence import rnn_tanh as rnn_tanh
 from retrograd._streams import Event as Event
 from retrograd._streams import Stream as Stream
 from retrograd._streams import get_device_module as get_device_module
+import retrograd.utils.weak
 from retrograd import _lowrank as _lowrank
 from retrograd._lowrank import pca_lowrank as pca_lowrank
 from retrograd._lowrank import svd_lowrank as svd_lowrank

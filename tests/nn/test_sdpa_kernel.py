@@ -69,3 +69,48 @@ def test_backend_enum_and_argument_check():
                     pass
             errors.append(str(e.value))
         assert errors[0] == errors[1]
+
+
+def _deprecated_outcome(lib, flags):
+    q = lib.tensor(Q)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.backends.cuda.sdp_kernel(**flags) as context:
+            inside = (lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.math_sdp_enabled(),
+                      lib.backends.cuda.mem_efficient_sdp_enabled(),
+                      lib.backends.cuda.cudnn_sdp_enabled())
+            try:
+                r = lib.nn.functional.scaled_dot_product_attention(q, q, q)
+                result = ("ok", r.numpy())
+            except RuntimeError as e:
+                result = ("error", str(e))
+    after = (lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.math_sdp_enabled())
+    warned = [(w.category.__name__, str(w.message).replace("torch", "LIB")) for w in caught]
+    return context, inside, result, after, warned
+
+
+@pytest.mark.parametrize("flags", [dict(), dict(enable_flash=False),
+                                   dict(enable_flash=False, enable_math=False,
+                                        enable_mem_efficient=False)],
+                         ids=["all", "no_flash", "none_on_cpu"])
+def test_deprecated_sdp_kernel_as_torch(flags):
+    ours = _deprecated_outcome(retrograd, flags)
+    theirs = _deprecated_outcome(torch, flags)
+    assert ours[:2] == theirs[:2] and ours[3:] == theirs[3:]
+    assert ours[2][0] == theirs[2][0]
+    if ours[2][0] == "ok":
+        np.testing.assert_allclose(ours[2][1], theirs[2][1], rtol=1e-6, atol=1e-6)
+    else:
+        assert ours[2][1] == theirs[2][1]
+    assert ours[4] == [("FutureWarning", ours[4][0][1])] and "deprecated" in ours[4][0][1]
+
+
+def test_cuda_attention_queries_as_torch():
+    for lib in (retrograd, torch):
+        cuda = lib.backends.cuda
+        assert cuda.is_flash_attention_available() is False
+        assert cuda.fp16_bf16_reduction_math_sdp_allowed() is False
+        cuda.allow_fp16_bf16_reduction_math_sdp(True)
+        assert cuda.fp16_bf16_reduction_math_sdp_allowed() is True
+        cuda.allow_fp16_bf16_reduction_math_sdp(False)
+        assert cuda.SDPBackend.MATH.name == "MATH"

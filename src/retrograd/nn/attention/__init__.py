@@ -41,7 +41,7 @@ _SWITCH = {SDPBackend.MATH: "math", SDPBackend.FLASH_ATTENTION: "flash",
 
 
 @contextlib.contextmanager
-def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[None]:
+def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[dict]:
     """Run the block with only `backends` enabled (set_priority is accepted; the CPU has one
     order, flash before math, as in torch)."""
     if not isinstance(backends, (list, SDPBackend)):
@@ -52,6 +52,6 @@ def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[None]:
     for backend, switch in _SWITCH.items():
         _cuda._sdp[switch] = backend in chosen
     try:
-        yield
+        yield {}  # torch's yields an empty dict
     finally:
         _cuda._sdp.update(saved)
