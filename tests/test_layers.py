@@ -55,6 +55,7 @@ LAYERS = [
         "retrograd.types",  # torch.types' annotation aliases
         "retrograd.quasirandom",  # SobolEngine
         "retrograd._streams",  # the device-generic Stream and Event, and get_device_module
+        "retrograd._higher_order_ops",  # cond and while_loop, run eagerly
     ]),
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",

@@ -90,6 +90,7 @@ from retrograd.nn.modules.rnn_cell import (  # noqa: E402
 )
 from retrograd.nn.modules.recurrence import gru, lstm, rnn_relu, rnn_tanh  # noqa: E402
 from retrograd._streams import Event, Stream, get_device_module  # noqa: E402
+from retrograd._higher_order_ops import cond, while_loop  # noqa: E402
 import retrograd.utils.weak  # noqa: E402, F401  (torch.utils.weak is there once torch is)
 from retrograd import _lowrank  # noqa: E402
 from retrograd._lowrank import pca_lowrank, svd_lowrank  # noqa: E402

@@ -798,6 +798,8 @@ from retrograd.nn.modules.recurrence import rnn_tanh as rnn_tanh
 from retrograd._streams import Event as Event
 from retrograd._streams import Stream as Stream
 from retrograd._streams import get_device_module as get_device_module
+from retrograd._higher_order_ops import cond as cond
+from retrograd._higher_order_ops import while_loop as while_loop
 import retrograd.utils.weak
 from retrograd import _lowrank as _lowrank
 from retrograd._lowrank import pca_lowrank as pca_lowrank

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from retrograd._higher_order_ops.body import UncapturedHigherOrderOpError
+
+__all__ = ["TorchDynamoException", "InvalidBackend", "UserError", "UncapturedHigherOrderOpError"]
+
 
 class TorchDynamoException(RuntimeError):
     pass
