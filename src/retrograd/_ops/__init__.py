@@ -13,6 +13,7 @@ from retrograd._ops import trigonometric, special_math, pointwise_math
 from retrograd._ops import shrink, celu, prelu, rrelu, activation_composites
 from retrograd._ops import pooling3d, adaptive_max_pool, lp_pool
 from retrograd._ops import margin_losses, max_unpool, channel_shuffle, local_response_norm, ctc
+from retrograd._ops import conv_tbc
 from retrograd._ops import fractional_max_pool, multi_head_attention
 from retrograd._ops import gumbel_softmax, embedding_bag, grid_sample
 from retrograd._ops import scans, statistics, histograms, cdist, renorm, weight_norm, householder
