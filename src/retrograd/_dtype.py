@@ -191,6 +191,13 @@ def result_type(*operands) -> dtype:
                 zero_t = d if zero_t is None else promote_types(zero_t, d)
             else:
                 dim_t = d if dim_t is None else promote_types(dim_t, d)
+        elif type(op) is np.ndarray and op.dtype in _FROM_NP:
+            # an array operand counts as the tensor torch.as_tensor makes of it
+            d = _FROM_NP[op.dtype]
+            if op.ndim == 0:
+                zero_t = d if zero_t is None else promote_types(zero_t, d)
+            else:
+                dim_t = d if dim_t is None else promote_types(dim_t, d)
         elif op is not None:
             w = scalar_dtype(op)
             wrapped = w if wrapped is None else promote_types(wrapped, w)

@@ -550,7 +550,8 @@ class Tensor:
     # tensors (np.sin(t), np.add.reduce(t)) gives a tensor back through __array_wrap__ (a bool
     # result as uint8, torch's choice); `t == a` and `t != a` compare with the array as with a
     # tensor (torch's `!=` says True whatever the values: Python's identity fallback).
-    # Arithmetic with an array (t + a) takes it as retrograd's ops do, keeping t's history.
+    # Arithmetic with an array (t + a) takes it as the tensor it converts to, keeping t's
+    # history (torch hands it to NumPy, which refuses t if it requires grad).
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # NOTE [Array operands]
         data = self.numpy()

@@ -115,3 +115,31 @@ def test_ordering_against_array_raises_as_torch(op):
         return error_of(lambda: getattr(operator, op)(lib.ones(2), np.ones(2)))
 
     assert both(prog)[0] == "raised"
+
+
+@pytest.mark.parametrize("case", ["float64_array", "int_tensor", "broadcast", "sub",
+                                  "float32_array"])
+def test_arithmetic_with_an_array_promotes_as_torch(case):
+    """Where torch's NumPy route and tensor promotion agree (arrays with dims)."""
+    calls = {
+        "float64_array": lambda lib: lib.ones(3) + np.full(3, 0.5),
+        "int_tensor": lambda lib: lib.arange(3) * np.full(3, 1.5),
+        "broadcast": lambda lib: lib.ones(2) * np.ones((3, 1)),
+        "sub": lambda lib: lib.ones(3, dtype=lib.float64) - np.ones(3, dtype=np.float32),
+        "float32_array": lambda lib: lib.ones(3, dtype=lib.float16) + np.ones(3, np.float32),
+    }
+
+    def prog(lib):
+        return _quiet(lambda: calls[case](lib))
+
+    both(prog)
+
+
+def test_arithmetic_with_an_array_keeps_the_tensors_history():
+    """torch hands `t + a` to NumPy, which refuses a tensor that requires grad; retrograd runs
+    its own op, so the result is differentiable (README: known gaps)."""
+    w = retrograd.ones(3, requires_grad=True)
+    y = w * np.array([1.0, 2.0, 3.0])
+    assert y.dtype == retrograd.float64 and type(y.grad_fn).__name__ == "MulBackward0"
+    y.sum().backward()
+    assert w.grad.tolist() == [1.0, 2.0, 3.0]
