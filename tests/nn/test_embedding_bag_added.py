@@ -138,3 +138,34 @@ def test_module_padding_row_is_zero_and_from_pretrained():
     theirs = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(randn(4, 3)), mode="sum")(
         torch.from_numpy(np.array([[0, 1], [2, 3]])))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_namespace_embedding_bag_returns_the_kernels_outputs_as_torch(mode):
+    """torch.embedding_bag / torch._embedding_bag: the four outputs and the weight gradient."""
+    from tests.parity.harness import both
+
+    weight = np.random.default_rng(3).standard_normal((10, 3))
+
+    def prog(lib):
+        w = lib.tensor(weight, requires_grad=True)
+        idx, offsets = lib.tensor([1, 2, 3, 4, 4, 9]), lib.tensor([0, 2, 5])
+        outs = lib.embedding_bag(w, idx, offsets, False, mode, False, None, False)
+        again = lib._embedding_bag(w, idx, offsets, mode=mode, padding_idx=4)
+        (outs[0] * outs[0]).sum().backward()
+        return [*outs, again[0], type(outs[0].grad_fn).__name__, w.grad]
+
+    both(prog, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", ["float_indices", "bad_mode"])
+def test_namespace_embedding_bag_errors_as_torch(call):
+    from tests.parity.harness import both, error_of
+
+    def prog(lib):
+        w, idx, offsets = lib.ones(5, 2), lib.tensor([0, 1]), lib.tensor([0])
+        if call == "float_indices":
+            return error_of(lambda: lib.embedding_bag(w, idx.float(), offsets))
+        return error_of(lambda: lib.embedding_bag(w, idx, offsets, False, 5))
+
+    assert both(prog)[0] == "raised"

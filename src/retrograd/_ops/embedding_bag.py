@@ -16,7 +16,7 @@ from retrograd._ops import pointwise as P
 from retrograd._ops.embedding import _renorm_rows
 from retrograd._ops.kernels.embedding_bag import bag_layout, embedding_bag_forward, entry_scale
 from retrograd._ops.layout import label_entry_points, tensor_type_name
-from retrograd._ops.registry import op, register_functional
+from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
 
 _MODES = {"sum": 0, "mean": 1, "max": 2}
@@ -162,5 +162,22 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     return out[0]
 
 
+def embedding_bag_native(weight: Tensor, indices: Tensor, offsets: Tensor,
+                         scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                         per_sample_weights: Tensor | None = None,
+                         include_last_offset: bool = False,
+                         padding_idx: int | None = None) -> tuple:
+    """torch.embedding_bag: the kernel's four outputs (bag values, each entry's bag, the bag
+    sizes, max mode's chosen rows) with mode as 0 (sum), 1 (mean) or 2 (max)."""
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    _check_types(weight, indices, offsets, per_sample_weights)
+    return _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                          per_sample_weights, include_last_offset,
+                          -1 if padding_idx is None else padding_idx)
+
+
 register_functional("embedding_bag", embedding_bag)
+register("embedding_bag", embedding_bag_native)
+register("_embedding_bag", _embedding_bag)
 label_entry_points([_embedding_bag])

@@ -83,6 +83,8 @@ def embedding_bag_forward(weight, indices, offsets, scale_grad_by_freq, mode, sp
         if mode == _MEAN:
             out /= np.maximum(sizes, 1)[:, None].astype(weight.dtype)
             max_indices = sizes.copy()
+    if mode == _SUM:  # torch's sum kernel leaves the bag sizes unset: zeros
+        sizes = np.zeros_like(sizes)
     return out, bag, sizes, max_indices
 
 
