@@ -50,3 +50,27 @@ def test_checks_raise_torchs_messages(call, torch_call):
         torch_call()
     with pytest.raises(type(info.value), match=re.escape(str(info.value))):
         call()
+
+
+def test_namespace_embedding_renorm_as_torch():
+    """torch.embedding_renorm_: in place, rows used rescaled, its node refusing to
+    differentiate, torch's errors for a leaf that requires grad and for float indices."""
+    import numpy as np
+
+    from tests.parity.harness import both, error_of
+
+    weight = np.random.default_rng(0).standard_normal((5, 3)) * 2
+
+    def prog(lib):
+        leaf = lib.tensor(weight, requires_grad=True)
+        y = lib.embedding_renorm_(leaf * 1, lib.tensor([0, 1, 1]), 1.0, 2.0)
+        plain = lib.tensor(weight)
+        same = lib.embedding_renorm_(plain, lib.tensor([[0, 3]]), 1.5, 1.0) is plain
+        return [y, type(y.grad_fn).__name__, error_of(lambda: y.sum().backward()),
+                plain, same, plain._version,
+                error_of(lambda: lib.embedding_renorm_(leaf, lib.tensor([0]), 1.0, 2.0)),
+                error_of(lambda: lib.embedding_renorm_(lib.tensor(weight), lib.tensor([0.0]),
+                                                       1.0, 2.0))]
+
+    result = both(prog, rtol=1e-12, atol=1e-12)
+    assert result[1] == "EmbeddingRenormBackward0" and result[4] is True

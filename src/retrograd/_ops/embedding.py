@@ -13,6 +13,7 @@ from retrograd._ops.kernels.embedding import (
     _freq_scale,
     _one_hot_forward,
 )
+from retrograd._ops.layout import inplace_forward, tensor_type_name
 from retrograd._ops.registry import op, register_functional
 from retrograd._tensor import Tensor, _wrap
 
@@ -50,16 +51,44 @@ embedding = op(
     method=False)
 
 
-def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
-    """torch's embedding_renorm_: rows used by `indices` rescaled to norm <= max_norm, in place."""
-    w = weight._data
-    rows = np.unique(indices._data.reshape(-1))
+def _renorm_array(w: np.ndarray, indices: np.ndarray, max_norm: float,
+                  norm_type: float) -> np.ndarray:
+    """Rows of w used by `indices` rescaled to norm <= max_norm, in place; returns w."""
+    rows = np.unique(indices.reshape(-1))
     norms = np.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
     big = norms > max_norm
     scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
     w[rows[big]] *= scale[:, None]
+    return w
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """torch's embedding_renorm_ as F.embedding runs it: in place, no history."""
+    _renorm_array(weight._data, indices._data, max_norm, norm_type)
     if weight._version_counter is not None:
         weight._version_counter.version += 1
+
+
+def _renormed(w: np.ndarray, indices: np.ndarray, max_norm: float,
+              norm_type: float) -> np.ndarray:
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{tensor_type_name(indices.dtype)} instead (while checking "
+                           "arguments for embedding_renorm_)")
+    return _renorm_array(w.copy(), indices, max_norm, norm_type)
+
+
+def _renorm_no_derivative(grad):
+    raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
+
+
+# torch.embedding_renorm_ (namespace only): the same renormalisation as an in-place op, whose
+# node (EmbeddingRenormBackward0) refuses to differentiate
+embedding_renorm_ = op(
+    "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) "
+    "-> Tensor(a!)", inplace_forward(_renormed), grads={"self": _renorm_no_derivative},
+    method=False)
 
 
 def _f_embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
