@@ -71,6 +71,13 @@ def scaled_native_shuffle(lib, x, y):
     return x * lib.native_channel_shuffle(y, 2)
 
 
+def scaled_embedding_renorm(lib, x, weight):
+    # embedding_renorm_'s derivative is not implemented: only x is differentiated; the rows
+    # renormalised in place are those of a copy, so the sample's input keeps its values
+    rows = lib.tensor([0, 2, 2])
+    return x * lib.embedding_renorm_(weight.clone(), rows, 0.5, 2.0)
+
+
 def triangular_solve_both(lib, b, a):
     import warnings
 
@@ -155,4 +162,5 @@ SAMPLES = [
     Sample(scaled_binomial, (arr(3), np.array([3.0, 10.0, 0.0]), np.array([0.2, 0.5, 0.9])),
            requires_grad=(True, False, False), random=True),
     Sample(scaled_native_shuffle, (arr(2, 4, 3), arr(2, 4, 3)), requires_grad=(True, False)),
+    Sample(scaled_embedding_renorm, (arr(4, 3), arr(4, 3)), requires_grad=(True, False)),
 ]
