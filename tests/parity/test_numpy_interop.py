@@ -143,3 +143,18 @@ def test_arithmetic_with_an_array_keeps_the_tensors_history():
     assert y.dtype == retrograd.float64 and type(y.grad_fn).__name__ == "MulBackward0"
     y.sum().backward()
     assert w.grad.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_compile_sees_an_array_conversion_as_data_dependent():
+    """np.asarray(x) inside a compiled function reads x's values, as x.numpy() does: the
+    function runs eagerly for them (right values for each input) and fullgraph=True refuses,
+    naming the conversion and the user's line."""
+
+    def f(x):
+        return x - float(np.asarray(x).mean())
+
+    compiled = retrograd.compile(f)
+    for data in ([1.0, 2.0, 3.0], [10.0, 20.0, 30.0]):
+        assert compiled(retrograd.tensor(data)).tolist() == f(retrograd.tensor(data)).tolist()
+    with pytest.raises(RuntimeError, match=r"data-dependent Tensor\.numpy\(\) at .*:\d+"):
+        retrograd.compile(f, fullgraph=True)(retrograd.tensor([1.0, 2.0]))
