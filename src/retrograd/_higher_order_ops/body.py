@@ -30,21 +30,27 @@ class UncapturedHigherOrderOpError(RuntimeError):
     """A body function breaks a rule of traced bodies (torch._dynamo.exc's name)."""
 
 
-def _refusal(op: str, what: str, explanation: str, hint: str = "") -> str:
-    text = (f"{what} during higher order op tracing\n  Higher Order Operator: torch.{op}\n"
-            f"  Explanation: {explanation}")
-    return text + (f"\n  Hint: {hint}" if hint else "")
+def hop_error(op: str, headline: str, explanation: str = "",
+              hint: str = "") -> UncapturedHigherOrderOpError:
+    """torch's refusal of a body, laid out as torch lays it out: the headline, the operator,
+    then the explanation and hint when there are any."""
+    lines = [headline, f"  Higher Order Operator: torch.{op}"]
+    if explanation:
+        lines.append(f"  Explanation: {explanation}")
+    if hint:
+        lines.append(f"  Hint: {hint}")
+    return UncapturedHigherOrderOpError("\n".join(lines))
 
 
 def aliasing_error(op: str) -> UncapturedHigherOrderOpError:
-    return UncapturedHigherOrderOpError(_refusal(
-        op, "Encountered aliasing", "Higher order ops do not support aliasing.",
-        "Replace `return input` with `return input.clone()` to avoid aliasing."))
+    return hop_error(op, "Encountered aliasing during higher order op tracing",
+                     "Higher order ops do not support aliasing.",
+                     "Replace `return input` with `return input.clone()` to avoid aliasing.")
 
 
 def mutation_error(op: str) -> UncapturedHigherOrderOpError:
-    return UncapturedHigherOrderOpError(_refusal(
-        op, "Encountered input mutation", "Higher order ops do not support input mutation."))
+    return hop_error(op, "Encountered input mutation during higher order op tracing",
+                     "Higher order ops do not support input mutation.")
 
 
 def tensors_in(tree: Any) -> list[Tensor]:
@@ -66,10 +72,9 @@ def run_body(op: str, fn: Callable, args: Sequence) -> tuple[list, Any]:
             if any(np.may_share_memory(data, t._data) for t in inputs):
                 raise aliasing_error(op)
         elif not isinstance(leaf, int):
-            raise UncapturedHigherOrderOpError(
-                f"torch.{op}: unsupported branch return type (constant non-int)\n"
-                f"  Higher Order Operator: torch.{op}\n  Explanation: Constants returned from "
-                f"branches must be ints, got {type(leaf).__name__}.")
+            raise hop_error(op, f"torch.{op}: unsupported branch return type (constant "
+                            "non-int)", "Constants returned from branches must be ints, got "
+                            f"{type(leaf).__name__}.")
     return leaves, spec
 
 

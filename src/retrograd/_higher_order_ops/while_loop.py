@@ -9,16 +9,16 @@ from typing import Any
 
 from retrograd import _dtype as D
 from retrograd._higher_order_ops.body import (
-    UncapturedHigherOrderOpError,
     WhileLoopAutogradOp,
     finish,
+    hop_error,
     run_body,
     tensors_in,
 )
 from retrograd._tensor import Tensor
 from retrograd.utils._pytree import tree_flatten, tree_unflatten
 
-_LOOP = "  Higher Order Operator: torch.while_loop"
+_OP = "while_loop"
 
 
 def _validate(cond_fn: Callable, body_fn: Callable, carried_inputs: Any) -> None:
@@ -42,24 +42,22 @@ def _class(value: Any) -> str:
 def _keep_going(value: Any) -> bool:
     if isinstance(value, bool):
         if value:  # a constant True never stops
-            raise UncapturedHigherOrderOpError(
-                f"torch.while_loop: infinite loop detected\n{_LOOP}\n  Explanation: Infinite "
-                "loop detected because while_loop's cond_fn always returns the same value True.")
+            raise hop_error(_OP, "torch.while_loop: infinite loop detected",
+                            "Infinite loop detected because while_loop's cond_fn always returns "
+                            "the same value True.")
         return False
     if not (isinstance(value, Tensor) and value.dim() == 0 and value.dtype is D.bool):
         shape = value.shape if isinstance(value, Tensor) else type(value).__name__
-        raise UncapturedHigherOrderOpError(
-            f"torch.while_loop: unsupported cond_fn return type\n{_LOOP}\n  Explanation: "
-            f"Expected cond_fn to return a scalar tensor or a bool but got {shape}.")
+        raise hop_error(_OP, "torch.while_loop: unsupported cond_fn return type",
+                        f"Expected cond_fn to return a scalar tensor or a bool but got {shape}.")
     return bool(value)
 
 
 def _check_step(new: list, old: list) -> None:
     """The body's outputs (lhs) against the carried values (rhs), as torch compares them."""
     if len(new) != len(old):
-        raise UncapturedHigherOrderOpError(
-            "Expected body_fn_output and carried_inputs to have same number of outputs but got "
-            f"lhs:{new} and rhs:{old}\n{_LOOP}")
+        raise hop_error(_OP, "Expected body_fn_output and carried_inputs to have same number "
+                             f"of outputs but got lhs:{new} and rhs:{old}")
     for i, (a, b) in enumerate(zip(new, old)):
         if isinstance(a, Tensor) != isinstance(b, Tensor):
             differ = f"type: {type(a).__name__} vs {type(b).__name__}"
@@ -71,9 +69,9 @@ def _check_step(new: list, old: list) -> None:
             differ = f"shape: {a.shape} vs {b.shape}"
         else:
             continue
-        raise UncapturedHigherOrderOpError(
-            "Expected body_fn_output and carried_inputs to have same metadata but found:\n"
-            f"pair[{i}] differ in '{differ}', where lhs is {a} and rhs is {b}\n{_LOOP}")
+        raise hop_error(_OP, "Expected body_fn_output and carried_inputs to have same "
+                             f"metadata but found:\npair[{i}] differ in '{differ}', where lhs "
+                             f"is {a} and rhs is {b}")
 
 
 def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | list) -> Any:
@@ -84,7 +82,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
     carried: Any = carried_inputs
     out_spec = in_spec
     while _keep_going(cond_fn(*carried)):
-        new_leaves, out_spec = run_body("while_loop", body_fn, carried)
+        new_leaves, out_spec = run_body(_OP, body_fn, carried)
         _check_step(new_leaves, leaves)
         leaves = new_leaves
         carried = tree_unflatten(leaves, in_spec)  # the next call sees the inputs' structure
