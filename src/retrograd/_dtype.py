@@ -186,14 +186,10 @@ def result_type(*operands) -> dtype:
     dim_t = zero_t = wrapped = None
     for op in operands:
         d = getattr(op, "dtype", None)
-        if isinstance(d, dtype):
-            if op.dim() == 0:
-                zero_t = d if zero_t is None else promote_types(zero_t, d)
-            else:
-                dim_t = d if dim_t is None else promote_types(dim_t, d)
-        elif type(op) is np.ndarray and op.dtype in _FROM_NP:
+        if type(op) is np.ndarray:
             # an array operand counts as the tensor torch.as_tensor makes of it
-            d = _FROM_NP[op.dtype]
+            d = _FROM_NP.get(op.dtype)
+        if isinstance(d, dtype):
             if op.ndim == 0:
                 zero_t = d if zero_t is None else promote_types(zero_t, d)
             else:
