@@ -25,6 +25,7 @@ LAYERS = [
         "retrograd._numpy_blas",
         "retrograd._shared_memory",  # segments of memory other processes map: arrays only
         "retrograd._warning_site",  # warnings.warn past generated entries: imports nothing
+        "retrograd._numpy_names",  # axis/keepdims in generated entries: needs _generated only
         # the leaf modules of the autograd core that Tensor's slots (and its generated
         # constructor) need: they import nothing
         "retrograd._autograd.state", "retrograd._autograd.hooks", "retrograd._autograd.frames",

@@ -112,7 +112,8 @@ def _opdef_of(fn: Callable) -> Any:
     if getattr(fn, "__module__", None) != "retrograd":  # generated functions only
         return None
     try:
-        params = [p for p in inspect.signature(fn).parameters if p != "out"]
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.name != "out" and p.kind is not p.VAR_KEYWORD]  # (**_np: NumPy names)
     except (TypeError, ValueError):
         return None
     for od in OPS.values():

@@ -27,6 +27,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._numpy_names import numpy_names_entry
 from retrograd._safe_globals import object_state as _object_state  # (retrograd.save's too)
 from retrograd._warn_always import warn_once
 
@@ -127,6 +128,9 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._data.shape)
 
+    # size and stride take x.size(axis=0), as torch binds them from op schemas (NOTE [NumPy
+    # argument names])
+    @numpy_names_entry
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
@@ -177,6 +181,7 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
+    @numpy_names_entry
     def stride(self, dim: int | None = None):
         a = self._data
         if a.size == 0 and 0 in a.strides:

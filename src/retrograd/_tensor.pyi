@@ -22,6 +22,7 @@ from retrograd._dims import wrap_dim as _wrap_dim
 from retrograd._fields import UNSET, FieldTable, Fresh
 from retrograd._layout import layout as _Layout
 from retrograd._layout import strided as _strided
+from retrograd._numpy_names import numpy_names_entry
 from retrograd._safe_globals import object_state as _object_state
 from retrograd._warn_always import warn_once
 

@@ -1,5 +1,8 @@
 """retrograd.linalg: the torch.linalg functions retrograd has."""
 
+from retrograd._numpy_names import numpy_names_entry
+from retrograd._ops import linalg_norms as _norms
+from retrograd._ops import linalg_products as _products
 from retrograd._ops.householder import householder_product
 from retrograd._ops.kernels.linalg_solvers import LinAlgError
 from retrograd._ops.linalg import matmul, qr
@@ -25,17 +28,21 @@ from retrograd._ops.linalg_inverse import (
     solve_triangular,
 )
 from retrograd._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
-from retrograd._ops.linalg_norms import cond, matrix_norm, matrix_rank, norm
+from retrograd._ops.linalg_norms import cond, matrix_rank
 from retrograd._ops.linalg_products import (
-    cross,
     diagonal,
     multi_dot,
     tensorinv,
     tensorsolve,
     vander,
-    vecdot,
 )
 from retrograd._ops.reduction import linalg_vector_norm as vector_norm
+
+# torch binds these from op schemas: they take NumPy's names (NOTE [NumPy argument names])
+norm = numpy_names_entry(_norms.norm)
+matrix_norm = numpy_names_entry(_norms.matrix_norm)
+cross = numpy_names_entry(_products.cross)
+vecdot = numpy_names_entry(_products.vecdot)
 
 __all__ = [
     "vector_norm", "matmul", "qr", "LinAlgError",

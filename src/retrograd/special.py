@@ -7,6 +7,7 @@ own name (special_gammaln, ...). ndtr is torch's composite (1 + erf(x / sqrt 2))
 
 from __future__ import annotations
 
+from retrograd._numpy_names import numpy_names_entry
 from retrograd._ops import pointwise as _pointwise
 from retrograd._ops import pointwise_math as _math
 from retrograd._ops import reduction as _reduction
@@ -202,6 +203,7 @@ def zeta(input, other, *, out: Tensor | None = None) -> Tensor:
     return _zeta(input, other) if out is None else _zeta(input, other, out=out)
 
 
+@numpy_names_entry
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *,
               out: Tensor | None = None) -> Tensor:
     """log(sum(exp(x))) over dim, computed stably: torch.logsumexp."""
@@ -211,12 +213,14 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *,
     return _reduction.logsumexp(input, dim, keepdim, out=out)
 
 
+@numpy_names_entry
 def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """exp(x) normalized along dim: torch.softmax."""
     _tensor("special_softmax", input)
     return _reduction.softmax(input, dim, dtype=dtype)
 
 
+@numpy_names_entry
 def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """log(softmax(x)) along dim, computed stably: torch.log_softmax."""
     _tensor("special_log_softmax", input)

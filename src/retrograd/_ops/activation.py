@@ -361,13 +361,19 @@ glu = op("glu(Tensor self, int dim=-1) -> Tensor", _glu_forward, grads={"self": 
          function=False, method=False)
 
 
+def _f_glu(input: Tensor, dim: int = -1) -> Tensor:
+    """F.glu: torch writes it in Python around the op, so it takes torch's argument names only
+    (NOTE [NumPy argument names])."""
+    return glu(input, dim)
+
+
 _FUNCTIONAL_NAMES = {
     "relu": _f_relu, "relu_": relu_, "gelu": _f_gelu, "silu": _f_silu,
     "softplus": _f_softplus, "elu": _f_elu, "elu_": _f_elu_, "leaky_relu": _f_leaky_relu,
     "leaky_relu_": _f_leaky_relu_, "hardtanh": _f_hardtanh, "hardtanh_": _f_hardtanh_,
     "relu6": _f_relu6, "selu": selu, "selu_": selu_, "mish": _f_mish,
     "hardsigmoid": _f_hardsigmoid, "hardswish": _f_hardswish, "logsigmoid": log_sigmoid,
-    "sigmoid": P.sigmoid, "tanh": P.tanh, "glu": glu, "threshold": _f_threshold,
+    "sigmoid": P.sigmoid, "tanh": P.tanh, "glu": _f_glu, "threshold": _f_threshold,
     "threshold_": threshold_,
 }
 for _name, _fn in _FUNCTIONAL_NAMES.items():

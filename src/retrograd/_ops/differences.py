@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.copy import copy_into_new
 from retrograd._ops.registry import register
 from retrograd._ops.shape import cat
@@ -34,6 +35,7 @@ def _check_extra(input: Tensor, extra: Tensor | None, dim: int, name: str) -> No
             raise RuntimeError(EXTRA_SHAPE.format(k, input.shape[k], k, extra.shape[k]))
 
 
+@numpy_names
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     if input.dim() == 0:

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.kernels.distance import (
     _pairs,
     _pdist_forward_kernel,
@@ -23,6 +24,7 @@ from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor
 
 
+@numpy_names
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along dim, each norm at least eps."""
     common = D.result_type(x1, x2)
@@ -40,6 +42,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / norms[0]) * (x2 / norms[1])).sum(dim)
 
 
+@numpy_names
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last dimension of the broadcast inputs."""

@@ -31,6 +31,7 @@ from retrograd._autograd.views import (
     ViewChain,
     track_view,
 )
+from retrograd._numpy_names import has_numpy_names, hide_numpy_names, numpy_names_signature
 from retrograd._ops import dispatch
 from retrograd._ops.arg_check import PLAIN, PLAIN_ONLY, check_tensor_arg
 from retrograd._ops.codegen import compile_function, wrap_lines
@@ -173,8 +174,13 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
     with_out = (first_name == "input" and opdef.n_outputs == 1 and not opdef.multi
                 and not opdef.is_view and not opdef.inplace_idx and "out" not in names)
     if with_out:
-        params.append("out=None" if kw_started else "*, out=None")
-    lines = [f"def {fname}({', '.join(params)}):"]
+        params += ["out=None"] if kw_started else ["*", "out=None"]
+    ns: dict = dict(defaults)
+    guard: list = []
+    if has_numpy_names(names):  # NOTE [NumPy argument names]
+        qualname = fname if first_name == "input" else f"Tensor.{fname}"
+        params, guard = numpy_names_signature(params, ns, fname, qualname)
+    lines = [f"def {fname}({', '.join(params)}):", *guard]
     if with_out:
         lines += ["    if out is not None:", f"        return _with_out(_op, {tup}, out)"]
     if _fast_eligible(opdef):
@@ -185,7 +191,7 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
         lines += _view_body(opdef, names, tup)
     else:
         lines.append(f"    return _run(_op, {tup}, _pub)")
-    ns = {**TENSOR_FIELDS.names, **FORMULA_NODE_FIELDS.names, **VIEW_INFO_FIELDS.names,
+    ns.update({**TENSOR_FIELDS.names, **FORMULA_NODE_FIELDS.names, **VIEW_INFO_FIELDS.names,
           "_run": run, "_op": opdef, "_nd": np.ndarray, "_asarray": np.asarray,
           "_state": state,
           "_modes": dispatch.mode_stack, "_dispatch": dispatch.dispatch, "_fwd": opdef.forward,
@@ -200,12 +206,12 @@ def make_function(opdef, first_name: str, run: Callable, promote: Callable) -> C
           "_DEFAULT": DEFAULT,
           "_NO_GRAD_MODE": NO_GRAD_MODE, "_INFERENCE_MODE": INFERENCE_MODE,
           "_PLAIN": PLAIN, "_PLAIN_ONLY": PLAIN_ONLY, "_check": check_tensor_arg,
-          "__name__": "retrograd._ops.fastpath", **defaults}
+          "__name__": "retrograd._ops.fastpath"})
     kind = "entry" if first_name == "input" else "method entry"
     fn = compile_function(fname, lines, ns, f"{opdef.name} {kind}")
     fn.__module__ = "retrograd"
     ns["_pub"] = fn  # what __torch_function__ receives as func (NOTE [Torch function])
-    return fn
+    return hide_numpy_names(fn) if guard else fn
 
 
 def _fast_body(opdef, names: list, tup: str) -> list:

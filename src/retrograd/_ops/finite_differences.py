@@ -9,6 +9,7 @@ import numbers
 from typing import Any
 
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.registry import register
 from retrograd._tensor import Tensor
 
@@ -98,6 +99,7 @@ def _coordinates(f: Tensor, d: int, x: Tensor, edge_order: int) -> Tensor:
     return ns.cat([first, center, last], d)
 
 
+@numpy_names
 def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
              edge_order: int = 1) -> tuple:
     """One tensor per dim in `dim` (all dims by default): the estimated derivative of input

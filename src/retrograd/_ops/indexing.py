@@ -20,6 +20,7 @@ from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.kernels import scatter as KS
 from retrograd._ops.layout import torch_order
 from retrograd._ops.overloads import overloaded
@@ -559,6 +560,7 @@ scatter_add_ = op(
 scatter = overloaded("scatter")
 
 
+@numpy_names
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))

@@ -9,6 +9,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd import _warning_site as _ws
+from retrograd._numpy_names import numpy_names
 from retrograd._ops import linalg as _mm
 from retrograd._ops.layout import type_name
 from retrograd._ops.linalg_checks import broadcast_batches, check_float, check_same_dtype
@@ -62,6 +63,7 @@ CROSS_DIM_WARNING = (
     "agree with that of linalg.cross in a future release.")
 
 
+@numpy_names
 def torch_cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None) -> Tensor:
     """torch.cross / Tensor.cross: dim=None is the first dimension of size 3 (deprecated)."""
     if dim is None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.registry import register
 from retrograd._ops.scalar_overloads import div_scalar, mul_scalar
 from retrograd._tensor import Tensor
@@ -82,6 +83,7 @@ def _pair_sums(y: Tensor, dim: int) -> Tensor:
     return y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
 
 
+@numpy_names
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The trapezoid rule along dim: with sample points x, or a constant spacing dx."""
     return _trapezoid("trapezoid", y, x, dx, dim)
@@ -106,10 +108,12 @@ def _trapezoid(name: str, y: Tensor, x: Any, dx: Any, dim: int) -> Tensor:
     return div_scalar((_spacing(x, y, d, "trapezoid") * _pair_sums(y, d)).sum(d), 2.0)
 
 
+@numpy_names
 def trapz(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     return _trapezoid("trapz", y, x, dx, dim)
 
 
+@numpy_names
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None,
                          dim: int = -1) -> Tensor:
     """The running trapezoid sums along dim (one fewer than the samples)."""
@@ -185,6 +189,7 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     return result
 
 
+@numpy_names
 def frobenius_norm(input: Tensor, dim: Any = (), keepdim: bool = False, *,
                    out: Tensor | None = None) -> Tensor:
     warn_once("frobenius_norm", FROBENIUS)
@@ -195,6 +200,7 @@ def frobenius_norm(input: Tensor, dim: Any = (), keepdim: bool = False, *,
     return _ns().linalg.vector_norm(input, 2.0, dims or None, keepdim, out=out)
 
 
+@numpy_names
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False, *,
                  out: Tensor | None = None) -> Tensor:
     warn_once("nuclear_norm", NUCLEAR)

@@ -58,6 +58,7 @@ from collections.abc import Callable
 import numpy as np
 
 from retrograd import _errors as E
+from retrograd._numpy_names import has_numpy_names, hide_numpy_names, numpy_names_signature
 from retrograd._ops.arg_check import type_name
 from retrograd._ops.codegen import compile_function
 from retrograd._tensor import Tensor
@@ -447,8 +448,12 @@ def make_dispatcher(group: Group) -> Callable:
             ns[f"_p{j}"] = p.default
             sig.append(f"{p.name}=_p{j}")
     if has_out:
-        sig.append("out=None" if kw_started else "*, out=None")
-    lines = [f"def {group.name}({', '.join(sig)}):"]
+        sig += ["out=None"] if kw_started else ["*", "out=None"]
+    guard: list = []
+    if has_numpy_names([p.name for p in params]):  # NOTE [NumPy argument names]
+        sig, guard = numpy_names_signature(sig, ns, group.name,
+                                           ("Tensor." if group.method else "") + group.name)
+    lines = [f"def {group.name}({', '.join(sig)}):", *guard]
     # overloads that no call can match twice are tried in declaration order (the hot one is
     # usually first); otherwise in torch's order, which decides between them
     disjoint = all(_disjoint(params, i, j) for i in range(len(entries)) for j in range(i))
@@ -572,7 +577,7 @@ def make_dispatcher(group: Group) -> Callable:
     from retrograd._ops.op_doc import op_doc
 
     fn.__doc__ = "\n\n".join(op_doc(opdef) for opdef, _ in entries)
-    return fn
+    return hide_numpy_names(fn) if guard else fn
 
 
 _nd = np.ndarray

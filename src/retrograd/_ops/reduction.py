@@ -18,6 +18,7 @@ from retrograd import _dtype as D
 from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.kernels import reduction as K
 from retrograd._ops.kernels.reduction import count as _count
@@ -947,12 +948,14 @@ _log_softmax = op("_log_softmax(Tensor self, int dim, bool half_to_float) -> Ten
                   function=False, method=False)
 
 
+@numpy_names
 def softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)
     return _softmax(input, dim, False)
 
 
+@numpy_names
 def log_softmax(input: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
     if dtype is not None:
         input = input.to(dtype)

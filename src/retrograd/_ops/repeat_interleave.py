@@ -12,6 +12,7 @@ import numpy as np
 
 from retrograd._dims import wrap_dim
 from retrograd._memory_format import contiguous_format
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.indexing import index_select
 from retrograd._ops.layout import not_implemented
 from retrograd._ops.registry import op, register, register_method
@@ -72,6 +73,7 @@ def _by_tensor(input: Tensor, repeats: Tensor, dim, output_size) -> Tensor:
     return index_select(x, d, positions)
 
 
+@numpy_names
 def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     if repeats is None:  # repeat_interleave(counts): the repeated positions themselves
@@ -81,6 +83,7 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *,
     return _by_int(input, int(repeats), dim, output_size)
 
 
+@numpy_names
 def _method(self: Tensor, repeats=None, dim: int | None = None, *,
             output_size: int | None = None) -> Tensor:
     return repeat_interleave(self, repeats, dim, output_size=output_size)

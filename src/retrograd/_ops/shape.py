@@ -20,6 +20,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.kernels.shape import (
     _as_strided_grad_forward,
     _as_strided_rel_forward,
@@ -307,6 +308,7 @@ def ravel(input: Tensor) -> Tensor:
 register("ravel", ravel, method=True)
 
 
+@numpy_names
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     shape = input._data.shape
     d = wrap_dim(dim, len(shape))
@@ -326,7 +328,16 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     return _view(input, shape[:d] + sizes + shape[d + 1:])
 
 
-register("unflatten", unflatten, method=True)
+register("unflatten", unflatten)
+
+
+def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
+    # Tensor.unflatten is written in Python in torch (for named dimensions), so unlike
+    # torch.unflatten it takes torch's argument names only (NOTE [NumPy argument names])
+    return unflatten(self, dim, sizes)
+
+
+register_method("unflatten", _unflatten_method)
 
 
 def _movedim(input: Tensor, source, destination) -> Tensor:
@@ -466,6 +477,7 @@ _unbind = op("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", _unbind_for
              function=False, method=False)
 
 
+@numpy_names
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     return tuple(_unbind(input, dim))
 
@@ -496,6 +508,7 @@ _split_with_sizes = op(
     _split_with_sizes_forward, grads=_SPLIT_WITH_SIZES_GRADS, function=False, method=False)
 
 
+@numpy_names
 def split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
     return tuple(_split_with_sizes(input, list(split_sizes), dim))
 
@@ -551,6 +564,7 @@ unsafe_split_with_sizes = op(
     _split_with_sizes_forward, grads=_SPLIT_WITH_SIZES_GRADS)
 
 
+@numpy_names
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     shape = input._data.shape
     if not shape:
@@ -566,6 +580,7 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 register("unsafe_chunk", unsafe_chunk, method=True)
 
 
+@numpy_names
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     shape = input._data.shape
     if not shape:

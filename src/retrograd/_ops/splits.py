@@ -12,6 +12,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops.registry import register
 from retrograd._ops.shape import slice_op
 from retrograd._tensor import Tensor
@@ -48,6 +49,7 @@ def _by_indices(input: Tensor, indices, d: int) -> tuple:
                  for k in range(len(bounds) - 1))
 
 
+@numpy_names
 def tensor_split(input: Tensor, indices_or_sections=None, dim: int = 0, *, sections=None,
                  indices=None, tensor_indices_or_sections=None) -> tuple:
     """torch.tensor_split: `sections` near-equal pieces (the first ones one longer), or the

@@ -15,6 +15,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
+from retrograd._numpy_names import numpy_names
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.kernels import statistics as K
 from retrograd._ops.overloads import RETURN_TYPES
@@ -70,6 +71,7 @@ def _copied_out(name: str, compute, out, input: Tensor) -> Tensor:
 # --- nanmean -------------------------------------------------------------------------------------
 
 
+@numpy_names
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
             out: Tensor | None = None) -> Tensor:
     """The mean of the non-NaN elements: nansum over their count."""
@@ -88,6 +90,7 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
     return _with_out("nanmean", compute, out, (input,))
 
 
+@numpy_names
 def _nanmean_method(self: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return nanmean(self, dim, keepdim, dtype=dtype)
 
@@ -184,6 +187,7 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str,
     return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
+@numpy_names
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear", out: Tensor | None = None) -> Tensor:
     """The q-th quantiles of input (over every element, or along dim)."""
@@ -191,6 +195,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                        lambda: _quantile(input, q, dim, keepdim, interpolation, False), out, input)
 
 
+@numpy_names
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear", out: Tensor | None = None) -> Tensor:
     """quantile of the non-NaN elements (NaN where a row holds nothing else)."""
@@ -198,11 +203,13 @@ def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                        lambda: _quantile(input, q, dim, keepdim, interpolation, True), out, input)
 
 
+@numpy_names
 def _quantile_method(self: Tensor, q, dim=None, keepdim: bool = False, *,
                      interpolation: str = "linear") -> Tensor:
     return quantile(self, q, dim, keepdim, interpolation=interpolation)
 
 
+@numpy_names
 def _nanquantile_method(self: Tensor, q, dim=None, keepdim: bool = False, *,
                         interpolation: str = "linear") -> Tensor:
     return nanquantile(self, q, dim, keepdim, interpolation=interpolation)

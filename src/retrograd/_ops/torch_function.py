@@ -33,6 +33,7 @@ from typing import Any
 
 from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
+from retrograd._numpy_names import numpy_names_signature
 from retrograd._ops import dispatch
 from retrograd._ops.codegen import compile_function
 from retrograd._tensor import Tensor
@@ -404,7 +405,9 @@ def wrap_entries(tables: Iterable[tuple]) -> None:
 
 
 def entry(fn: Callable, name: str, is_method: bool) -> Callable:
-    """fn behind a generated entry of its own signature (NOTE [Torch function entries])."""
+    """fn behind a generated entry of its own signature (NOTE [Torch function entries]); one
+    marked by numpy_names takes NumPy's argument names (NOTE [NumPy argument names])."""
+    numpy_names = getattr(fn, "__numpy_names__", False)
     ns: dict = {"_tf_fn": fn, "_tf_hook": dispatch.torch_function_hook, "_tf_state": state,
                 "_tf_handle": handle_entry, "_tf_not": NOT_HANDLED, "_tf_parts": parts,
                 "_tf_seq": _SEQUENCES, "_tf_any": _any_part, "_tf_modes": modes_active}
@@ -457,7 +460,11 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
                                 f"_tf_any({n})" for n in pos + kw]
     tests += [f"_tf_any({star})"] if star else []
     tests += [f"_tf_any({dstar}.values())"] if dstar else []
-    lines = [f"def {name}({', '.join(params)}):",
+    qualname = f"Tensor.{name}" if is_method else name
+    guard: list = []
+    if numpy_names:
+        params, guard = numpy_names_signature(params, ns, name, qualname)
+    lines = [f"def {name}({', '.join(params)}):", *guard,
              "    if _tf_hook[0] is not None and not _tf_state.torch_function_off and (",
              *[f"            {t} or" for t in tests[:-1]], f"            {tests[-1]}):",
              f"        _tf_r = _tf_handle({name}, _tf_meta, {given}, {star or '()'}, {kwargs}, "
@@ -465,7 +472,6 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
              "        if _tf_r is not _tf_not:",
              "            return _tf_r",
              f"    return _tf_fn({', '.join(call)})"]
-    qualname = f"Tensor.{name}" if is_method else name
     wrapper = compile_function(name, lines, ns, f"{qualname} entry", qualname)
     # fn's module, doc, annotations and attributes; __wrapped__ for inspect's signature and
     # source; the public name (F.layer_norm is "layer_norm", as torch's)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._numpy_names import numpy_names, numpy_names_entry
 from retrograd._ops.kernels import reduction as K
 from retrograd._ops.reduction import _vector_norm_backward, linalg_vector_norm
 from retrograd._ops.registry import op, register
@@ -59,6 +60,7 @@ _norm_whole = op(
     node="NormBackward0", function=False, method=False)
 
 
+@numpy_names
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """torch.norm_except_dim: the pow-norm of v over every dim but `dim`, kept broadcastable
     (dim -1 means the norm of the whole tensor)."""
@@ -87,4 +89,4 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
 
 
 register("norm_except_dim", norm_except_dim)
-register("_weight_norm", _weight_norm)
+register("_weight_norm", numpy_names_entry(_weight_norm))
