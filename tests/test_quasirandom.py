@@ -102,3 +102,11 @@ def test_errors_and_repr_are_torchs():
     assert repr(Q.SobolEngine(3, scramble=True, seed=2)) == \
         repr(torch.quasirandom.SobolEngine(3, scramble=True, seed=2))
     assert retrograd.quasirandom.SobolEngine.MAXDIM == torch.quasirandom.SobolEngine.MAXDIM
+
+
+def test_scrambled_draws_are_torchs_from_the_seed():
+    # the scrambling bits are drawn with torch's randint (NOTE [torch's random streams])
+    torch = torch_or_skip()
+    for float64 in (False, True):
+        _same(_session(retrograd, Q.SobolEngine(5, scramble=True, seed=7), float64),
+              _session(torch, torch.quasirandom.SobolEngine(5, scramble=True, seed=7), float64))

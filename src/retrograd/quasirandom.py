@@ -4,8 +4,8 @@ The direction numbers are Joe and Kuo's (search criterion D(6)), the table torch
 reads them from SciPy's copy (`scipy.stats`), so SobolEngine needs SciPy installed. Points are
 made as torch makes them: in Gray-code order, each the previous one XOR one direction number,
 scaled by 2**-30, so unscrambled sequences are torch's bit for bit. Scrambling (Owen's linear
-matrix scrambling plus a random digital shift) uses torch's algorithm on random bits from
-retrograd's generator, which draws other numbers than torch's under the same seed.
+matrix scrambling plus a random digital shift) uses torch's algorithm on random bits drawn
+with torch's randint, so scrambled sequences are torch's too (NOTE [torch's random streams]).
 """
 
 from __future__ import annotations

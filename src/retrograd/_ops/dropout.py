@@ -19,6 +19,7 @@ from retrograd._ops.kernels.dropout import (
     _feature_dims_warning,
     _native_dropout_grad_array,
 )
+from retrograd._ops.kernels.torch_sampling import bernoulli_mask
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor, _wrap
 
@@ -37,9 +38,10 @@ def _dropout_noise(shape: tuple, dt: np.dtype, p: float, feature: bool, batched:
 
     lead = 2 if batched else 1
     mask_shape = shape[:lead] + (1,) * (len(shape) - lead) if feature else shape
-    keep = (gen(None).random(mask_shape, dtype=np.float32) < (1.0 - p)).astype(dt)
+    # torch's noise: bernoulli_(1 - p) in the input's dtype, then divided by 1 - p there
+    keep = bernoulli_mask(gen(None), mask_shape, 1.0 - p).astype(dt)
     if not alpha:
-        return keep * dt.type(1.0 / (1.0 - p))
+        return keep / dt.type(1.0 - p)
     # alpha dropout keeps the self-normalizing mean/variance: x * keep * scale + shift
     scale = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
     shift = ((keep - 1) * (_SELU_ALPHA * scale) + _SELU_ALPHA * scale * p).astype(dt)
@@ -192,7 +194,7 @@ def _native_dropout_forward(a, p, train):
         return np.zeros_like(a), np.zeros(a.shape, bool)
     from retrograd._ops.random import gen
 
-    keep = gen(None).random(a.shape, dtype=np.float32) < (1.0 - p)
+    keep = bernoulli_mask(gen(None), a.shape, 1.0 - p)
     return a * keep * a.dtype.type(1.0 / (1.0 - p)), keep
 
 

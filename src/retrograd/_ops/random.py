@@ -1,14 +1,15 @@
-"""Random numbers: retrograd's own generator (NumPy's PCG64), seeded like torch's.
+"""Random numbers: torch's generator (an mt19937 seeded as torch's) and torch's samplers.
 
-Bitwise equality with torch's RNG is not a goal; reproducibility under manual_seed is: the same
-seed gives the same numbers. float32 samples are drawn in float32 (no float64 round trip), and
-the 16-bit floats draw exactly as many random bits as they can hold, so rand() stays below 1.
+After `manual_seed(s)`, rand, randn, randint, randperm, normal_, uniform_, bernoulli_,
+dropout, exponential_ and what is built on them (nn.init, random_split, shuffling data
+loaders) draw torch's numbers (NOTE [torch's random streams] in kernels/torch_sampling.py);
+the other samplers draw from the same stream with NumPy's algorithms.
 
 The in-place samplers (normal_, uniform_, bernoulli_, random_, ...) are declared as ops: the
 registry bumps the version counter, refuses leaves that require grad outside no_grad, and gives
 a non-leaf torch's node (NormalBackward0, ...), whose derivative is zero as in torch.
 
-The NumPy kernels the declarations run are in kernels/random.py.
+The NumPy kernels the declarations run are in kernels/random.py and kernels/torch_sampling.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextlib
 import functools
 import operator
 import secrets
+import struct
 import weakref
 
 import numpy as np
@@ -34,6 +36,7 @@ from retrograd._ops.creation import (
     parse_size,
     zeros,
 )
+from retrograd._ops.kernels import torch_sampling as TS
 from retrograd._ops.kernels.creation import as_dtype, empty_strided_array
 from retrograd._ops.kernels.random import (
     _check_p,
@@ -47,6 +50,7 @@ from retrograd._ops.kernels.random import (
     _full_range,
     _integers,
     _np_float,
+    normal_samples,
     standard_normal,
     uniform01,
 )
@@ -55,7 +59,22 @@ from retrograd._ops.overloads import overloaded
 from retrograd._tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # torch's default CPU seed
-_STATE_BYTES = 48
+_N = 624  # words of mt19937's state
+
+# torch's CPUGeneratorImplState: the_initial_seed (u64), left, seeded (i32), next (u64), the
+# state (624 u64), normal_x, normal_y, normal_rho (f64), normal_is_valid (i32, padded to 8),
+# next_float_normal_sample (f32), its valid flag (bool, padded to 4)
+_STATE = struct.Struct("<QiiQ624Qdddi4xf?3x")
+_STATE_BYTES = _STATE.size  # 5056, as torch's
+
+
+def _seeded_key(seed: int) -> np.ndarray:
+    """mt19937's state after seeding with the low 32 bits of seed (its init_genrand)."""
+    key = [seed & 0xFFFFFFFF]
+    for i in range(1, _N):
+        prev = key[-1]
+        key.append((1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF)
+    return np.array(key, dtype=np.uint32)
 
 
 # every Generator alive: the compiler puts their states back after drawing while it captures
@@ -63,22 +82,32 @@ LIVE_GENERATORS: weakref.WeakSet = weakref.WeakSet()
 
 
 class Generator:
-    """torch.Generator: a PCG64 bit generator with torch's seeding API."""
+    """torch.Generator: torch's mt19937 and seeding, its state layout, and its cached normal
+    sample (NOTE [torch's random streams])."""
 
-    __slots__ = ("_seed", "_bits", "_np", "_device", "__weakref__")
+    __slots__ = ("_seed", "_bits", "_np", "_device", "_float_normal", "__weakref__")
 
     def __init__(self, device: object = "cpu") -> None:
         from retrograd._device import device as make_device
 
         LIVE_GENERATORS.add(self)
         self._device = make_device(device)
-        self._seed = DEFAULT_SEED
-        self._bits = np.random.PCG64(self._seed)
-        self._np = np.random.Generator(self._bits)
+        self._bits = np.random.MT19937()
+        self._np = TS.TorchStream(self._bits)
+        self._float_normal: float | None = None  # kept for torch's state layout only
+        self._reseed(DEFAULT_SEED)
 
     @property
     def device(self):
         return self._device
+
+    def _reseed(self, seed: int) -> None:
+        # in place: other code holds this generator (and its NumPy generator)
+        self._seed = seed
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": _seeded_key(seed), "pos": _N}}
+        self._np.normal_cache = None
+        self._float_normal = None
 
     def manual_seed(self, seed) -> Generator:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -86,9 +115,7 @@ class Generator:
         seed = int(seed)
         if not -(2**63) <= seed < 2**64:
             raise ValueError("Overflow when unpacking long long")
-        self._seed = seed % 2**64  # torch stores the seed as a uint64
-        # reseed in place: other code holds this generator (and its NumPy generator)
-        self._bits.state = np.random.PCG64(self._seed).state
+        self._reseed(seed % 2**64)  # torch stores the seed as a uint64
         return self
 
     def seed(self) -> int:
@@ -101,14 +128,24 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The generator's state as a uint8 tensor (seed, PCG64 state and increment, buffer)."""
+        """The generator's state as a uint8 tensor in torch's layout (torch's get_rng_state
+        bytes for the same seed and draws, and set_state takes torch's)."""
         from retrograd._tensor import _wrap
 
-        st = self._bits.state
-        words = (self._seed, st["state"]["state"], st["state"]["inc"])
-        raw = b"".join([words[0].to_bytes(8, "little"), words[1].to_bytes(16, "little"),
-                        words[2].to_bytes(16, "little"), bytes([st["has_uint32"], 0, 0, 0]),
-                        int(st["uinteger"]).to_bytes(4, "little")])
+        st = self._bits.state["state"]
+        key, pos = st["key"], int(st["pos"])
+        # torch counts down `left` to the next refill and up `next`; a fresh seed has not
+        # refilled yet (left 1, next 0), which NumPy's position 624 also means
+        if pos >= _N:
+            fresh = np.array_equal(key, _seeded_key(self._seed))
+            left, nxt = 1, 0 if fresh else _N
+        else:
+            left, nxt = _N + 1 - pos, pos
+        cache = self._np.normal_cache
+        raw = _STATE.pack(self._seed, left, 1, nxt, *key.tolist(), 0.0,
+                          0.0 if cache is None else cache, 0.0, int(cache is not None),
+                          0.0 if self._float_normal is None else self._float_normal,
+                          self._float_normal is not None)
         return _wrap(np.frombuffer(raw, np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
@@ -121,14 +158,21 @@ class Generator:
             raise TypeError("RNG state must be a retrograd.ByteTensor")
         raw = np.ascontiguousarray(new_state._data).tobytes()
         if len(raw) != _STATE_BYTES:
-            raise RuntimeError(f"Expected a retrograd generator state of size {_STATE_BYTES} but "
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
-        self._seed = int.from_bytes(raw[0:8], "little")
-        self._bits.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[8:24], "little"),
-                      "inc": int.from_bytes(raw[24:40], "little")},
-            "has_uint32": raw[40], "uinteger": int.from_bytes(raw[44:48], "little")}
+        fields = _STATE.unpack(raw)
+        seed, left, _seeded, nxt = fields[:4]
+        key = np.array(fields[4:4 + _N], dtype=np.uint64).astype(np.uint32)
+        normal_y, normal_valid, float_normal, float_valid = (
+            fields[4 + _N + 1], fields[4 + _N + 3], fields[4 + _N + 4], fields[4 + _N + 5])
+        if not (1 <= left <= _N and 0 <= nxt <= _N):
+            raise RuntimeError("The legacy_pod.left and legacy_pod.next fields of the RNG state "
+                               "are out of range")
+        self._seed = seed
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": key, "pos": _N if left == 1 else nxt}}
+        self._np.normal_cache = normal_y if normal_valid else None
+        self._float_normal = float_normal if float_valid else None
         return self
 
     def get_offset(self) -> int:
@@ -143,7 +187,7 @@ class Generator:
         return g
 
     @property
-    def np(self) -> np.random.Generator:
+    def np(self) -> TS.TorchStream:
         return self._np
 
     def __repr__(self) -> str:
@@ -190,7 +234,7 @@ def _sampler(fn, unbatched=None):
     return sampler
 
 
-def gen(generator: Generator | None) -> np.random.Generator:
+def gen(generator: Generator | None) -> TS.TorchStream:
     """The NumPy generator to draw from: the given one, or the default."""
     if draw_hooks:
         draw_hooks[-1]()
@@ -199,6 +243,12 @@ def gen(generator: Generator | None) -> np.random.Generator:
     if not isinstance(generator, Generator):
         raise TypeError(f"expected a retrograd.Generator, but got {type(generator).__name__}")
     return generator._np
+
+
+def random_int64(generator: Generator | None = None) -> int:
+    """torch.empty((), dtype=torch.int64).random_(generator=generator).item(): the draw torch's
+    data loaders and samplers seed with."""
+    return int(TS.integers(gen(generator), 1, 0, 2**63)[0])
 
 
 def manual_seed(seed) -> Generator:
@@ -239,7 +289,7 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
 # --- sampling in a dtype ---------------------------------------------------------------------
 
 
-def _g(generator) -> np.random.Generator:
+def _g(generator) -> TS.TorchStream:
     return gen(generator)
 
 
@@ -268,7 +318,7 @@ def _randint_kernel(generator, low: int, high: int, shape: tuple, d: D.dtype) ->
 
 
 def _randperm_kernel(generator, n: int, dt: np.dtype) -> np.ndarray:
-    return _g(generator).permutation(n).astype(dt)
+    return TS.permutation(_g(generator), n).astype(dt)
 
 
 # the *_like draws make their result laid out as empty_like's (shape and element strides)
@@ -292,9 +342,7 @@ def _randint_like_kernel(generator, low: int, high: int, shape: tuple, strides: 
 
 
 def _normal_kernel(generator, mean: float, std: float, shape: tuple, d: D.dtype) -> np.ndarray:
-    t = _np_float(d)
-    z = standard_normal(_g(generator), shape, d).astype(t, copy=False)
-    return (z * t(std) + t(mean)).astype(d.np, copy=False)
+    return normal_samples(_g(generator), shape, d, mean, std)
 
 
 # --- factories -------------------------------------------------------------------------------
@@ -422,7 +470,7 @@ def randperm(n, *, generator: Generator | None = None, out=None, dtype: D.dtype 
     _check_device(device, layout)
     if out is None and not requires_grad:
         return _result(draw(_randperm_kernel, generator, n, np.dtype(d.np)), out, False)
-    return _result(_g(generator).permutation(n).astype(d.np), out, requires_grad)
+    return _result(TS.permutation(_g(generator), n).astype(d.np), out, requires_grad)
 
 
 def _like_array(input, dtype, memory_format=None) -> tuple:
@@ -485,9 +533,10 @@ def randint_like(input, *args, generator: Generator | None = None, dtype: D.dtyp
 def _normal_tensor_float(mean, std, generator):
     d = _float_dtype_of(mean, "normal_kernel_cpu")
     _check_std(std)
-    z = standard_normal(_g(generator), mean.shape, d)
+    # torch draws normal(0, std) and adds the means
+    z = normal_samples(_g(generator), mean.shape, d, 0.0, std)
     t = _np_float(d)
-    return (z.astype(t, copy=False) * t(std) + mean.astype(t, copy=False)).astype(d.np, copy=False)
+    return (z.astype(t, copy=False) + mean.astype(t, copy=False)).astype(d.np, copy=False)
 
 
 def _normal_float_tensor(mean, std, generator):
@@ -597,17 +646,20 @@ def _declare_ops():
 def _normal_inplace(a, mean, std, generator):
     d = _float_dtype_of(a, "normal_kernel_cpu")
     _check_std(std)
-    t = _np_float(d)
-    z = standard_normal(_g(generator), a.shape, d).astype(t, copy=False)
-    a[...] = z * t(std) + t(mean)
+    view = TS.memory_order(a)  # torch fills a in memory order
+    view[...] = normal_samples(_g(generator), view.shape, d, mean, std, a.flags.c_contiguous)
 
 
 def _uniform_inplace(a, low, high, generator):
     d = _float_dtype_of(a, "check_uniform_bounds")
     _check_uniform(low, high, d)
+    view = TS.memory_order(a)  # torch fills a in memory order
+    if d is D.float32 or d is D.float64:
+        view[...] = TS.uniform(_g(generator), a.size, d.np, low, high).reshape(view.shape)
+        return
     t = _np_float(d)
-    u = uniform01(_g(generator), a.shape, d).astype(t, copy=False)
-    a[...] = u * t(high - low) + t(low)
+    u = uniform01(_g(generator), view.shape, d).astype(t, copy=False)
+    view[...] = u * t(high - low) + t(low)
 
 
 def _bernoulli(a, generator):
@@ -615,23 +667,28 @@ def _bernoulli(a, generator):
     if d.category != D._FLOAT:
         raise not_implemented("bernoulli_tensor_cpu_p_", d.np)
     _check_p_tensor(a)
-    u = _g(generator).random(a.shape)
-    return (u < a).astype(a.dtype)
+    return TS.bernoulli(_g(generator), a, a.size, a.dtype != np.float64).reshape(
+        a.shape).astype(a.dtype)
 
 
 def _bernoulli_p(a, p, generator):
     _check_p(p)
-    return (_g(generator).random(a.shape) < p).astype(a.dtype)
+    return TS.bernoulli(_g(generator), p, a.size, False).reshape(a.shape).astype(a.dtype)
 
 
 def _bernoulli_inplace_float(a, p, generator):
     _check_p(p)
-    a[...] = _g(generator).random(a.shape) < p
+    view = TS.memory_order(a)
+    view[...] = TS.bernoulli(_g(generator), p, a.size, False).reshape(view.shape)
 
 
 def _bernoulli_inplace_tensor(a, p, generator):
     _check_p_tensor(p)
-    a[...] = _g(generator).random(a.shape) < _expand_to(p, a.shape)
+    view, pv = TS.memory_order(a), _expand_to(p, a.shape)
+    if view is not a:
+        pv = pv.transpose(sorted(range(a.ndim), key=lambda i: (-abs(a.strides[i]), i)))
+    view[...] = TS.bernoulli(_g(generator), pv, a.size, p.dtype != np.float64).reshape(
+        view.shape)
 
 
 def _random_from(a, low, high, generator):
@@ -639,29 +696,30 @@ def _random_from(a, low, high, generator):
     if high is None:
         high = _full_range(d)[1]
     _check_range(low, high, d)
-    a[...] = _integers(_g(generator), low, high, a.shape, d)
+    view = TS.memory_order(a)
+    view[...] = _integers(_g(generator), low, high, view.shape, d)
 
 
 def _random_to(a, high, generator):
     d = D.from_numpy_dtype(a.dtype)
     _check_range(0, high, d)
-    a[...] = _integers(_g(generator), 0, high, a.shape, d)
+    view = TS.memory_order(a)
+    view[...] = _integers(_g(generator), 0, high, view.shape, d)
 
 
 def _random_full(a, generator):
     d = D.from_numpy_dtype(a.dtype)
     low, high = _full_range(d)
-    a[...] = _integers(_g(generator), low, high, a.shape, d)
+    view = TS.memory_order(a)
+    view[...] = _integers(_g(generator), low, high, view.shape, d)
 
 
 def _exponential_inplace(a, lambd, generator):
     _continuous(a, "Exponential")
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    d = D.from_numpy_dtype(a.dtype)
-    t = _np_float(d)
-    e = _g(generator).standard_exponential(a.shape, dtype=t)
-    a[...] = e / t(lambd)
+    view = TS.memory_order(a)
+    view[...] = TS.exponential(_g(generator), a.size, lambd).reshape(view.shape)
 
 
 def _cauchy_inplace(a, median, sigma, generator):

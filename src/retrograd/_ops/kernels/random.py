@@ -9,6 +9,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _warning_site as _ws
+from retrograd._ops.kernels import torch_sampling as TS
 from retrograd._ops.layout import not_implemented
 
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8_e4m3fn": 4,
@@ -20,22 +21,30 @@ _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
             "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
 
 
-def uniform01(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
-    """Uniform [0, 1) samples of dtype d; narrow floats use as many bits as they hold."""
-    if d is D.float32:
-        return g.random(shape, dtype=np.float32)
-    if d is D.float64:
-        return g.random(shape)
+def uniform01(g: TS.TorchStream, shape: tuple, d: D.dtype) -> np.ndarray:
+    """Uniform [0, 1) samples of dtype d, torch's (NOTE [torch's random streams]); the narrow
+    floats use as many random bits as they hold, so they stay below 1."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if d is D.float32 or d is D.float64:
+        return TS.uniform(g, n, d.np, 0.0, 1.0).reshape(shape)
     bits = _DIGITS[d.name]
-    ints = g.integers(0, 1 << bits, shape, dtype=np.int32)
-    return (ints.astype(np.float32) * np.float32(2.0 ** -bits)).astype(d.np)
+    ints = TS.raw32(g, n) & np.uint64((1 << bits) - 1)
+    return (ints.astype(np.float32) * np.float32(2.0 ** -bits)).astype(d.np).reshape(shape)
 
 
-def standard_normal(g: np.random.Generator, shape: tuple, d: D.dtype) -> np.ndarray:
-    if d is D.float64:
-        return g.standard_normal(shape)
-    out = g.standard_normal(shape, dtype=np.float32)
-    return out if d is D.float32 else out.astype(d.np)
+def standard_normal(g: TS.TorchStream, shape: tuple, d: D.dtype) -> np.ndarray:
+    """Standard normal samples of dtype d, in a new (contiguous) array, torch's."""
+    return normal_samples(g, shape, d, 0.0, 1.0)
+
+
+def normal_samples(g: TS.TorchStream, shape: tuple, d: D.dtype, mean: float, std: float,
+                   contiguous: bool = True) -> np.ndarray:
+    """normal_(mean, std)'s samples of dtype d in the order torch writes them (NOTE [torch's
+    random streams]); the narrow floats computed in float32."""
+    n = int(np.prod(shape, dtype=np.int64))
+    t = d.np if d is D.float64 or d is D.float32 else np.float32
+    out = TS.normal(g, n, t, mean, std, contiguous).reshape(shape)
+    return out if out.dtype == d.np else out.astype(d.np)
 
 
 def _np_float(d: D.dtype):
@@ -73,9 +82,11 @@ def _check_range(low: int, high: int, d: D.dtype) -> None:
                     "please fix the code in advance", UserWarning, stacklevel=4)
 
 
-def _integers(g: np.random.Generator, low: int, high: int, shape: tuple, d: D.dtype
+def _integers(g: TS.TorchStream, low: int, high: int, shape: tuple, d: D.dtype
               ) -> np.ndarray:
-    return g.integers(low, high, shape, dtype=np.int64).astype(d.np)
+    """random_(low, high)'s integers, torch's, converted to dtype d."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return TS.integers(g, n, low, high).reshape(shape).astype(d.np)
 
 
 def _check_std(std: float) -> None:

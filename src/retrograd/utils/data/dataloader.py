@@ -241,7 +241,7 @@ class _BaseDataLoaderIter:
     """What a pass over a DataLoader keeps, loaded in this process or by workers."""
 
     def __init__(self, loader: DataLoader) -> None:
-        from retrograd._ops.random import default_generator
+        from retrograd._ops.random import random_int64
 
         self._dataset = loader.dataset
         self._is_iterable = loader._is_iterable
@@ -254,8 +254,7 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         # the workers' seeds are base_seed + worker id; drawn once per iterator from the
         # loader's generator, as torch does (so a seeded generator's stream stays in step)
-        g = loader.generator if loader.generator is not None else default_generator
-        self._base_seed = int(g.np.integers(0, 2**63 - 1, dtype=np.int64))
+        self._base_seed = random_int64(loader.generator)
         self._persistent_workers = loader.persistent_workers
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._num_yielded = 0

@@ -6,10 +6,8 @@ drop_last, cut to a multiple of the number of ranks), and dealt round-robin: ran
 positions r, r + num_replicas, ...; so the ranks' shares together cover the dataset exactly once
 (plus the padding).
 
-The shuffle is torch's exactly: torch's CPU randperm is a Fisher-Yates shuffle driven by the
-32-bit words of an MT19937 seeded with the seed, and NumPy's legacy RandomState(seed) is that
-same MT19937 (same seeding), so _torch_randperm replays it. (retrograd.randperm draws from a
-different stream, so the sampler does not use it.)
+The shuffle is torch's exactly: randperm with a generator seeded with seed + epoch draws
+torch's permutation (NOTE [torch's random streams]).
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ import math
 from collections.abc import Iterator, Sized
 from typing import Any
 
-import numpy as np
-
+from retrograd._ops.random import Generator, randperm
 from retrograd.utils.data.sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -57,7 +54,8 @@ class DistributedSampler(Sampler[int]):
     def __iter__(self) -> Iterator[Any]:
         n = len(self.dataset)
         if self.shuffle:
-            indices = _torch_randperm(n, self.seed + self.epoch)
+            g = Generator().manual_seed(self.seed + self.epoch)
+            indices = randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:
@@ -79,13 +77,3 @@ class DistributedSampler(Sampler[int]):
     def set_epoch(self, epoch: int) -> None:
         """A new shuffle each epoch: call before creating the epoch's DataLoader iterator."""
         self.epoch = epoch
-
-
-def _torch_randperm(n: int, seed: int) -> list[int]:
-    """torch.randperm(n, generator=torch.Generator().manual_seed(seed)) on CPU."""
-    words = np.frombuffer(np.random.RandomState(seed % 2**32).bytes(4 * max(n - 1, 0)), "<u4")
-    perm = list(range(n))
-    for i, w in enumerate(words.tolist()):
-        j = i + w % (n - i)
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm

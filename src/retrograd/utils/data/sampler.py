@@ -14,10 +14,9 @@ T_co = TypeVar("T_co", covariant=True)
 
 def _fresh_generator():
     """A generator seeded from the global one: what a sampler without a generator draws from."""
-    from retrograd._ops.random import Generator, default_generator
+    from retrograd._ops.random import Generator, random_int64
 
-    seed = int(default_generator.np.integers(0, 2**63 - 1, dtype="int64"))
-    return Generator().manual_seed(seed)
+    return Generator().manual_seed(random_int64())
 
 
 class Sampler(Generic[T_co]):
