@@ -26,6 +26,16 @@ def _f64(lib):
     return lib.float64
 
 
+def _probs(lib):
+    p = np.random.default_rng(1).random((3, 6)).astype(np.float32)
+    p[1, 2] = 0
+    return lib.from_numpy(p)
+
+
+def _signs(lib):
+    return lib.from_numpy(np.random.default_rng(2).standard_normal((30, 7)).astype(np.float32))
+
+
 # each drawn bit for bit as torch draws it
 EXACT = {
     "rand": lambda L: L.rand(1000),
@@ -63,6 +73,16 @@ EXACT = {
     "random_(3, 9)": lambda L: L.empty(50, dtype=L.int32).random_(3, 9),
     "exponential_": lambda L: L.empty(300).exponential_(1.7),
     "exponential_ float64": lambda L: L.empty(300, dtype=L.float64).exponential_(1.7),
+    "log_normal_": lambda L: L.empty(300, dtype=L.float64).log_normal_(0.5, 0.7),
+    "cauchy_": lambda L: L.empty(300, dtype=L.float64).cauchy_(0.5, 2.0),
+    "geometric_": lambda L: L.empty(300, dtype=L.int64).geometric_(0.3),
+    "multinomial with replacement": lambda L: L.multinomial(_probs(L), 40, replacement=True),
+    "multinomial without": lambda L: L.multinomial(_probs(L), 4),
+    "multinomial one": lambda L: L.multinomial(_probs(L).double(), 1, replacement=True),
+    "Categorical": lambda L: L.distributions.Categorical(logits=_probs(L)).sample((6,)),
+    "rrelu": lambda L: L.nn.functional.rrelu(_signs(L), training=True),
+    "rrelu float64 transposed": lambda L: L.nn.functional.rrelu(_signs(L).double().t(), 0.1,
+                                                                0.7, training=True),
     "nn.Linear": lambda L: L.cat([L.nn.Linear(20, 30).weight.flatten(),
                                   L.nn.Linear(20, 30).bias]),
     "nn.Conv2d": lambda L: L.nn.Conv2d(3, 8, 3).weight,
@@ -126,6 +146,7 @@ def _data_orders(lib, data):
     out.append(list(sampler))
     out.append(list(data.RandomSampler(ds, replacement=True, num_samples=40)))
     out.append([list(s.indices) for s in data.random_split(ds, [0.3, 0.7])])
+    out.append(list(data.WeightedRandomSampler([0.1, 0.5, 0.4, 0.2], 20)))
     g = lib.Generator().manual_seed(11)
     out.append([b[0].tolist() for b in data.DataLoader(ds, batch_size=25, shuffle=True,
                                                        generator=g)])

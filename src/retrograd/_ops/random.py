@@ -723,27 +723,26 @@ def _exponential_inplace(a, lambd, generator):
 
 
 def _cauchy_inplace(a, median, sigma, generator):
-    d = _continuous(a, "Cauchy")
+    _continuous(a, "Cauchy")
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    t = _np_float(d)
-    u = uniform01(_g(generator), a.shape, D.float64 if t is np.float64 else D.float32)
-    a[...] = t(median) + t(sigma) * np.tan(t(np.pi) * (u - t(0.5)))
+    view = TS.memory_order(a)
+    view[...] = TS.cauchy(_g(generator), a.size, median, sigma).reshape(view.shape)
 
 
 def _log_normal_inplace(a, mean, std, generator):
-    d = _float_dtype_of(a, "log_normal_cpu")
+    _float_dtype_of(a, "log_normal_cpu")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    t = _np_float(d)
-    z = standard_normal(_g(generator), a.shape, d).astype(t, copy=False)
-    a[...] = np.exp(z * t(std) + t(mean))
+    view = TS.memory_order(a)
+    view[...] = TS.log_normal(_g(generator), a.size, mean, std).reshape(view.shape)
 
 
 def _geometric_inplace(a, p, generator):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    a[...] = _g(generator).geometric(p, a.shape)
+    view = TS.memory_order(a)
+    view[...] = TS.geometric(_g(generator), a.size, p).reshape(view.shape)
 
 
 OPS = _declare_ops()
@@ -866,20 +865,26 @@ def _multinomial_kernel(generator, probs: np.ndarray, num_samples: int,
     if rows.shape[0] and (rows.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     g = _g(generator)
-    if replacement:
-        # one searchsorted over all rows: row r's cdf is shifted into [r, r + 1]
-        cdf = np.cumsum(rows, axis=1)
-        cdf /= cdf[:, -1:]
-        shift = np.arange(rows.shape[0], dtype=np.float64)[:, None]
-        u = g.random((rows.shape[0], num_samples)) + shift
-        idx = np.searchsorted((cdf + shift).ravel(), u.ravel(), side="right")
-        idx = idx.reshape(u.shape) - (shift * n_cat).astype(np.int64)
-        idx = np.minimum(idx, n_cat - 1)
+    work = probs.reshape(-1, n_cat)
+    t = work.dtype if work.dtype in (np.float32, np.float64) else np.float32
+    work = work.astype(t, copy=False)
+    if replacement and num_samples > 1:
+        # torch's: each row's running sum in the input's precision, divided by its total,
+        # the last set to 1; then per sample a 53-bit uniform and a binary search for the
+        # first bucket whose bound is not below it (rows in order, a row's samples in order)
+        cum = np.cumsum(work, axis=1, dtype=t)
+        cum /= cum[:, -1:]
+        cum[:, -1] = 1
+        u = TS.unit(g, work.shape[0] * num_samples, True).reshape(-1, num_samples)
+        idx = np.stack([np.searchsorted(c.astype(np.float64), row, side="left")
+                        for c, row in zip(cum, u)]) if work.shape[0] else \
+            np.zeros((0, num_samples), np.int64)
     else:
-        # exponential race: the k smallest of E_i / p_i are a draw without replacement
-        with np.errstate(divide="ignore"):
-            keys = g.standard_exponential(rows.shape) / rows
-        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+        # torch's exponential race: the largest of p / q, q ~ Exp(1) drawn in p's dtype
+        q = TS.exponential(g, work.size, 1.0).astype(t).reshape(work.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = work / q
+        idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     return idx.astype(np.int64).reshape(probs.shape[:-1] + (num_samples,))
 
 

@@ -56,12 +56,21 @@ rrelu_with_noise_ = op(f"rrelu_with_noise_(Tensor(a!) self, {_SCHEMA_ARGS}) -> T
                        grads={"self": _grad_from_result}, function=False, method=False)
 
 
-def _uniform_slopes(generator, shape: tuple, dt: np.dtype, lower: float,
+def _uniform_slopes(generator, negative: np.ndarray, dt: np.dtype, lower: float,
                     upper: float) -> np.ndarray:
+    """torch's slopes: a uniform(lower, upper) double for each element that is not positive
+    (in order; the others draw nothing), 1 elsewhere."""
+    from retrograd._ops.kernels import torch_sampling as TS
     from retrograd._ops.random import gen
 
-    u = gen(generator).random(shape)
-    return (u * (upper - lower) + lower).astype(dt)
+    mask = np.ascontiguousarray(negative, dtype=bool)
+    slopes = np.ones(mask.shape, dt)
+    if dt != np.float64:  # the bounds are held in the input's float type first
+        lower, upper = float(np.float32(lower)), float(np.float32(upper))
+    # (torch's rrelu kernel is built without fused multiply-adds, unlike uniform_'s)
+    u = TS.unit(gen(generator), int(mask.sum()), True)
+    slopes[mask] = u * (upper - lower) + lower
+    return slopes
 
 
 def _noise(input: Tensor, lower: float, upper: float, training: bool, generator) -> Tensor:
@@ -72,11 +81,13 @@ def _noise(input: Tensor, lower: float, upper: float, training: bool, generator)
     if not training or a.dtype.kind not in "fV":
         return _wrap(np.zeros((0,), a.dtype))
 
-    def draw_noise():  # one per vmap batch member (NOTE [Random draws under vmap])
-        return _wrap(draw(_uniform_slopes, generator, a.shape, a.dtype, float(lower), float(upper)))
+    negative = input.detach().le(0)
 
-    slopes = per_member(draw_noise)
-    return P.where(input.detach().le(0), slopes, 1.0)
+    def draw_noise():  # one per vmap batch member (NOTE [Random draws under vmap])
+        return _wrap(draw(_uniform_slopes, generator, negative, a.dtype, float(lower),
+                          float(upper)))
+
+    return per_member(draw_noise)
 
 
 def _check_bounds(lower, upper) -> None:

@@ -15,7 +15,10 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
   16 by Box-Muller (the last, partial block redrawn); fewer, or a non-contiguous target, draw
   one double Box-Muller pair per two values, the second kept for the next call;
 - bernoulli (bernoulli_, dropout): a uniform below p, in float32 for float32 probabilities;
-- exponential: -1/lambda * log1p(-u).
+- exponential: -1/lambda * log1p(-u); log_normal, cauchy and geometric from one double each;
+- multinomial: with replacement a binary search of a uniform in the normalized running sums;
+  without (or for one sample) the largest p / q with q exponential (random.py);
+- rrelu: one uniform slope per element that is not positive (rrelu.py).
 
 Every one is torch's bit for bit, except normal values in float32 from the 16-value blocks:
 torch computes their logarithm, sine and cosine with its own vectorized approximations, this
@@ -23,8 +26,8 @@ with NumPy's (about 86% of the values are torch's exactly, the others differ in 
 at most 5e-7 for standard normals).
 Logarithms in float64 are the C library's, as torch's (see _libm). The
 16-bit float types draw as float32 does and round. Samplers torch implements otherwise
-(multinomial, poisson, gamma, geometric, ...) draw from the same stream with NumPy's
-algorithms: repeatable under a seed, not torch's numbers. On Intel CPUs torch's bernoulli_
+(poisson, binomial, gamma and the distributions built on them) draw from the same stream with
+NumPy's algorithms: repeatable under a seed, not torch's numbers. On Intel CPUs torch's bernoulli_
 with a scalar p and exponential_ use MKL's own generator, so torch itself draws other numbers
 there; these are the numbers of torch's portable kernels.
 """
@@ -72,9 +75,9 @@ def unit(g: TorchStream, n: int, double: bool) -> np.ndarray:
 
 
 def _libm(fn, x: np.ndarray) -> np.ndarray:
-    """fn (math.log or math.log1p: the C library's, which torch's kernels call) on each value
-    of x. NumPy's own vectorized logarithms differ from it in the last bit for about one value
-    in 500, which would change torch's samples; its sine, cosine and square root agree."""
+    """fn (math.log, log1p, exp, tan: the C library's, which torch's kernels call) on each
+    value of x. NumPy's own vectorized versions differ from it in the last bit for about one
+    value in 500, which would change torch's samples; its sine, cosine and square root agree."""
     return np.fromiter(map(fn, x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
 
 
@@ -220,6 +223,21 @@ def bernoulli_mask(g: TorchStream, shape: tuple, p: float) -> np.ndarray:
 def exponential(g: TorchStream, n: int, lambd: float) -> np.ndarray:
     """n draws of exponential_(lambd) as float64: -1/lambd * log1p(-u)."""
     return (-1.0 / lambd) * _libm(math.log1p, -unit(g, n, True))
+
+
+def log_normal(g: TorchStream, n: int, mean: float, std: float) -> np.ndarray:
+    """n draws of log_normal_(mean, std) as float64: exp of the double normal pairs."""
+    return _libm(math.exp, fma64(_double_normals(g, n), std, mean))
+
+
+def cauchy(g: TorchStream, n: int, median: float, sigma: float) -> np.ndarray:
+    """n draws of cauchy_(median, sigma) as float64: median + sigma tan(pi (u - 1/2))."""
+    return median + sigma * _libm(math.tan, np.pi * (unit(g, n, True) - 0.5))
+
+
+def geometric(g: TorchStream, n: int, p: float) -> np.ndarray:
+    """n draws of geometric_(p) as float64: ceil(log(u) / log1p(-p))."""
+    return np.ceil(_libm(math.log, unit(g, n, True)) / math.log1p(-p))
 
 
 def memory_order(a: np.ndarray) -> np.ndarray:
