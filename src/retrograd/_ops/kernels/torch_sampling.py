@@ -20,24 +20,24 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
   without (or for one sample) the largest p / q with q exponential (random.py);
 - rrelu: one uniform slope per element that is not positive (rrelu.py).
 
-Every one is torch's bit for bit, except normal values in float32 from the 16-value blocks:
-torch computes their logarithm, sine and cosine with its own vectorized approximations, this
-with NumPy's (about 86% of the values are torch's exactly, the others differ in the last bits:
-at most 5e-7 for standard normals).
-Logarithms in float64 are the C library's, as torch's (see _libm). The
-16-bit float types draw as float32 does and round. Samplers torch implements otherwise
-(poisson, binomial, gamma and the distributions built on them) draw from the same stream with
-NumPy's algorithms: repeatable under a seed, not torch's numbers. On Intel CPUs torch's bernoulli_
-with a scalar p and exponential_ use MKL's own generator, so torch itself draws other numbers
-there; these are the numbers of torch's portable kernels.
+Every one is torch's bit for bit in float32 and float64: float32 normal blocks with the
+vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
+CPUs), float64 ones with the C library's functions as torch's (_libm). The 16-bit float types
+are not torch's numbers: they draw as float32 does and round. Samplers torch implements
+otherwise (poisson, binomial, gamma and the distributions built on them) draw from the same
+stream with NumPy's algorithms: repeatable under a seed, not torch's numbers. On Intel CPUs
+torch's bernoulli_ with a scalar p and exponential_ use MKL's own generator, so torch itself
+draws other numbers there; these are the numbers of torch's portable kernels.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+
+from retrograd._ops.kernels import vector_mathfun
+from retrograd._ops.kernels.vector_mathfun import fma32
 
 _M24 = np.uint64((1 << 24) - 1)
 _M53 = np.uint64((1 << 53) - 1)
@@ -68,10 +68,12 @@ def raw64(g: TorchStream, n: int) -> np.ndarray:
 
 
 def unit(g: TorchStream, n: int, double: bool) -> np.ndarray:
-    """n uniforms in [0, 1) as float64: 53 bits of random64() for double, else 24 of random()."""
+    """n uniforms in [0, 1): 53 bits of random64() as float64 for double, else the low 24 bits
+    of random() as float32 (exact either way)."""
     if double:
-        return (raw64(g, n) & _M53).astype(np.float64) * 2.0 ** -53
-    return (raw32(g, n) & _M24).astype(np.float64) * 2.0 ** -24
+        return (raw64(g, n) & _M53).view(np.int64).astype(np.float64) * 2.0 ** -53
+    low = raw32(g, n).view(np.uint32)[0::2]  # (the draws are below 2**32: little-endian halves)
+    return (low & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def _libm(fn, x: np.ndarray) -> np.ndarray:
@@ -103,15 +105,6 @@ def fma64(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
     return s + (t + e)
 
 
-def fma32(x: np.ndarray, scale: np.float32, shift: np.float32) -> np.ndarray:
-    """x * scale + shift with one rounding to float32, for float32 x (as float64), scale and
-    shift: the product is exact in float64; the sum's error decides a tie of the rounding."""
-    p = x * np.float64(scale)
-    s, err = _two_sum(p, np.float64(shift))
-    s = np.where(err > 0, np.nextafter(s, np.inf), np.where(err < 0, np.nextafter(s, -np.inf), s))
-    return s.astype(np.float32)
-
-
 def uniform(g: TorchStream, n: int, np_dtype, low: float, high: float) -> np.ndarray:
     """n samples of uniform_(low, high) in np_dtype, in order."""
     if np_dtype == np.float64:
@@ -119,7 +112,7 @@ def uniform(g: TorchStream, n: int, np_dtype, low: float, high: float) -> np.nda
         return x if low == 0.0 and high == 1.0 else fma64(x, high - low, low)
     lo, hi = np.float32(low), np.float32(high)
     if lo == 0.0 and hi == 1.0:  # x * 1 + 0 is exact
-        out = unit(g, n, False).astype(np.float32)
+        out = unit(g, n, False)
     else:
         out = fma32(unit(g, n, False), np.float32(hi - lo), lo)
     return out if np_dtype == np.float32 else out.astype(np_dtype)
@@ -173,20 +166,22 @@ def _double_normals(g: TorchStream, n: int) -> np.ndarray:
 
 def _box_muller_blocks(u: np.ndarray, mean: float, std: float, double: bool) -> np.ndarray:
     """torch's normal_fill_16 on rows of 16 uniforms: values 0-7 become r cos(theta), 8-15
-    r sin(theta), with r from 1 - u[0:8] and theta from u[8:16]; then * std + mean, fused."""
-    t: Any = np.float64 if double else np.float32
-    u = u.astype(t).reshape(-1, _BLOCK)  # float32 uniforms are exact in either type
-    u1 = t(1.0) - u[:, :8]  # exact
-    radius = np.sqrt(t(-2.0) * (_libm(math.log, u1) if double else np.log(u1)))
-    theta = t(2.0 * np.pi) * u[:, 8:]
-    out = np.empty(u.shape, t)
-    out[:, :8] = radius * np.cos(theta)
-    out[:, 8:] = radius * np.sin(theta)
-    if std == 1.0 and mean == 0.0:
-        return out.reshape(-1)
+    r sin(theta), with r from 1 - u[0:8] and theta from u[8:16]; then * std + mean, fused.
+    float64 uses the C library's functions as torch's scalar code; float32 torch's vectorized
+    approximations (vector_mathfun)."""
     if double:
-        return fma64(out.reshape(-1), std, mean)
-    return fma32(out.reshape(-1).astype(np.float64), np.float32(std), np.float32(mean))
+        u = u.reshape(-1, _BLOCK)
+        radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - u[:, :8]))  # (1 - u is exact)
+        theta = 2.0 * np.pi * u[:, 8:]
+        out = np.empty(u.shape)
+        out[:, :8] = radius * np.cos(theta)
+        out[:, 8:] = radius * np.sin(theta)
+        flat = out.reshape(-1)
+        return flat if std == 1.0 and mean == 0.0 else fma64(flat, std, mean)
+    flat32 = vector_mathfun.box_muller(u.reshape(-1, _BLOCK)).reshape(-1)
+    if std == 1.0 and mean == 0.0:
+        return flat32
+    return fma32(flat32, np.float32(std), np.float32(mean))
 
 
 def normal(g: TorchStream, n: int, np_dtype, mean: float, std: float,
@@ -209,8 +204,7 @@ def bernoulli(g: TorchStream, p, n: int, single: bool) -> np.ndarray:
     """n draws of bernoulli(p) as bool: a uniform below p (24-bit float32 uniforms and p for a
     float32 probability tensor, else 53-bit doubles)."""
     if single:
-        u = unit(g, n, False).astype(np.float32)
-        return u < np.asarray(p, np.float32).reshape(-1)
+        return unit(g, n, False) < np.asarray(p, np.float32).reshape(-1)
     return unit(g, n, True) < np.asarray(p, np.float64).reshape(-1)
 
 
