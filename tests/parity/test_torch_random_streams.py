@@ -32,6 +32,10 @@ def _probs(lib):
     return lib.from_numpy(p)
 
 
+def _rates(lib):
+    return lib.from_numpy((np.random.default_rng(3).random(400) * 30).astype(np.float32))
+
+
 def _signs(lib):
     return lib.from_numpy(np.random.default_rng(2).standard_normal((30, 7)).astype(np.float32))
 
@@ -85,6 +89,20 @@ EXACT = {
     "rrelu": lambda L: L.nn.functional.rrelu(_signs(L), training=True),
     "rrelu float64 transposed": lambda L: L.nn.functional.rrelu(_signs(L).double().t(), 0.1,
                                                                 0.7, training=True),
+    "poisson": lambda L: L.poisson(_rates(L)),
+    "poisson float64": lambda L: L.poisson(_rates(L).double()),
+    "binomial": lambda L: L.binomial(L.full((300,), 50.0), L.linspace(0, 1, 300)),
+    "binomial float64": lambda L: L.binomial(L.full((300,), 900.0, dtype=L.float64),
+                                             L.linspace(0, 1, 300, dtype=L.float64)),
+    "Gamma": lambda L: L.distributions.Gamma(_rates(L) / 7, 2.0).sample(),
+    "Gamma float64": lambda L: L.distributions.Gamma(_rates(L).double() / 7, 2.0).sample(),
+    "Gamma, then a normal": lambda L: L.cat([
+        L.distributions.Gamma(L.tensor([0.5, 2.0, 7.0], dtype=L.float64),
+                              L.ones(3, dtype=L.float64)).sample((3,)).flatten(),
+        L.randn(3, dtype=L.float64)]),
+    "StudentT": lambda L: L.distributions.StudentT(L.tensor([3.0])).sample((20,)),
+    "NegativeBinomial": lambda L: L.distributions.NegativeBinomial(
+        5.0, L.tensor([0.3])).sample((20,)),
     "nn.Linear": lambda L: L.cat([L.nn.Linear(20, 30).weight.flatten(),
                                   L.nn.Linear(20, 30).bias]),
     "nn.Conv2d": lambda L: L.nn.Conv2d(3, 8, 3).weight,

@@ -1,5 +1,5 @@
-"""torch.poisson and torch.binomial: counts drawn from retrograd's generator (the default one,
-or `generator=`). poisson's node is PoissonBackward0 (a zero gradient); binomial's derivative
+"""torch.poisson and torch.binomial: torch's counts, drawn from the default generator or
+`generator=`. poisson's node is PoissonBackward0 (a zero gradient); binomial's derivative
 is not implemented, as in torch."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._ops.kernels import torch_rejection as TR
 from retrograd._ops.layout import not_implemented, type_name
 from retrograd._ops.pointwise import _no_derivative, _not_implemented_node
 from retrograd._ops.random import _plain_probabilities, _sampler, _zeros_of, gen
@@ -20,8 +21,7 @@ def _poisson(rates: np.ndarray, generator) -> np.ndarray:
         raise not_implemented("poisson_cpu", rates.dtype)
     if (rates < 0).any():
         raise RuntimeError(POISSON_RATE)
-    # NumPy draws in float64 rates; the counts come back in the rates' dtype
-    return gen(generator).poisson(rates.astype(np.float64)).astype(rates.dtype)
+    return TR.poisson(gen(generator), rates)  # torch's draws (NOTE [torch's random streams])
 
 
 def _binomial(count: np.ndarray, prob: np.ndarray, generator) -> np.ndarray:
@@ -31,11 +31,9 @@ def _binomial(count: np.ndarray, prob: np.ndarray, generator) -> np.ndarray:
     if prob.dtype != count.dtype:
         raise RuntimeError(f"Found dtype {type_name(prob.dtype)} but expected "
                            f"{type_name(count.dtype)}")
-    n, p = np.broadcast_arrays(count, prob)
-    # a probability outside [0, 1] draws as its nearest bound (all or none of the trials)
-    p = np.clip(p.astype(np.float64), 0.0, 1.0)
-    draws = gen(generator).binomial(n.astype(np.int64), p)
-    return draws.astype(count.dtype)
+    # torch's draws (NOTE [torch's random streams]); a probability outside [0, 1] draws as
+    # its nearest bound (all or none of the trials)
+    return TR.binomial(gen(generator), count, prob)
 
 
 _poisson_op = op("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson,

@@ -1,6 +1,6 @@
-"""Samplers NumPy has and retrograd's op library does not (Poisson, binomial, standard gamma),
-drawn from retrograd's generator through the ops layer's `draw` (so a compiled graph records
-them as it records any other draw)."""
+"""The distributions' Poisson, binomial and standard gamma draws: torch's (NOTE [torch's random
+streams]), through the ops layer's `draw` (so a compiled graph records them as it records any
+other draw)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,22 @@ from typing import Any
 import numpy as np
 
 import retrograd
+from retrograd._ops.kernels import torch_rejection as TR
 from retrograd._ops.random import draw, gen
 from retrograd._tensor import Tensor
 
 
 def _poisson_kernel(rate: np.ndarray) -> np.ndarray:
-    return gen(None).poisson(rate).astype(rate.dtype)
+    return TR.poisson(gen(None), rate)
 
 
 def _binomial_kernel(count: np.ndarray, probs: np.ndarray) -> np.ndarray:
-    return gen(None).binomial(count.astype(np.int64), probs).astype(probs.dtype)
+    return TR.binomial(gen(None), count, probs.astype(count.dtype, copy=False))
 
 
 def _standard_gamma_kernel(alpha: np.ndarray) -> np.ndarray:
-    out = gen(None).standard_gamma(alpha).astype(alpha.dtype)
-    # a draw that underflows to 0 would leave the support; torch keeps the smallest normal
-    return np.maximum(out, np.finfo(alpha.dtype).tiny)
+    # a draw that underflows to 0 would leave the support: torch keeps the smallest normal
+    return TR.standard_gamma(gen(None), alpha)
 
 
 def poisson(rate: Tensor) -> Tensor:

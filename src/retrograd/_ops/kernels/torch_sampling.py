@@ -18,14 +18,16 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
 - exponential: -1/lambda * log1p(-u); log_normal, cauchy and geometric from one double each;
 - multinomial: with replacement a binary search of a uniform in the normalized running sums;
   without (or for one sample) the largest p / q with q exponential (random.py);
-- rrelu: one uniform slope per element that is not positive (rrelu.py).
+- rrelu: one uniform slope per element that is not positive (rrelu.py);
+- standard gamma, poisson and binomial: torch's rejection samplers, value after value
+  (torch_rejection.py).
 
 Every one is torch's bit for bit in float32 and float64: float32 normal blocks with the
 vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
 CPUs), float64 ones with the C library's functions as torch's (_libm). The 16-bit float types
-are not torch's numbers: they draw as float32 does and round. Samplers torch implements
-otherwise (poisson, binomial, gamma and the distributions built on them) draw from the same
-stream with NumPy's algorithms: repeatable under a seed, not torch's numbers. On Intel CPUs
+are not torch's numbers: they draw as float32 does and round; so are not Dirichlet and Beta
+samples (torch normalizes gamma draws made in float64, retrograd in the input's dtype, for its
+reparameterized gradient). On Intel CPUs
 torch's bernoulli_ with a scalar p and exponential_ use MKL's own generator, so torch itself
 draws other numbers there; these are the numbers of torch's portable kernels.
 """
