@@ -68,13 +68,17 @@ _STATE = struct.Struct("<QiiQ624Qdddi4xf?3x")
 _STATE_BYTES = _STATE.size  # 5056, as torch's
 
 
+@functools.lru_cache(maxsize=64)  # (reseeding with the same few seeds is common)
 def _seeded_key(seed: int) -> np.ndarray:
-    """mt19937's state after seeding with the low 32 bits of seed (its init_genrand)."""
+    """mt19937's state after seeding with the low 32 bits of seed (its init_genrand); read-only
+    (the bit generator copies it)."""
     key = [seed & 0xFFFFFFFF]
     for i in range(1, _N):
         prev = key[-1]
         key.append((1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF)
-    return np.array(key, dtype=np.uint32)
+    out = np.array(key, dtype=np.uint32)
+    out.flags.writeable = False
+    return out
 
 
 # every Generator alive: the compiler puts their states back after drawing while it captures
