@@ -101,6 +101,12 @@ EXACT = {
                               L.ones(3, dtype=L.float64)).sample((3,)).flatten(),
         L.randn(3, dtype=L.float64)]),
     "StudentT": lambda L: L.distributions.StudentT(L.tensor([3.0])).sample((20,)),
+    "Dirichlet": lambda L: L.distributions.Dirichlet(
+        L.tensor([2.0, 3.0, 0.5, 1.0, 4.0, 0.1, 9.0])).sample((200,)),
+    "Dirichlet float64": lambda L: L.distributions.Dirichlet(
+        L.tensor([2.0, 3.0, 0.5], dtype=L.float64)).sample((200,)),
+    "Beta": lambda L: L.distributions.Beta(L.tensor([2.0, 0.3]), L.tensor([3.0, 0.7])).sample(
+        (100,)),
     "NegativeBinomial": lambda L: L.distributions.NegativeBinomial(
         5.0, L.tensor([0.3])).sample((20,)),
     "nn.Linear": lambda L: L.cat([L.nn.Linear(20, 30).weight.flatten(),

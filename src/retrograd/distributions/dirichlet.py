@@ -35,11 +35,16 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        g = _sampling.standard_gamma_rsample(self.concentration.expand(shape))
-        x = g / g.sum(-1, True)
-        # keep every coordinate strictly inside (0, 1), outside the graph
+        concentration = self.concentration.expand(shape)
+        # torch's draws: gamma samples made in float64, normalized there, then rounded to the
+        # concentration's dtype (NOTE [torch's random streams]); the gradient goes through the
+        # gamma draws' implicit reparameterization
+        g = _sampling.standard_gamma_rsample(concentration.double())
+        x = (g / g.sum(-1, True)).to(concentration.dtype)
+        # keep every coordinate strictly inside (0, 1), outside the graph: at least the
+        # smallest normal number, at most the float just below 1
         finfo = retrograd.finfo(x.dtype)
-        x.detach().clamp_(min=finfo.tiny, max=1 - finfo.eps)
+        x.detach().clamp_(min=finfo.tiny, max=1 - finfo.eps / 2)
         return x
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -25,9 +25,10 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
 Every one is torch's bit for bit in float32 and float64: float32 normal blocks with the
 vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
 CPUs), float64 ones with the C library's functions as torch's (_libm). The 16-bit float types
-are not torch's numbers: they draw as float32 does and round; so are not Dirichlet and Beta
-samples (torch normalizes gamma draws made in float64, retrograd in the input's dtype, for its
-reparameterized gradient). On Intel CPUs
+are not torch's numbers: they draw as float32 does and round. Dirichlet and Beta normalize
+float64 gamma draws as torch's do; in float64 with more than three categories the sum may
+round differently from torch's in the last bit (its vectorized reduction adds in another
+order). On Intel CPUs
 torch's bernoulli_ with a scalar p and exponential_ use MKL's own generator, so torch itself
 draws other numbers there; these are the numbers of torch's portable kernels.
 """
