@@ -658,12 +658,7 @@ def _uniform_inplace(a, low, high, generator):
     d = _float_dtype_of(a, "check_uniform_bounds")
     _check_uniform(low, high, d)
     view = TS.memory_order(a)  # torch fills a in memory order
-    if d is D.float32 or d is D.float64:
-        view[...] = TS.uniform(_g(generator), a.size, d.np, low, high).reshape(view.shape)
-        return
-    t = _np_float(d)
-    u = uniform01(_g(generator), view.shape, d).astype(t, copy=False)
-    view[...] = u * t(high - low) + t(low)
+    view[...] = TS.uniform(_g(generator), a.size, d.np, low, high).reshape(view.shape)
 
 
 def _bernoulli(a, generator):

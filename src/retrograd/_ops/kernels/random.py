@@ -22,14 +22,9 @@ _C_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
 
 
 def uniform01(g: TS.TorchStream, shape: tuple, d: D.dtype) -> np.ndarray:
-    """Uniform [0, 1) samples of dtype d, torch's (NOTE [torch's random streams]); the narrow
-    floats use as many random bits as they hold, so they stay below 1."""
+    """Uniform [0, 1) samples of dtype d, torch's (NOTE [torch's random streams])."""
     n = int(np.prod(shape, dtype=np.int64))
-    if d is D.float32 or d is D.float64:
-        return TS.uniform(g, n, d.np, 0.0, 1.0).reshape(shape)
-    bits = _DIGITS[d.name]
-    ints = TS.raw32(g, n) & np.uint64((1 << bits) - 1)
-    return (ints.astype(np.float32) * np.float32(2.0 ** -bits)).astype(d.np).reshape(shape)
+    return TS.uniform(g, n, d.np, 0.0, 1.0).reshape(shape)
 
 
 def standard_normal(g: TS.TorchStream, shape: tuple, d: D.dtype) -> np.ndarray:

@@ -24,8 +24,10 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
 
 Every one is torch's bit for bit in float32 and float64: float32 normal blocks with the
 vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
-CPUs), float64 ones with the C library's functions as torch's (_libm). The 16-bit float types
-are not torch's numbers: they draw as float32 does and round. Dirichlet and Beta normalize
+CPUs), float64 ones with the C library's functions as torch's (_libm). In the 16-bit float
+types the uniform draws are torch's too (the float32 value rounded, `to` mapped to `from`);
+their normals are not (torch transforms the rounded uniforms with float functions of its C
+library). Dirichlet and Beta normalize
 float64 gamma draws as torch's do; in float64 with more than three categories the sum may
 round differently from torch's in the last bit (its vectorized reduction adds in another
 order). On Intel CPUs
@@ -118,7 +120,14 @@ def uniform(g: TorchStream, n: int, np_dtype, low: float, high: float) -> np.nda
         out = unit(g, n, False)
     else:
         out = fma32(unit(g, n, False), np.float32(hi - lo), lo)
-    return out if np_dtype == np.float32 else out.astype(np_dtype)
+    if np_dtype == np.float32:
+        return out
+    # the 16-bit floats: the float32 value rounded, and one that rounds onto `high` is `low`
+    # (so the range stays half-open), as torch's kernel does
+    narrow = out.astype(np_dtype)
+    bounds = np.array([low, high], np.float32).astype(np_dtype)
+    narrow[narrow == bounds[1]] = bounds[0]
+    return narrow
 
 
 def integers(g: TorchStream, n: int, low: int, high: int) -> np.ndarray:
