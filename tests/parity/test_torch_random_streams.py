@@ -176,6 +176,12 @@ def test_bad_state_is_refused_with_torch_message():
     with pytest.raises(RuntimeError, match="^Expected a CPUGeneratorImplState of size 5056 but "
                                            "found the input RNG state size to be 10$"):
         retrograd.set_rng_state(retrograd.zeros(10, dtype=retrograd.uint8))
+    bad = bytearray(before.tobytes())
+    bad[8:12] = (0).to_bytes(4, "little")  # `left`: 0 is outside 1..624
+    with pytest.raises(RuntimeError, match="^Invalid mt19937 state$"):
+        retrograd.set_rng_state(retrograd.from_numpy(np.frombuffer(bytes(bad), np.uint8).copy()))
+    with pytest.raises(RuntimeError, match="^Invalid mt19937 state$"):
+        torch.set_rng_state(torch.from_numpy(np.frombuffer(bytes(bad), np.uint8).copy()))
     assert np.array_equal(retrograd.get_rng_state().numpy(), before)
 
 

@@ -170,8 +170,7 @@ class Generator:
         normal_y, normal_valid, float_normal, float_valid = (
             fields[4 + _N + 1], fields[4 + _N + 3], fields[4 + _N + 4], fields[4 + _N + 5])
         if not (1 <= left <= _N and 0 <= nxt <= _N):
-            raise RuntimeError("The legacy_pod.left and legacy_pod.next fields of the RNG state "
-                               "are out of range")
+            raise RuntimeError("Invalid mt19937 state")
         self._seed = seed
         self._bits.state = {"bit_generator": "MT19937",
                             "state": {"key": key, "pos": _N if left == 1 else nxt}}
