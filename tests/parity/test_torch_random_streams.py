@@ -48,6 +48,8 @@ EXACT = {
     "rand float16": lambda L: L.rand(5000, dtype=L.float16),
     "uniform_ bfloat16": lambda L: L.empty(5000, dtype=L.bfloat16).uniform_(-3.3, 7.1).float(),
     "nn.Linear float16": lambda L: L.nn.Linear(20, 30, dtype=L.float16).weight,
+    "randn bfloat16": lambda L: L.randn(4800, dtype=L.bfloat16).float(),
+    "nn.Embedding float16": lambda L: L.nn.Embedding(100, 16, dtype=L.float16).weight,
     "randint": lambda L: L.randint(3, 17, (200,)),
     "randint wide": lambda L: L.randint(-2**62, 2**62, (50,)),
     "randint float": lambda L: L.randint(-5, 5, (9,), dtype=L.float32),

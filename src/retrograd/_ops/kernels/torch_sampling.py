@@ -25,9 +25,10 @@ torch's CPU kernels do, so that after `manual_seed(s)` a program draws torch's n
 Every one is torch's bit for bit in float32 and float64: float32 normal blocks with the
 vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
 CPUs), float64 ones with the C library's functions as torch's (_libm). In the 16-bit float
-types the uniform draws are torch's too (the float32 value rounded, `to` mapped to `from`);
-their normals are not (torch transforms the rounded uniforms with float functions of its C
-library). Dirichlet and Beta normalize
+types the uniform draws are torch's too (the float32 value rounded, `to` mapped to `from`),
+and the normals are the float32 ones rounded, as torch's, except the last 16 values of a draw
+whose size is not a multiple of 16 (torch's 16-bit kernel redraws that block otherwise).
+Dirichlet and Beta normalize
 float64 gamma draws as torch's do; in float64 with more than three categories the sum may
 round differently from torch's in the last bit (its vectorized reduction adds in another
 order). On Intel CPUs
