@@ -37,9 +37,7 @@ def normal_samples(g: TS.TorchStream, shape: tuple, d: D.dtype, mean: float, std
     """normal_(mean, std)'s samples of dtype d in the order torch writes them (NOTE [torch's
     random streams]); the narrow floats computed in float32."""
     n = int(np.prod(shape, dtype=np.int64))
-    t = d.np if d is D.float64 or d is D.float32 else np.float32
-    out = TS.normal(g, n, t, mean, std, contiguous).reshape(shape)
-    return out if out.dtype == d.np else out.astype(d.np)
+    return TS.normal(g, n, d.np, mean, std, contiguous).reshape(shape)
 
 
 def _np_float(d: D.dtype):

@@ -26,8 +26,8 @@ Every one is torch's bit for bit in float32 and float64: float32 normal blocks w
 vectorized log and sincos of torch's AVX2 code (vector_mathfun.py; the code torch runs on x86
 CPUs), float64 ones with the C library's functions as torch's (_libm). In the 16-bit float
 types the uniform draws are torch's too (the float32 value rounded, `to` mapped to `from`),
-and the normals are the float32 ones rounded, as torch's, except the last 16 values of a draw
-whose size is not a multiple of 16 (torch's 16-bit kernel redraws that block otherwise).
+and the normals are computed as float32 ones and rounded (the last, partial block keeps its
+leftover uniforms and draws only the rest, where float32 redraws all 16).
 Dirichlet and Beta normalize
 float64 gamma draws as torch's do; in float64 with more than three categories the sum may
 round differently from torch's in the last bit (its vectorized reduction adds in another
@@ -207,8 +207,12 @@ def normal(g: TorchStream, n: int, np_dtype, mean: float, std: float,
     whole = n - n % _BLOCK
     out = np.empty(n, np.float64 if double else np.float32)
     out[:whole] = _box_muller_blocks(u[:whole], mean, std, double)
-    if whole < n:  # torch redraws the last 16 values, overlapping the blocks before
-        tail = unit(g, _BLOCK, double)
+    if whole < n:
+        # the last 16 values again, overlapping the blocks before: float32 and float64 draw
+        # 16 new uniforms for them; the 16-bit types keep the leftover ones and draw the rest
+        narrow = np_dtype not in (np.float32, np.float64)
+        tail = np.concatenate([u[whole:], unit(g, _BLOCK - (n - whole), double)]) if narrow \
+            else unit(g, _BLOCK, double)
         out[n - _BLOCK:] = _box_muller_blocks(tail, mean, std, double)
     return out if out.dtype == np_dtype else out.astype(np_dtype)
 
