@@ -8,8 +8,8 @@ differentiates through the whole computation, random draws held fixed.
 
 The random matrix is drawn from the default generator with torch's shape ((n, q), with n the
 number of columns of the tall orientation of A) and dtype, once per call, before any other
-draw; retrograd's generator does not produce torch's numbers, so one seed gives a different
-(equally valid) approximation than torch's.
+draw; the generator draws torch's numbers (NOTE [torch's random streams]), so one seed gives
+torch's approximation (to LAPACK's rounding).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 NOTE [Random draws in compiled graphs]
 Dropout's noise, the random factories (rand, randn, randint, randperm, normal(mean, std, size)),
 the *_like draws (rand_like, randn_like, randint_like: laid out as empty_like lays out the input)
-and multinomial draw from retrograd's generator in a kernel called through
+and multinomial draw from the generator (torch's draws) in a kernel called through
 retrograd._ops.random.draw, which reports each draw to the thread's dispatch modes (a tensor
 argument, multinomial's probabilities, becomes the graph value it holds; the kernel checks the
 values, so a compiled call raises eager's error). The compiler's tracer records it as one graph node

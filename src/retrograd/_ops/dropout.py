@@ -1,8 +1,8 @@
 """Dropout: dropout, feature (channel-wise) and alpha dropout, dropout1d/2d/3d, native_dropout.
 
-Dropout on CPU is `input * noise` in torch (grad_fn MulBackward0), the noise drawn from
-retrograd's generator so manual_seed reproduces it; MulBackward0 saves the noise, so backward
-uses the same mask.
+Dropout on CPU is `input * noise` in torch (grad_fn MulBackward0), the noise torch's
+bernoulli_(1 - p) draw, so manual_seed reproduces torch's masks; MulBackward0 saves the noise,
+so backward uses the same mask.
 
 The NumPy kernels the declarations run are in kernels/dropout.py.
 """

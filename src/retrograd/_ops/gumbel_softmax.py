@@ -1,6 +1,6 @@
 """gumbel_softmax: softmax((logits + Gumbel noise) / tau), optionally made one-hot with the
-straight-through trick, built as torch builds it. The noise is -log of exponential draws from
-retrograd's generator, so manual_seed reproduces it."""
+straight-through trick, built as torch builds it. The noise is -log of exponential draws, torch's
+under the same seed."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ training, and is (lower + upper) / 2 in evaluation.
 
 torch runs both modes through rrelu_with_noise (nodes RreluWithNoiseBackward0, and ...1 for
 rrelu_): training multiplies by the drawn noise (1 where the input is positive), which the node
-saves, so backward scales by the same draw. The noise comes from retrograd's generator, so
-manual_seed reproduces it.
+saves, so backward scales by the same draw. The noise is torch's draw (one uniform per element
+that is not positive), so manual_seed reproduces torch's.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ torch's pairs among the distributions present.
 Arguments and the values given to log_prob/cdf are validated by default, with torch's error
 texts (`Distribution.set_default_validate_args(False)` or `validate_args=False` turns it off).
 
-Samples come from retrograd's own generator: the same distributions as torch's, not the same
-numbers. Gamma's rsample (and through it Chi2's, Beta's, Dirichlet's, StudentT's,
+Samples are torch's numbers under the same seed (NOTE [torch's random streams]). Gamma's
+rsample (and through it Chi2's, Beta's, Dirichlet's, StudentT's,
 InverseGamma's, FisherSnedecor's) differentiates the draws in the concentration implicitly
 through the Gamma CDF, as torch does; Dirichlet's gradient goes through normalized Gamma draws
 rather than torch's closed-form Dirichlet one (the same expectation).

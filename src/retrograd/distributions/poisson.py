@@ -1,4 +1,4 @@
-"""Poisson(rate): counts, sampled from retrograd's generator (not reparameterizable)."""
+"""Poisson(rate): counts, torch's draws (not reparameterizable)."""
 
 from __future__ import annotations
 

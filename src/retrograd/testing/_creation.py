@@ -1,5 +1,6 @@
 """make_tensor: random test tensors (torch.testing.make_tensor's arguments and checks), drawn
-from retrograd's own generator."""
+from the default generator with NumPy's algorithms (repeatable under a seed, not torch's
+values)."""
 
 from __future__ import annotations
 
