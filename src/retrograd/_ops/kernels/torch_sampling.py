@@ -102,7 +102,10 @@ def _split(a):
 
 
 def fma64(x: np.ndarray, scale: float, shift: float) -> np.ndarray:
-    """x * scale + shift with one rounding (a fused multiply-add), in float64."""
+    """x * scale + shift as a fused multiply-add rounds it, in float64: the product's and the
+    sum's rounding errors are carried exactly and added once (this can differ from a true
+    fused multiply-add only when those errors themselves round onto a tie: not seen in
+    millions of torch's draws)."""
     p = x * scale
     xh, xl = _split(x)
     sh, sl = _split(np.float64(scale))
