@@ -115,6 +115,12 @@ EXACT = {
         (100,)),
     "NegativeBinomial": lambda L: L.distributions.NegativeBinomial(
         5.0, L.tensor([0.3])).sample((20,)),
+    "make_tensor": lambda L: L.testing.make_tensor((3, 4), dtype=L.float32, device="cpu",
+                                                   noncontiguous=True),
+    "make_tensor int8 bounds": lambda L: L.testing.make_tensor(40, dtype=L.int8, device="cpu",
+                                                               low=-3.5, high=4.2,
+                                                               exclude_zero=True),
+    "make_tensor bool": lambda L: L.testing.make_tensor(20, dtype=L.bool, device="cpu"),
     "nn.Linear": lambda L: L.cat([L.nn.Linear(20, 30).weight.flatten(),
                                   L.nn.Linear(20, 30).bias]),
     "nn.Conv2d": lambda L: L.nn.Conv2d(3, 8, 3).weight,

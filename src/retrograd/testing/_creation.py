@@ -1,6 +1,5 @@
-"""make_tensor: random test tensors (torch.testing.make_tensor's arguments and checks), drawn
-from the default generator with NumPy's algorithms (repeatable under a seed, not torch's
-values)."""
+"""make_tensor: random test tensors (torch.testing.make_tensor's arguments and checks), torch's
+values under the same seed (its randint and uniform_ draws)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from retrograd import _dtype as D
+from retrograd._ops.kernels import torch_sampling as TS
 from retrograd._tensor import Tensor, _wrap
 
 _DEFAULT_RANGE = {D._FLOAT: (-9, 9), D._INT: (-9, 10)}
@@ -29,9 +29,9 @@ def _bounds(d: D.dtype, low: float | None, high: float | None) -> tuple[float, f
         raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
     if lo > hi or (lo == hi and d.category == D._INT):
         raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
-    if d.category == D._INT:  # clamped to what the dtype holds
+    if d.category == D._INT:  # clamped to what the dtype holds (randint's int64 bound)
         info = np.iinfo(d.np)
-        lo, hi = max(lo, int(info.min)), min(hi, int(info.max) + 1)
+        lo, hi = max(lo, int(info.min)), min(hi, int(info.max) + (d is not D.int64))
     return lo, hi
 
 
@@ -49,27 +49,37 @@ def make_tensor(*shape: Any, dtype: D.dtype, device: Any, low: float | None = No
         raise ValueError(f"`requires_grad=True` is not supported for boolean and integral "
                          f"dtypes, but got dtype={dtype}")
     size = _shape(shape)
-    rng = gen(None)  # retrograd.manual_seed makes it repeatable
+    # torch's draws (NOTE [torch's random streams]): randint, or uniform_ in float32 for the
+    # float8 types; a non-contiguous tensor is every second value of twice as many
+    noncontiguous = noncontiguous and math.prod(size) > 1
+    drawn = size[:-1] + (2 * size[-1],) if noncontiguous else size
+    n = math.prod(drawn)
+    g = gen(None)
     if dtype is D.bool:
-        arr = rng.integers(0, 2, size=size).astype(np.bool_)
+        arr = TS.integers(g, n, 0, 2).astype(np.bool_).reshape(drawn)
     else:
         lo, hi = _bounds(dtype, low, high)
         if dtype.category == D._INT:
-            arr = rng.integers(math.ceil(lo), math.ceil(hi), size=size).astype(dtype.np)
+            arr = TS.integers(g, n, math.ceil(lo), math.ceil(hi)).astype(dtype.np)
         else:
-            arr = rng.uniform(lo, hi, size=size).astype(np.float64)
-            arr = np.clip(arr, lo, hi).astype(dtype.np)
-        if exclude_zero:
-            # zeros become the smallest positive value (1 for integers), as in torch
-            fill = 1 if dtype.category == D._INT else float(D.finfo(dtype).tiny)
-            arr = np.where(arr == 0, np.asarray(fill).astype(dtype.np), arr).astype(dtype.np)
-    if noncontiguous and arr.size > 1:
-        wide = np.repeat(arr, 2, axis=-1)
-        arr = wide[..., ::2]
+            work = D.float32 if np.dtype(dtype.np).itemsize == 1 else dtype
+            if hi - lo >= float(D.finfo(work).max):  # uniform_'s range limit: halve, double
+                arr = TS.uniform(g, n, work.np, lo / 2, hi / 2) * 2
+            else:
+                arr = TS.uniform(g, n, work.np, lo, hi)
+            arr = arr.astype(dtype.np, copy=False)
+        arr = arr.reshape(drawn)
+    if noncontiguous:
+        arr = arr[..., 1::2]  # (offset by one, as torch's)
     elif memory_format is not None:
         from retrograd._memory_format import as_format, copy_as
 
         arr = copy_as(arr, as_format(memory_format))
+    if exclude_zero:
+        # zeros become the smallest positive value (1, or True, for integers and bools), as in
+        # torch
+        fill = float(D.finfo(dtype).tiny) if dtype.category == D._FLOAT else 1
+        arr[arr == 0] = np.asarray(fill).astype(dtype.np)
     t = _wrap(arr)
     if requires_grad:
         t.requires_grad_(True)
