@@ -5,6 +5,7 @@ because Tensor's own constructor is generated."""
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import sys
 import threading
@@ -38,6 +39,45 @@ def compile_function(name: str, lines: list, namespace: dict, label: str,
     source = "\n".join(lines) + "\n"
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated text
     return _register(namespace[name], source, filename, qualname or name)
+
+
+def forwarding_signature(fn: Callable, namespace: dict, prefix: str) -> tuple[list, list]:
+    """fn's signature as the parts of a generated `def` (parameter texts, with the markers `/`
+    and `*`; each default stored in `namespace` under prefix + its position) and the arguments
+    that pass every parameter on to fn as it was given: what a generated entry in front of a
+    hand-written function is made of."""
+    params: list = []
+    call: list = []
+    posonly = starred = False
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        text = p.name
+        if p.default is not p.empty:
+            namespace[f"{prefix}{i}"] = p.default
+            text = f"{p.name}={prefix}{i}"
+        if p.kind is p.POSITIONAL_ONLY:
+            posonly = True
+        elif posonly:
+            params.append("/")
+            posonly = False
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            params.append(text)
+            call.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            params.append("*" + p.name)
+            call.append("*" + p.name)
+            starred = True
+        elif p.kind is p.KEYWORD_ONLY:
+            if not starred:
+                params.append("*")
+                starred = True
+            params.append(text)
+            call.append(f"{p.name}={p.name}")
+        else:
+            params.append("**" + p.name)
+            call.append("**" + p.name)
+    if posonly:
+        params.append("/")
+    return params, call
 
 
 def load_function(name: str, code: types.CodeType, source: str, namespace: dict, label: str,

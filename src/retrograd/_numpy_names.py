@@ -32,7 +32,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from retrograd._generated import compile_function
+from retrograd._generated import compile_function, forwarding_signature
 
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 _ALIASED = frozenset(NUMPY_NAMES.values())
@@ -157,36 +157,14 @@ def numpy_names_entry(fn: Callable) -> Callable:
     """A generated entry of fn's signature that also takes NumPy's argument names, for a
     hand-written function that torch binds from an op schema and that retrograd publishes as
     it is (torch.linalg's, torch.special's, Tensor.size)."""
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+           for p in inspect.signature(fn).parameters.values()):
+        raise TypeError(f"numpy_names_entry: {fn.__qualname__} takes *args or **kwargs")
     ns: dict = {"_fn": fn}
-    params: list = []
-    positional: list = []
-    keyword: list = []
-    seen_posonly = False
-    for i, p in enumerate(inspect.signature(fn).parameters.values()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"numpy_names_entry: {fn.__qualname__} takes *args or **kwargs")
-        if p.kind is p.POSITIONAL_ONLY:
-            seen_posonly = True
-        elif seen_posonly:
-            params.append("/")
-            seen_posonly = False
-        if p.kind is p.KEYWORD_ONLY:
-            if "*" not in params:
-                params.append("*")
-            keyword.append(p.name)
-        else:
-            positional.append(p.name)
-        if p.default is p.empty:
-            params.append(p.name)
-        else:
-            ns[f"_d{i}"] = p.default
-            params.append(f"{p.name}=_d{i}")
-    if seen_posonly:
-        params.append("/")
+    params, call = forwarding_signature(fn, ns, "_d")
     name = fn.__name__
     sig, guard = numpy_names_signature(params, ns, name, fn.__qualname__)
-    call = ", ".join(positional + [f"{n}={n}" for n in keyword])
-    lines = [f"def {name}({', '.join(sig)}):", *guard, f"    return _fn({call})"]
+    lines = [f"def {name}({', '.join(sig)}):", *guard, f"    return _fn({', '.join(call)})"]
     entry = compile_function(name, lines, ns, f"{fn.__qualname__} NumPy names", fn.__qualname__)
     # fn's name, doc, annotations; __wrapped__ for inspect's signature and source
     return functools.update_wrapper(entry, fn)

@@ -33,6 +33,7 @@ from typing import Any
 
 from retrograd import _warning_site as _ws
 from retrograd._autograd.state import state
+from retrograd._generated import forwarding_signature
 from retrograd._numpy_names import numpy_names_signature
 from retrograd._ops import dispatch
 from retrograd._ops.codegen import compile_function
@@ -411,46 +412,15 @@ def entry(fn: Callable, name: str, is_method: bool) -> Callable:
     ns: dict = {"_tf_fn": fn, "_tf_hook": dispatch.torch_function_hook, "_tf_state": state,
                 "_tf_handle": handle_entry, "_tf_not": NOT_HANDLED, "_tf_parts": parts,
                 "_tf_seq": _SEQUENCES, "_tf_any": _any_part, "_tf_modes": modes_active}
-    params: list = []
-    call: list = []
-    pos: list = []
-    pos_defaults: list = []
-    kw: list = []
-    kw_defaults: dict = {}
-    star = dstar = None
-    posonly = False
-    for i, p in enumerate(inspect.signature(fn).parameters.values()):
-        text = p.name
-        if p.default is not p.empty:
-            ns[f"_tf_d{i}"] = p.default
-            text = f"{p.name}=_tf_d{i}"
-        if p.kind is p.POSITIONAL_ONLY:
-            posonly = True
-        elif posonly:
-            params.append("/")
-            posonly = False
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            params.append(text)
-            call.append(p.name)
-            pos.append(p.name)
-            pos_defaults.append(_NOT_GIVEN if p.default is p.empty else p.default)
-        elif p.kind is p.VAR_POSITIONAL:
-            params.append("*" + p.name)
-            call.append("*" + p.name)
-            star = p.name
-        elif p.kind is p.KEYWORD_ONLY:
-            if star is None and "*" not in params:
-                params.append("*")
-            params.append(text)
-            call.append(f"{p.name}={p.name}")
-            kw.append(p.name)
-            kw_defaults[p.name] = _NOT_GIVEN if p.default is p.empty else p.default
-        else:
-            params.append("**" + p.name)
-            call.append("**" + p.name)
-            dstar = p.name
-    if posonly:
-        params.append("/")
+    params, call = forwarding_signature(fn, ns, "_tf_d")
+    signature = inspect.signature(fn).parameters.values()
+    pos = [p.name for p in signature if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    kw = [p.name for p in signature if p.kind is p.KEYWORD_ONLY]
+    star = next((p.name for p in signature if p.kind is p.VAR_POSITIONAL), None)
+    dstar = next((p.name for p in signature if p.kind is p.VAR_KEYWORD), None)
+    given_default = {p.name: _NOT_GIVEN if p.default is p.empty else p.default for p in signature}
+    pos_defaults = [given_default[n] for n in pos]
+    kw_defaults = {n: given_default[n] for n in kw}
     ns["_tf_meta"] = (is_method, tuple(pos_defaults), kw_defaults)
     given = "(" + "".join(f"{n}, " for n in pos) + ")"
     kwargs = "{" + ", ".join(f"{n!r}: {n}" for n in kw) + "}"
