@@ -76,6 +76,7 @@ EXACT = {
     "bernoulli(p float64)": lambda L: L.bernoulli(L.rand(500, dtype=L.float64)),
     "bernoulli_(0.3)": lambda L: L.empty(20, 30).bernoulli_(0.3),
     "bernoulli_(0.3) transposed": lambda L: L.empty(20, 30).t().bernoulli_(0.3),
+    "bernoulli_(p) transposed": lambda L: L.empty(30, 20).t().bernoulli_(L.rand(20, 30)),
     "dropout": lambda L: L.nn.functional.dropout(L.ones(50, 40), 0.1),
     "Dropout2d": lambda L: L.nn.Dropout2d(0.5)(L.ones(4, 6, 3, 3)),
     "random_": lambda L: L.empty(50).random_(),

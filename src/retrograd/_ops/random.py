@@ -646,18 +646,23 @@ def _declare_ops():
 # --- in-place samplers (forwards get the tensor's array and write into it) -----------------
 
 
+def _fill(a: np.ndarray, values: np.ndarray) -> None:
+    """Write `values` (a.size of them, in the order they were drawn) into a in the order
+    torch's kernels visit a's elements: memory order (NOTE [torch's random streams])."""
+    view = TS.memory_order(a)
+    view[...] = values.reshape(view.shape)
+
+
 def _normal_inplace(a, mean, std, generator):
     d = _float_dtype_of(a, "normal_kernel_cpu")
     _check_std(std)
-    view = TS.memory_order(a)  # torch fills a in memory order
-    view[...] = normal_samples(_g(generator), view.shape, d, mean, std, a.flags.c_contiguous)
+    _fill(a, normal_samples(_g(generator), (a.size,), d, mean, std, a.flags.c_contiguous))
 
 
 def _uniform_inplace(a, low, high, generator):
     d = _float_dtype_of(a, "check_uniform_bounds")
     _check_uniform(low, high, d)
-    view = TS.memory_order(a)  # torch fills a in memory order
-    view[...] = TS.uniform(_g(generator), a.size, d.np, low, high).reshape(view.shape)
+    _fill(a, TS.uniform(_g(generator), a.size, d.np, low, high))
 
 
 def _bernoulli(a, generator):
@@ -676,17 +681,13 @@ def _bernoulli_p(a, p, generator):
 
 def _bernoulli_inplace_float(a, p, generator):
     _check_p(p)
-    view = TS.memory_order(a)
-    view[...] = TS.bernoulli(_g(generator), p, a.size, False).reshape(view.shape)
+    _fill(a, TS.bernoulli(_g(generator), p, a.size, False))
 
 
 def _bernoulli_inplace_tensor(a, p, generator):
     _check_p_tensor(p)
-    view, pv = TS.memory_order(a), _expand_to(p, a.shape)
-    if view is not a:
-        pv = pv.transpose(sorted(range(a.ndim), key=lambda i: (-abs(a.strides[i]), i)))
-    view[...] = TS.bernoulli(_g(generator), pv, a.size, p.dtype != np.float64).reshape(
-        view.shape)
+    in_order = TS.memory_order(a, _expand_to(p, a.shape))  # each element's probability
+    _fill(a, TS.bernoulli(_g(generator), in_order, a.size, p.dtype != np.float64))
 
 
 def _random_from(a, low, high, generator):
@@ -694,53 +695,46 @@ def _random_from(a, low, high, generator):
     if high is None:
         high = _full_range(d)[1]
     _check_range(low, high, d)
-    view = TS.memory_order(a)
-    view[...] = _integers(_g(generator), low, high, view.shape, d)
+    _fill(a, _integers(_g(generator), low, high, (a.size,), d))
 
 
 def _random_to(a, high, generator):
     d = D.from_numpy_dtype(a.dtype)
     _check_range(0, high, d)
-    view = TS.memory_order(a)
-    view[...] = _integers(_g(generator), 0, high, view.shape, d)
+    _fill(a, _integers(_g(generator), 0, high, (a.size,), d))
 
 
 def _random_full(a, generator):
     d = D.from_numpy_dtype(a.dtype)
     low, high = _full_range(d)
-    view = TS.memory_order(a)
-    view[...] = _integers(_g(generator), low, high, view.shape, d)
+    _fill(a, _integers(_g(generator), low, high, (a.size,), d))
 
 
 def _exponential_inplace(a, lambd, generator):
     _continuous(a, "Exponential")
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    view = TS.memory_order(a)
-    view[...] = TS.exponential(_g(generator), a.size, lambd).reshape(view.shape)
+    _fill(a, TS.exponential(_g(generator), a.size, lambd))
 
 
 def _cauchy_inplace(a, median, sigma, generator):
     _continuous(a, "Cauchy")
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    view = TS.memory_order(a)
-    view[...] = TS.cauchy(_g(generator), a.size, median, sigma).reshape(view.shape)
+    _fill(a, TS.cauchy(_g(generator), a.size, median, sigma))
 
 
 def _log_normal_inplace(a, mean, std, generator):
     _float_dtype_of(a, "log_normal_cpu")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    view = TS.memory_order(a)
-    view[...] = TS.log_normal(_g(generator), a.size, mean, std).reshape(view.shape)
+    _fill(a, TS.log_normal(_g(generator), a.size, mean, std))
 
 
 def _geometric_inplace(a, p, generator):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    view = TS.memory_order(a)
-    view[...] = TS.geometric(_g(generator), a.size, p).reshape(view.shape)
+    _fill(a, TS.geometric(_g(generator), a.size, p))
 
 
 OPS = _declare_ops()

@@ -20,7 +20,9 @@ _BUFFER = 4096
 
 class _Draws:
     """Sequential draws from a TorchStream: torch's 53-bit uniforms and its double normals
-    (with the generator's cached second sample)."""
+    (with the generator's cached second sample), one at a time; the scalar forms of
+    torch_sampling.unit(..., double=True) and torch_sampling._double_normals, which a change
+    to either must follow."""
 
     def __init__(self, g) -> None:
         self._g = g

@@ -241,7 +241,7 @@ def exponential(g: TorchStream, n: int, lambd: float) -> np.ndarray:
 
 def log_normal(g: TorchStream, n: int, mean: float, std: float) -> np.ndarray:
     """n draws of log_normal_(mean, std) as float64: exp of the double normal pairs."""
-    return _libm(math.exp, fma64(_double_normals(g, n), std, mean))
+    return _libm(math.exp, normal(g, n, np.float64, mean, std, contiguous=False))
 
 
 def cauchy(g: TorchStream, n: int, median: float, sigma: float) -> np.ndarray:
@@ -254,10 +254,12 @@ def geometric(g: TorchStream, n: int, p: float) -> np.ndarray:
     return np.ceil(_libm(math.log, unit(g, n, True)) / math.log1p(-p))
 
 
-def memory_order(a: np.ndarray) -> np.ndarray:
-    """A view of a whose C order is the order torch's serial kernels visit a's elements: its
-    dimensions sorted by decreasing stride (memory order, as TensorIterator walks them)."""
+def memory_order(a: np.ndarray, of: np.ndarray | None = None) -> np.ndarray:
+    """A view of `of` (a itself by default; else an array of a's shape read alongside it, such
+    as probabilities broadcast to it) whose C order is the order torch's serial kernels visit
+    a's elements: a's dimensions sorted by decreasing stride (memory order, as TensorIterator
+    walks them)."""
+    target = a if of is None else of
     if a.ndim < 2 or a.flags.c_contiguous:
-        return a
-    order = sorted(range(a.ndim), key=lambda i: (-abs(a.strides[i]), i))
-    return a.transpose(order)
+        return target
+    return target.transpose(sorted(range(a.ndim), key=lambda i: (-abs(a.strides[i]), i)))
