@@ -243,9 +243,13 @@ def test_from_numpy_errors_match_torch(build):
     same_error(build)
 
 
-def test_from_numpy_rejects_wide_unsigned():
-    with pytest.raises(TypeError, match="uint16"):
-        retrograd.from_numpy(np.zeros(2, dtype=np.uint16))
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_from_numpy_shares_wide_unsigned(name):
+    a = np.arange(4, dtype=name)
+    t = retrograd.from_numpy(a)
+    assert t.dtype is getattr(retrograd, name)
+    a[0] = 9  # the same memory
+    assert t.tolist() == [9, 1, 2, 3]
 
 
 def test_from_numpy_readonly_warns_once():

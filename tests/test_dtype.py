@@ -13,10 +13,11 @@ from retrograd import _dtype as D
 
 torch = pytest.importorskip("torch")
 
-NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float8_e4m3fn", "float8_e5m2",
+NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+         "float8_e4m3fn", "float8_e5m2",
          "float16", "bfloat16", "float32", "float64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"]
-INTS = ["uint8", "int8", "int16", "int32", "int64"]
+INTS = ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 
 
 def ours(name: str):
@@ -218,7 +219,8 @@ def test_info_errors(fn, name):
 def test_from_numpy_dtype_mapping():
     for name in NAMES:
         assert D.from_numpy_dtype(ours(name).np) is ours(name)
-    assert D.from_numpy_dtype(np.dtype("uint32")) is retrograd.int64
+    for name in ("uint16", "uint32", "uint64"):
+        assert D.from_numpy_dtype(np.dtype(name)) is getattr(retrograd, name)
     with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy.str_"):
         D.from_numpy_dtype(np.dtype("U3"))
 

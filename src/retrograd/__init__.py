@@ -5,7 +5,8 @@
 
 from retrograd._dtype import (
     dtype, float16, half, bfloat16, float32, float64, double, float8_e4m3fn, float8_e5m2,
-    int8, int16, short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
+    int8, int16, short, int32, int64, long, uint8, uint16, uint32, uint64, bool,
+    get_default_dtype, set_default_dtype,
     promote_types, result_type as _result_type, can_cast,
 )
 from retrograd._dtype import float, int

@@ -24,6 +24,9 @@ from retrograd._dtype import int32 as int32
 from retrograd._dtype import int64 as int64
 from retrograd._dtype import long as long
 from retrograd._dtype import uint8 as uint8
+from retrograd._dtype import uint16 as uint16
+from retrograd._dtype import uint32 as uint32
+from retrograd._dtype import uint64 as uint64
 from retrograd._dtype import bool as bool
 from retrograd._dtype import get_default_dtype as get_default_dtype
 from retrograd._dtype import set_default_dtype as set_default_dtype

@@ -16,8 +16,8 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double",
     "float8_e4m3fn", "float8_e5m2", "int8", "int16", "short", "int32", "int", "int64", "long",
-    "uint8", "bool", "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
-    "can_cast", "finfo", "iinfo",
+    "uint8", "uint16", "uint32", "uint64", "bool", "get_default_dtype", "set_default_dtype",
+    "promote_types", "result_type", "can_cast", "finfo", "iinfo",
 ]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
@@ -34,7 +34,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
-        self.is_signed = name not in ("uint8", "bool")
+        self.is_signed = name not in ("uint8", "uint16", "uint32", "uint64", "bool")
         self.abbr = abbr
         self._legacy = legacy
         self._rank = rank
@@ -67,6 +67,11 @@ int8 = dtype("int8", np.int8, _INT, "CharTensor", 1, "i8")
 int16 = dtype("int16", np.int16, _INT, "ShortTensor", 2, "i16")
 int32 = dtype("int32", np.int32, _INT, "IntTensor", 3, "i32")
 int64 = dtype("int64", np.int64, _INT, "LongTensor", 4, "i64")
+# torch's "barebones" unsigned types: storage, conversion and a few kernels; torch refuses to
+# promote them with any other dtype but a floating one (promote_types)
+uint16 = dtype("uint16", np.uint16, _INT, "UInt16Tensor", 2, "u16")
+uint32 = dtype("uint32", np.uint32, _INT, "UInt32Tensor", 3, "u32")
+uint64 = dtype("uint64", np.uint64, _INT, "UInt64Tensor", 4, "u64")
 float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, "Float8_e4m3fnTensor", 0,
                       "f8e4m3fn")
 float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, "Float8_e5m2Tensor", 0,
@@ -83,12 +88,13 @@ short = int16
 int = int32  # noqa: A001
 long = int64
 
-_ALL = (bool, uint8, int8, int16, int32, int64, float8_e4m3fn, float8_e5m2, float16, bfloat16,
-        float32, float64)
+_ALL = (bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float8_e4m3fn,
+        float8_e5m2, float16, bfloat16, float32, float64)
 _NAMED = {d.name: d for d in _ALL}
 # NumPy dtype -> retrograd dtype; keyed by the np.dtype object (hashable, compares by value).
 _FROM_NP = {d.np: d for d in _ALL}
 _FLOAT8 = (float8_e4m3fn, float8_e5m2)
+BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 
 _default_float = float32
 
@@ -118,7 +124,7 @@ def unsupported_numpy_dtype(np_dtype) -> TypeError:
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
-    """The retrograd dtype of a NumPy dtype; wide unsigned ints (no retrograd dtype) -> int64."""
+    """The retrograd dtype of a NumPy dtype."""
     try:
         return _FROM_NP[np_dtype]
     except (KeyError, TypeError):
@@ -126,13 +132,12 @@ def from_numpy_dtype(np_dtype) -> dtype:
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _FROM_NP:
         return _FROM_NP[np_dtype]
-    if np_dtype.kind == "u":
-        return int64
     raise unsupported_numpy_dtype(np_dtype)
 
 
 _LEGACY = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-           "int64": "Long", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+           "int64": "Long", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+           "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
            "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
@@ -148,6 +153,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a in _FLOAT8 or b in _FLOAT8:
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
                            f"{legacy_name(a)} and {legacy_name(b)}")
+    if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
+        if a.category == _FLOAT:
+            return a
+        if b.category == _FLOAT:
+            return b
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {legacy_name(a)} and {legacy_name(b)}")
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _INT:
@@ -309,11 +321,13 @@ def limits(d: dtype) -> tuple:
 CPP_NAMES = {
     "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
     "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "float8_e4m3fn": "c10::Float8_e4m3fn",
+    "uint8": "unsigned char", "uint16": "short unsigned int", "uint32": "unsigned int",
+    "uint64": "long unsigned int", "bool": "bool", "float8_e4m3fn": "c10::Float8_e4m3fn",
     "float8_e5m2": "c10::Float8_e5m2",
 }
 SCALAR_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
 }

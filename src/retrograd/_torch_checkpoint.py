@@ -35,7 +35,8 @@ _STORAGES = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage
              "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
              "BoolStorage": "bool"}
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
-           "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "float", "double", "half", "long",
+           "uint8", "uint16", "uint32", "uint64", "bool", "float8_e4m3fn", "float8_e5m2", "float",
+           "double", "half", "long",
            "int", "short")
 
 

@@ -38,11 +38,15 @@ from retrograd._ops.kernels.creation import (
     _overflows,
     as_dtype,
     cast_array,
+    check_int_scalar,
     copy_array,
     empty_like_array,
     empty_strided_array,
     fma64,
     fma_index,
+)
+from retrograd._ops.kernels.creation import (
+    FILL_CPP_NAMES as _CPP_NAMES,
 )
 from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Size, Tensor, _wrap
@@ -62,11 +66,6 @@ COPY_CONSTRUCT = (
 NEGATIVE_DIM = "Trying to create tensor with negative dimension {}: {}"
 ONE_ELEMENT = "only one element tensors can be converted to Python scalars"
 
-# C++ type names torch's checked conversions print (full, fill_) ...
-_CPP_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-              "int64": "int64_t", "float32": "float", "float64": "double",
-              "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
 _warned_not_writable = False
 
 
@@ -172,6 +171,7 @@ def scalar_as(value, d: D.dtype):
 
 
 def checked_scalar(value, d: D.dtype):
+    check_int_scalar(value)
     if _overflows(value, d):
         raise RuntimeError(OVERFLOW.format(_CPP_NAMES[d.name]))
     return scalar_as(value, d)
@@ -297,10 +297,6 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if dt not in D._FROM_NP:
         if dt.kind in "biuf" and not dt.isnative:
             raise ValueError(BYTE_ORDER)
-        if dt.kind == "u":
-            raise TypeError(f"can't convert np.ndarray of type numpy.{dt.type.__name__} without "
-                            "a copy: retrograd has no dtype for it (use tensor() to copy it into "
-                            "int64)")
         raise D.unsupported_numpy_dtype(dt)
     flags = ndarray.flags
     if not flags.c_contiguous:  # contiguous arrays have positive, aligned strides

@@ -706,6 +706,8 @@ def _random_to(a, high, generator):
 
 def _random_full(a, generator):
     d = D.from_numpy_dtype(a.dtype)
+    if d in D.BAREBONES_UNSIGNED:  # torch has no default range for them
+        raise not_implemented("random_kernel_cpu", a.dtype)
     low, high = _full_range(d)
     _fill(a, _integers(_g(generator), low, high, (a.size,), d))
 

@@ -26,6 +26,12 @@ OVERFLOW = "value cannot be converted to type {} without overflow"
 
 
 UNPACK_OVERFLOW = "Overflow when unpacking long long"
+# C++ type names torch's checked conversions print (full, fill_)
+FILL_CPP_NAMES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                  "uint64": "uint64_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                  "int64": "int64_t", "float32": "float", "float64": "double",
+                  "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
 
 
 _HAS_INF = {"float8_e4m3fn": False}
@@ -119,6 +125,14 @@ def empty_like_array(a: np.ndarray, np_dtype) -> np.ndarray:
     return empty_strided_array(a.shape, strides, np_dtype)
 
 
+def check_int_scalar(value) -> None:
+    """torch unpacks a Python int argument (full's fill value, fill_'s) as a 64-bit integer,
+    signed or unsigned: one outside both ranges is refused whatever the dtype."""
+    if type(value) is int and not -(1 << 63) <= value < 1 << 64:
+        raise OverflowError("int too big to convert" if value > 0 else
+                            "can't convert negative int to unsigned")
+
+
 def _overflows(value, d: D.dtype) -> bool:
     """c10's overflow check for a Python number stored into dtype d (full, fill_)."""
     if d is D.bool:
@@ -127,8 +141,10 @@ def _overflows(value, d: D.dtype) -> bool:
     if d.category == D._INT:
         if isinstance(value, float):
             return value != value or not lo <= value <= hi
-        if d is D.uint8:  # negative values wrap, down to -255
-            return value > 255 or value < -255
+        if d is D.uint64:  # any int64 wraps, and the unsigned range is taken as it is
+            return not -(1 << 63) <= value <= hi
+        if not d.is_signed:  # negative values wrap, down to -max (c10's unsigned check)
+            return value > hi or value < -hi
         return not lo <= value <= hi
     v = float(value)
     if v != v:
@@ -214,11 +230,14 @@ def _from_python(data, d: D.dtype) -> np.ndarray:
 
 
 def _python_to_int(data, d: D.dtype) -> np.ndarray:
+    if d is D.uint64:
+        return _python_to_uint64(data)
     try:
         arr = np.array(data)
     except OverflowError:
         raise ValueError(UNPACK_OVERFLOW) from None
-    if arr.dtype == object or arr.dtype.kind == "u":  # ints beyond int64
+    if arr.dtype == object or (arr.dtype == np.uint64 and arr.size and  # beyond int64
+                               int(arr.max()) > np.iinfo(np.int64).max):
         raise ValueError(UNPACK_OVERFLOW)
     if arr.dtype.kind == "f":
         lo, hi = D.limits(d)
@@ -230,10 +249,28 @@ def _python_to_int(data, d: D.dtype) -> np.ndarray:
     if arr.dtype.kind in "iu" and d is not D.int64 and arr.size:
         lo, hi = int(arr.min()), int(arr.max())
         low, high = D.limits(d)
-        low = -255 if d is D.uint8 else low
+        low = low if d.is_signed else -high  # unsigned: negative values wrap, down to -max
         if lo < low or hi > high:
             raise RuntimeError(OVERFLOW.format(d.name))
     return arr.astype(d.np)
+
+
+def _python_to_uint64(data) -> np.ndarray:
+    """Python ints as torch unpacks them into uint64: as unsigned 64-bit numbers, so a
+    negative one or one of 2**64 or more is refused, and a float is not an integer. (NumPy
+    alone would make floats of ints on both sides of 2**63.)"""
+    held = np.array(data, dtype=object)
+    values = []
+    for v in held.ravel():
+        if isinstance(v, (float, np.floating)):
+            raise TypeError("an integer is required")
+        v = int(v)
+        if v < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if v >= 1 << 64:
+            raise OverflowError("int too big to convert")
+        values.append(v)
+    return np.array(values, np.uint64).reshape(held.shape)
 
 
 def _check_numpy_layout(arr: np.ndarray) -> None:
