@@ -21,6 +21,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
+from retrograd._ops.dtype_views import view_dtype
 from retrograd._ops.kernels.shape import (
     _as_strided_grad_forward,
     _as_strided_rel_forward,
@@ -83,7 +84,7 @@ _view = op("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_forward,
 
 def view(self: Tensor, *shape):
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        raise NotImplementedError("Tensor.view(dtype) is not supported")
+        return view_dtype(self, shape[0])
     return _view(self, size_args(shape))
 
 
