@@ -61,6 +61,7 @@ LAYERS = [
     ("graph capture", ["retrograd.fx"]),
     ("compiler", ["retrograd._compiler", "retrograd.compiler",
                   "retrograd._dynamo",  # torch._dynamo's marks of dynamic dimensions
+                  "retrograd._inductor",  # torch._inductor.config's knobs (no effect here)
                   "retrograd.export"]),  # ExportedProgram: a module traced with fx
     ("applications", [
         "retrograd.distributed", "retrograd.train", "retrograd.__main__", "retrograd._stubgen",

@@ -106,7 +106,7 @@ _retain_freed_memory()  # NOTE [Retaining freed memory]
 def __getattr__(name: str):
     if name in ("profiler", "distributions", "fx", "library", "func", "signal",  # loaded on
                 "_vmap_internals", "overrides", "_dynamo", "functional", "hub",  # first use
-                "export"):
+                "export", "_inductor"):
         import importlib
 
         return importlib.import_module(f"retrograd.{name}")

@@ -292,3 +292,34 @@ def test_optimized_module_is_never_made(torch_compiler):
     assert retrograd._dynamo.OptimizedModule is retrograd._dynamo.eval_frame.OptimizedModule
     with pytest.raises(RuntimeError, match="returns the module itself"):
         retrograd._dynamo.eval_frame.OptimizedModule(model)
+
+
+def test_inductor_config_knobs_have_torchs_names_and_defaults(torch_compiler):
+    import importlib
+
+    ours = importlib.import_module("retrograd._inductor.config")
+    theirs = importlib.import_module("torch._inductor.config")
+    assert retrograd._inductor.config is ours
+    names = [n for n in vars(ours) if not n.startswith("_") and n not in (
+        "annotations", "Any", "sys", "types", "triton", "cpp", "trace")]
+    assert len(names) > 30
+    for name in names:
+        assert getattr(ours, name) == getattr(theirs, name), name
+    for section in ("triton", "cpp", "trace"):
+        for name in getattr(ours, section)._names:
+            assert getattr(getattr(ours, section), name) == getattr(
+                getattr(theirs, section), name), (section, name)
+    old = ours.coordinate_descent_tuning
+    try:  # what gpt-fast-style programs set before compiling
+        ours.coordinate_descent_tuning = True
+        ours.triton.unique_kernel_names = True
+        ours.fx_graph_cache = True
+        assert ours.coordinate_descent_tuning is True
+    finally:
+        ours.coordinate_descent_tuning = old
+    for target, where in ((ours, theirs), (ours.triton, theirs.triton)):
+        mine = error_of(setattr, target, "no_such_knob", 1)
+        torch_s = error_of(setattr, where, "no_such_knob", 1)
+        assert mine[:2] == torch_s[:2]
+        assert mine[2] == torch_s[2].replace("torch.", "retrograd.")
+        assert error_of(getattr, target, "no_such_knob")[2] == mine[2]

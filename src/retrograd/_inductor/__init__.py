@@ -1,0 +1,5 @@
+"""torch._inductor's name: only its `config`, which programs set before compiling."""
+
+from retrograd._inductor import config
+
+__all__ = ["config"]
