@@ -183,8 +183,9 @@ def _check_batch_norm(x, weight, bias, running_mean, running_var) -> None:
     if x.ndim < 2:
         raise ValueError(f"Expected 2D or 3D input (got {x.ndim}D input)")
     c = x.shape[1]
-    for name, p in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    # in torch's order: the running statistics first, then the affine parameters
+    for name, p in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
         if p is not None and p.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {p.size}")
 
