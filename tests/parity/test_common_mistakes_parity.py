@@ -81,6 +81,98 @@ def cases(L):  # noqa: C901 - one table
     }
 
 
+def _bad_hook(L):
+    x = L.randn(2, requires_grad=True)
+    x.register_hook(lambda g: L.zeros(3))  # a gradient of the wrong shape
+    (x * 2).sum().backward()
+
+
+def more_cases(L):  # noqa: C901 - one table
+    F, nn = L.nn.functional, L.nn
+    a = L.randn(3, 4)
+    class Bad(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    class NoBack(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+    return {
+     "fn_too_many_grads": lambda: Bad.apply(L.randn(2, requires_grad=True)).sum().backward(),
+     "fn_no_backward": lambda: NoBack.apply(L.randn(2, requires_grad=True)).sum().backward(),
+     "fn_instantiate_call": lambda: Bad()(L.randn(2)),
+     "module_no_forward": lambda: nn.Module()(a),
+     "module_setattr_param_tensor": lambda: setattr(nn.Linear(2, 2), "weight", L.zeros(2, 2)),
+     "module_add_bad_name": lambda: nn.Module().add_module("a.b", nn.Linear(1, 1)),
+     "register_buffer_bad": lambda: nn.Module().register_buffer("x", 3),
+     "sequential_index": lambda: nn.Sequential(nn.ReLU())[3],
+     "modulelist_bad": lambda: nn.ModuleList([1]),
+     "moduledict_key": lambda: nn.ModuleDict({"a": nn.ReLU()})["b"],
+     "param_non_float": lambda: nn.Parameter(L.tensor([1, 2])),
+     "dropout_p": lambda: nn.Dropout(1.5),
+     "conv_padding_str": lambda: nn.Conv2d(1, 1, 3, padding="valid", stride=2)(
+         L.randn(1, 1, 5, 5)).shape,
+     "conv_same_stride": lambda: nn.Conv2d(1, 1, 3, padding="same", stride=2),
+     "maxpool_big": lambda: F.max_pool2d(L.randn(1, 1, 2, 2), 3),
+     "adaptive_pool": lambda: F.adaptive_avg_pool2d(L.randn(1, 3, 5, 5), (2, 3)).shape,
+     "embedding_padding": lambda: nn.Embedding(3, 2, padding_idx=5),
+     "lstm_hidden_shape": lambda: nn.LSTM(4, 8)(
+         L.randn(5, 3, 4), (L.zeros(1, 3, 7), L.zeros(1, 3, 8))),
+     "gru_batch_first": lambda: nn.GRU(4, 8, batch_first=True)(L.randn(3, 5, 4))[0].shape,
+     "mha_dims": lambda: nn.MultiheadAttention(10, 3),
+     "mha_call": lambda: nn.MultiheadAttention(8, 2)(
+         L.randn(4, 2, 8), L.randn(4, 2, 8), L.randn(5, 2, 8)),
+     "transformer_mask": lambda: nn.TransformerEncoderLayer(8, 2)(
+         L.randn(4, 2, 8), src_mask=L.zeros(3, 3)),
+     "sdpa_shapes": lambda: F.scaled_dot_product_attention(
+         L.randn(2, 4, 8), L.randn(2, 5, 8), L.randn(2, 6, 8)),
+     "adam_lr": lambda: L.optim.Adam([L.randn(2, requires_grad=True)], lr=-1),
+     "adam_betas": lambda: L.optim.Adam([L.randn(2, requires_grad=True)], betas=(1.5, 0.9)),
+     "sgd_nesterov": lambda: L.optim.SGD([L.randn(2, requires_grad=True)], lr=0.1, nesterov=True),
+     "sched_bad": lambda: L.optim.lr_scheduler.StepLR(object(), 1),
+     "opt_state_dict_bad": lambda: L.optim.SGD(
+         [L.randn(2, requires_grad=True)], lr=0.1).load_state_dict(
+         {"state": {}, "param_groups": []}),
+     "dup_params": lambda: L.optim.SGD([L.nn.Parameter(L.randn(2))] * 2, lr=0.1),
+     "hook_bad_return": lambda: _bad_hook(L),
+     "retain_grad_leaf": lambda: L.randn(2, requires_grad=True).retain_grad(),
+     "grad_on_int": lambda: L.autograd.grad(L.randn(2, requires_grad=True).sum(), [L.tensor([1])]),
+     "detach_inplace_view": lambda: L.randn(4, requires_grad=True)[:2].detach_(),
+     "set_requires_grad_nonleaf": lambda: setattr(
+         L.randn(2, requires_grad=True) * 2, "requires_grad", False),
+     "tensor_from_ragged": lambda: L.tensor([[1, 2], [3]]),
+     "tensor_from_str": lambda: L.tensor("abc"),
+     "as_tensor_list_tensors": lambda: L.tensor([L.randn(2), L.randn(2)]).shape,
+     "zeros_neg": lambda: L.zeros(-1),
+     "full_no_dtype_int": lambda: L.full((2,), 3).dtype,
+     "cat_empty_list": lambda: L.cat([]),
+     "split_bad": lambda: a.split([1, 1], dim=0),
+     "chunk_zero": lambda: a.chunk(0),
+     "index_bool_shape": lambda: a[L.tensor([True, False])],
+     "masked_fill_shape": lambda: a.masked_fill(L.tensor([True, False]), 0),
+     "scatter_shape": lambda: L.zeros(3).scatter_(0, L.tensor([[0]]), L.ones(1)),
+     "unfold_bad": lambda: a.unfold(1, 5, 1),
+     "norm_p": lambda: a.norm(p="fro", dim=(0, 1, 2)),
+     "dataloader_workers_neg": lambda: L.utils.data.DataLoader([1, 2], num_workers=-1),
+     "random_split_bad": lambda: L.utils.data.random_split(range(10), [3, 3]),
+     "tensordataset_sizes": lambda: L.utils.data.TensorDataset(L.zeros(3), L.zeros(4)),
+     "clip_bad_norm_type": lambda: L.nn.utils.clip_grad_norm_(
+         [L.nn.Parameter(L.randn(2))], 1.0, norm_type="x"),
+     "interpolate_size": lambda: F.interpolate(L.randn(1, 1, 4), size=(2, 2)),
+     "grid_sample_dims": lambda: F.grid_sample(L.randn(1, 1, 4, 4), L.randn(1, 2, 2, 3)),
+     "kl_div_warn": lambda: F.kl_div(L.randn(2, 3).log_softmax(1), L.randn(2, 3).softmax(1)).shape,
+     "ctc_lengths": lambda: F.ctc_loss(L.randn(5, 2, 4).log_softmax(2), L.tensor([[1, 2], [1, 1]]),
+                                       L.tensor([5, 5]), L.tensor([3, 2])),
+    }
+
+
 def _outcome(make, name):
     try:
         with warnings.catch_warnings():
@@ -98,3 +190,11 @@ def test_common_mistake_matches_torch(name):
     theirs = _outcome(lambda: cases(torch), name)
     retrograd.manual_seed(0)
     assert _outcome(lambda: cases(retrograd), name) == theirs
+
+
+@pytest.mark.parametrize("name", sorted(more_cases(torch)))
+def test_more_mistakes_match_torch(name):
+    torch.manual_seed(0)
+    theirs = _outcome(lambda: more_cases(torch), name)
+    retrograd.manual_seed(0)
+    assert _outcome(lambda: more_cases(retrograd), name) == theirs
