@@ -184,17 +184,12 @@ def _outcome(make, name):
         return (type(e).__name__, str(e).split("\n")[0][:200].replace("retrograd", "torch"))
 
 
-@pytest.mark.parametrize("name", sorted(cases(torch)))
-def test_common_mistake_matches_torch(name):
-    torch.manual_seed(0)
-    theirs = _outcome(lambda: cases(torch), name)
-    retrograd.manual_seed(0)
-    assert _outcome(lambda: cases(retrograd), name) == theirs
+TABLES = [(table, name) for table in (cases, more_cases) for name in sorted(table(torch))]
 
 
-@pytest.mark.parametrize("name", sorted(more_cases(torch)))
-def test_more_mistakes_match_torch(name):
+@pytest.mark.parametrize("table,name", TABLES, ids=[name for _, name in TABLES])
+def test_common_mistake_matches_torch(table, name):
     torch.manual_seed(0)
-    theirs = _outcome(lambda: more_cases(torch), name)
+    theirs = _outcome(lambda: table(torch), name)
     retrograd.manual_seed(0)
-    assert _outcome(lambda: more_cases(retrograd), name) == theirs
+    assert _outcome(lambda: table(retrograd), name) == theirs

@@ -22,6 +22,7 @@ from retrograd import _warning_site as _ws
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
 from retrograd._ops.kernels import scatter as KS
+from retrograd._ops.kernels.add_at import add_at
 from retrograd._ops.layout import torch_order
 from retrograd._ops.overloads import overloaded
 from retrograd._ops.pointwise import _no_derivative, _not_implemented_node
@@ -241,7 +242,7 @@ def _index_put_into(a, indices, values, accumulate):
     key = _put_key(a, indices)
     try:
         if accumulate:
-            np.add.at(a, key, values)
+            add_at(a, key, values)
         else:
             a[key] = values
     except IndexError:
@@ -629,7 +630,7 @@ def _index_add_into(a, dim, index, source, alpha):
                            f"source.shape = {list(source.shape)}")
     KS.check_bounds(idx, d, a1.shape[d])
     vals = source1 if alpha == 1 else source1 * a.dtype.type(alpha)
-    np.add.at(np.moveaxis(a1, d, 0), idx, np.moveaxis(vals, d, 0))
+    add_at(a1, (slice(None),) * d + (idx,), vals)
 
 
 def _index_add_forward(a, dim, index, source, alpha):

@@ -11,6 +11,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._dims import wrap_dim
+from retrograd._ops.kernels.add_at import add_at, ufunc_at
 
 INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 SCATTER_REDUCE = "reduce argument must be either add or multiply."
@@ -119,11 +120,11 @@ def scatter_into(a, dim, index, src, value, add: bool, name: str,
     vals = value if src1 is None else lead(src1, index.shape)
     try:
         if add:
-            np.add.at(a1, key, vals)
+            add_at(a1, key, vals)
         elif reduce is not None:
             if src1 is None:  # the number in self's dtype, as torch casts it
                 vals = np.asarray(value).astype(a1.dtype)
-            _REDUCERS[reduce].at(a1, key, vals)
+            ufunc_at(_REDUCERS[reduce], a1, key, vals)
         else:
             a1[key] = vals
     except IndexError:
