@@ -13,7 +13,7 @@ from retrograd._ops import trigonometric, special_math, pointwise_math
 from retrograd._ops import shrink, celu, prelu, rrelu, activation_composites
 from retrograd._ops import pooling3d, adaptive_max_pool, lp_pool
 from retrograd._ops import margin_losses, max_unpool, channel_shuffle, local_response_norm, ctc
-from retrograd._ops import conv_tbc
+from retrograd._ops import conv_tbc, rnn_layer
 from retrograd._ops import fractional_max_pool, multi_head_attention
 from retrograd._ops import gumbel_softmax, embedding_bag, grid_sample
 from retrograd._ops import scans, statistics, histograms, cdist, renorm, weight_norm, householder
@@ -27,6 +27,7 @@ from retrograd._ops import nonzero, combinations, differences, rotations, produc
 from retrograd._ops import repeat_interleave, index_fill, masked_scatter, matrix_builders
 from retrograd._ops import scatter_views, tensor_extras
 from retrograd._ops import real_views, tensor_protocols, legacy_linalg, triangular_solve
+from retrograd._ops import dtype_views
 from retrograd._ops import spectral_windows, view_copies, scalar_overloads, numeric_composites
 from retrograd._ops import inplace_functions, finite_differences, random_counts
 from retrograd._ops import forward_ad_fast

@@ -21,6 +21,7 @@ from typing import Any
 
 import retrograd
 from retrograd import nn
+from retrograd._ops.rnn_layer import fused_lstm, takes_fused_lstm
 from retrograd._tensor import Tensor
 from retrograd.nn.modules.rnn_cell import gru_step, lstm_step, relu_step, tanh_step
 
@@ -96,6 +97,13 @@ def run_layers(mode: str, data: Tensor, batch_sizes: list[int], hx: tuple,
     return x, tuple(retrograd.stack(parts) for parts in zip(*finals))
 
 
+def _projects(params: Sequence[Tensor], has_biases: bool, num_layers: int,
+              bidirectional: bool) -> bool:
+    """Whether an LSTM's weights include projections (one more per layer and direction)."""
+    groups = num_layers * (2 if bidirectional else 1)
+    return len(params) == groups * ((4 if has_biases else 2) + 1)
+
+
 def _recurrence(mode: str, args: tuple, kwargs: dict) -> tuple:
     """Both of torch's forms: (input, hx, params, has_biases, num_layers, dropout, train,
     bidirectional, batch_first) and, packed, (data, batch_sizes, hx, params, has_biases,
@@ -142,9 +150,14 @@ def _recurrence(mode: str, args: tuple, kwargs: dict) -> tuple:
     if bound["batch_first"]:
         x = x.transpose(0, 1)
     steps, batch = x.size(0), x.size(1)
-    out, final = run_layers(mode, x.reshape(steps * batch, x.size(2)), [batch] * steps, state,
-                            *run)
-    out = out.view(steps, batch, out.size(1))
+    if mode == "LSTM" and takes_fused_lstm(x, state, run[0], _projects(run[0], *run[1:3],
+                                                                        run[5])):
+        out, h_n, c_n = fused_lstm(x, state, *run)  # NOTE [Fused LSTM layer]
+        final = (h_n, c_n)
+    else:
+        out, final = run_layers(mode, x.reshape(steps * batch, x.size(2)), [batch] * steps,
+                                state, *run)
+        out = out.view(steps, batch, out.size(1))
     if bound["batch_first"]:
         out = out.transpose(0, 1)
     return (out, *final)
