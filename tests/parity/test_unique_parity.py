@@ -1,11 +1,16 @@
 """unique and friends on a float input that requires grad: only the values require grad, their
-node has torch's name, and its backward raises torch's NotImplementedError; and the errors."""
+node has torch's name, and its backward raises torch's NotImplementedError; the errors; and
+the values of integers, counted or sorted."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import retrograd
 from tests.parity.harness import both, error_of
+
+torch = pytest.importorskip("torch")
 
 
 def _calls(lib, x):
@@ -75,3 +80,17 @@ def test_unique_gives_torch_values_for_mixed_values():
                 lib.unique(lib.tensor([True, False, True]), return_inverse=True))
 
     both(prog)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16"])
+@pytest.mark.parametrize("span", [3, 100, 10**6])
+def test_unique_of_integers_counted_or_sorted_matches_torch(dtype, span):
+    # narrow ranges are counted (O(n)), wide ones sorted: both give torch's results
+    rng = np.random.default_rng(span)
+    hi = min(span, int(np.iinfo(dtype).max))
+    values = rng.integers(-hi if np.iinfo(dtype).min < 0 else 0, hi, (40, 25)).astype(dtype)
+    ours = retrograd.from_numpy(values.copy()).unique(return_inverse=True, return_counts=True)
+    theirs = torch.from_numpy(values.copy()).unique(return_inverse=True, return_counts=True)
+    for a, b in zip(ours, theirs):
+        assert str(a.dtype).rsplit(".", 1)[-1] == str(b.dtype).rsplit(".", 1)[-1]
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -60,9 +60,31 @@ def _starts(key: np.ndarray) -> np.ndarray:
     return starts
 
 
+def _counted(flat: np.ndarray) -> tuple | None:
+    """The sorted unique values, inverse and counts of integers that span a range no wider
+    than a few times their number, by counting (O(n), where sorting is O(n log n)); None for
+    any other array."""
+    if flat.dtype.kind not in "iu" or not flat.size:
+        return None
+    lo, hi = int(flat.min()), int(flat.max())
+    span = hi - lo + 1
+    if span > 4 * flat.size + 1024:
+        return None
+    shifted = (flat - flat.dtype.type(lo)).astype(np.intp)
+    tally = np.bincount(shifted, minlength=span)
+    present = tally > 0
+    values = (np.flatnonzero(present) + lo).astype(flat.dtype)
+    rank = np.cumsum(present) - 1
+    return values, rank[shifted].astype(np.int64), tally[present].astype(np.int64)
+
+
 def _flat(a: np.ndarray, sort: bool, kernel: str) -> tuple:
     """(values, inverse shaped like `a`, counts) over all elements."""
     flat = a.reshape(-1)
+    counted = _counted(flat) if sort else None
+    if counted is not None:
+        values, inverse, counts = counted
+        return values, inverse.reshape(a.shape), counts
     key = _key(flat, kernel)
     order = np.argsort(key, kind="stable") if sort else None
     if order is not None:
