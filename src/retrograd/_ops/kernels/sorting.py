@@ -71,8 +71,17 @@ def _threshold(rows: np.ndarray, k: int, largest: bool) -> tuple:
     kth = n - k if largest else k - 1
     t = np.partition(rows, kth, axis=1)[:, kth:kth + 1]
     same = _same(rows, t)
-    need = k - _before(rows, t, largest).sum(1, keepdims=True)
-    return t, same, need
+    before = _before(rows, t, largest)
+    need = k - before.sum(1, keepdims=True)
+    return t, same, need, before
+
+
+def _first_needed(same: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """Of the values equal to the threshold, the first `need` of each row (by index). Most
+    rows hold exactly as many as they need, which takes no running count."""
+    if (same.sum(1, keepdims=True) == need).all():
+        return same
+    return same & (np.cumsum(same, 1) <= need)
 
 
 def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
@@ -82,8 +91,8 @@ def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
     if n < _PARTITION_MIN or k in (0, n):
         return order(a, d, largest)[(slice(None),) * d + (slice(0, k),)]
     rows, shape = _as_rows(_sortable(a), d)
-    t, same, need = _threshold(rows, k, largest)
-    chosen = _before(rows, t, largest) | (same & (np.cumsum(same, 1) <= need))
+    _, same, need, before = _threshold(rows, k, largest)
+    chosen = before | _first_needed(same, need)
     cols = np.nonzero(chosen)[1].reshape(-1, k)  # k per row, in index order
     cols = np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
     return np.moveaxis(cols.reshape(shape[:-1] + (k,)), -1, d)
@@ -95,7 +104,7 @@ def kth_index(a: np.ndarray, d: int, k: int) -> np.ndarray:
     if n < _PARTITION_MIN:
         return np.take(order(a, d, False), [k - 1], axis=d)
     rows, shape = _as_rows(_sortable(a), d)
-    _, same, need = _threshold(rows, k, False)
+    _, same, need, _ = _threshold(rows, k, False)
     pos = np.argmax(same & (np.cumsum(same, 1) == need), axis=1)
     return np.moveaxis(pos.reshape(shape[:-1] + (1,)), -1, d)
 
