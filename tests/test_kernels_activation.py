@@ -61,3 +61,21 @@ def test_checks_raise_torchs_messages():
         K._hardtanh(np.zeros(2, np.uint8), -1.0, 1.0)
     with pytest.raises(RuntimeError, match=re.escape(K.GELU_APPROX)):
         K._check_approximate("fast")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["softplus", "mish"])
+def test_softplus_and_mish_at_the_extremes(name, dtype):
+    """Large and infinite inputs neither overflow nor warn (torch computes them silently), and
+    every value is within float rounding of torch's."""
+    import warnings
+
+    values = np.array([-1e4, -100.0, -20.0, -1.0, 0.0, 1e-8, 1.0, 20.0, 88.0, 1e4,
+                       np.inf, -np.inf, np.nan], dtype=dtype)
+    kernel = K._mish if name == "mish" else (lambda a: K._softplus(a, 1.0, 20.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = kernel(values)
+    theirs = getattr(F, name)(torch.from_numpy(values)).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=0, equal_nan=True)

@@ -72,14 +72,22 @@ def _check_approximate(approximate) -> None:
         raise RuntimeError(GELU_APPROX)
 
 
+def _log1p_exp(a):
+    """log(1 + exp(a)) without overflow, as max(a, 0) + log1p(exp(-|a|)): NumPy's vectorized
+    exp and log1p, within 3 ulp in float32 (np.logaddexp(0, a), within 1.5 ulp, calls the C
+    library per element and costs 9x as much)."""
+    return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
+
+
 def _softplus(a, beta, threshold):
     bx = a * beta
-    soft = np.logaddexp(0, bx) / beta
+    soft = _log1p_exp(bx) / beta
     return np.where(bx > threshold, a, soft)
 
 
 def _mish(a):
-    return a * np.tanh(np.logaddexp(0, a))
+    with np.errstate(invalid="ignore"):  # -inf * tanh(0) is nan, silently as in torch
+        return a * np.tanh(_log1p_exp(a))
 
 
 def _log_sigmoid(a):
