@@ -94,3 +94,20 @@ def test_unique_of_integers_counted_or_sorted_matches_torch(dtype, span):
     for a, b in zip(ours, theirs):
         assert str(a.dtype).rsplit(".", 1)[-1] == str(b.dtype).rsplit(".", 1)[-1]
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype, low, high", [("int8", -128, 128), ("int16", -32768, -32000),
+                                              ("int64", -(2**63), -(2**63) + 50),
+                                              ("uint64", 2**64 - 60, 2**64)])
+def test_unique_of_integers_at_the_ends_of_their_range_matches_torch(dtype, low, high):
+    # counting offsets from the least value must not wrap in the input's own dtype
+    values = np.arange(low, high, 2 if high - low > 200 else 1, dtype=object).astype(dtype)
+    values = np.concatenate([values, values[::3]])
+    ours = retrograd.from_numpy(values.copy()).unique(return_inverse=True, return_counts=True)
+    expected = np.unique(values, return_inverse=True, return_counts=True)
+    for a, b in zip(ours, expected):
+        np.testing.assert_array_equal(a.numpy(), b.reshape(a.shape))
+    if dtype != "uint64":  # torch has no unique kernel for uint64
+        theirs = torch.from_numpy(values.copy()).unique(return_inverse=True, return_counts=True)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -70,10 +70,17 @@ def _counted(flat: np.ndarray) -> tuple | None:
     span = hi - lo + 1
     if span > 4 * flat.size + 1024:
         return None
-    shifted = (flat - flat.dtype.type(lo)).astype(np.intp)
+    # offsets from the least value, taken where they cannot wrap: an unsigned array is at least
+    # lo (uint64 values past intp too), a signed one is widened first (int8's 127 - -128)
+    if flat.dtype.kind == "u":
+        shifted = (flat - flat.dtype.type(lo)).astype(np.intp)
+    else:
+        shifted = flat.astype(np.intp) - lo
     tally = np.bincount(shifted, minlength=span)
     present = tally > 0
-    values = (np.flatnonzero(present) + lo).astype(flat.dtype)
+    # back in the input's dtype: offset + lo is in its range, so its wrapping arithmetic is
+    # exact (lo itself may be past int64, as a uint64's)
+    values = np.flatnonzero(present).astype(flat.dtype) + flat.dtype.type(lo)
     rank = np.cumsum(present) - 1
     return values, rank[shifted].astype(np.int64), tally[present].astype(np.int64)
 
