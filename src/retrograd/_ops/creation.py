@@ -26,7 +26,6 @@ from retrograd._ops import dispatch
 from retrograd._ops.kernels.creation import (
     BYTE_ORDER,
     NEGATIVE_STRIDES,
-    OVERFLOW,
     _arange_float,
     _arange_size,
     _check_numpy_layout,
@@ -35,18 +34,14 @@ from retrograd._ops.kernels.creation import (
     _from_python,
     _is_seq,
     _numpy_dtype,
-    _overflows,
     as_dtype,
     cast_array,
-    check_int_scalar,
+    check_fits,
     copy_array,
     empty_like_array,
     empty_strided_array,
     fma64,
     fma_index,
-)
-from retrograd._ops.kernels.creation import (
-    FILL_CPP_NAMES as _CPP_NAMES,
 )
 from retrograd._ops.registry import register, register_method
 from retrograd._tensor import Size, Tensor, _wrap
@@ -171,9 +166,7 @@ def scalar_as(value, d: D.dtype):
 
 
 def checked_scalar(value, d: D.dtype):
-    check_int_scalar(value)
-    if _overflows(value, d):
-        raise RuntimeError(OVERFLOW.format(_CPP_NAMES[d.name]))
+    check_fits(value, d)
     return scalar_as(value, d)
 
 

@@ -133,6 +133,14 @@ def check_int_scalar(value) -> None:
                             "can't convert negative int to unsigned")
 
 
+def check_fits(value, d: D.dtype) -> None:
+    """torch's checked conversion of a Python number argument (full's fill value, fill_'s)
+    into dtype d: beyond 64-bit integers an OverflowError, out of d's range torch's message."""
+    check_int_scalar(value)
+    if _overflows(value, d):
+        raise RuntimeError(OVERFLOW.format(FILL_CPP_NAMES[d.name]))
+
+
 def _overflows(value, d: D.dtype) -> bool:
     """c10's overflow check for a Python number stored into dtype d (full, fill_)."""
     if d is D.bool:

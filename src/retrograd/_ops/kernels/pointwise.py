@@ -10,12 +10,7 @@ import math
 import numpy as np
 
 from retrograd import _dtype as D
-from retrograd._ops.kernels.creation import (
-    FILL_CPP_NAMES,
-    OVERFLOW,
-    _overflows,
-    check_int_scalar,
-)
+from retrograd._ops.kernels.creation import check_fits, check_int_scalar
 from retrograd._ops.layout import binary, not_implemented, promote_args, result_dtype
 
 LN2 = math.log(2.0)
@@ -581,15 +576,13 @@ def _fill(dst, value):
             raise RuntimeError(
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions.")
-    elif type(value) is int and not -(1 << 63) <= value < 1 << 64:
-        check_int_scalar(value)
     elif dst.dtype.kind in "iu" and type(value) in (int, float):
         # torch's checked conversion: a value out of the integer range is an error, and a
         # negative one wraps into an unsigned dtype (NumPy refuses both alike)
-        d = D.from_numpy_dtype(dst.dtype)
-        if _overflows(value, d):
-            raise RuntimeError(OVERFLOW.format(FILL_CPP_NAMES[d.name]))
+        check_fits(value, D.from_numpy_dtype(dst.dtype))
         value = np.array(value).astype(dst.dtype) if type(value) is int else value
+    else:
+        check_int_scalar(value)
     dst[...] = value
 
 

@@ -15,11 +15,7 @@ from retrograd._ops.layout import not_implemented
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8, "float8_e4m3fn": 4,
            "float8_e5m2": 3}
 
-_C_NAMES = {"bool": "bool", "uint8": "unsigned char", "uint16": "short unsigned int",
-            "uint32": "unsigned int", "uint64": "long unsigned int", "int8": "signed char",
-            "int16": "short int", "int32": "int", "int64": "long int", "float32": "float",
-            "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2"}
+_C_NAMES = D.CPP_NAMES  # the C++ type names torch's range checks print
 
 
 def uniform01(g: TS.TorchStream, shape: tuple, d: D.dtype) -> np.ndarray:

@@ -65,15 +65,16 @@ def _same(x: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _threshold(rows: np.ndarray, k: int, largest: bool) -> tuple:
-    """The k-th value of each row in the order, the mask of values equal to it, and how many
-    of those the first k take (the ones of lowest index)."""
+    """Of each row, against its k-th value in the order: the mask of values equal to it, how
+    many of those the first k take (the ones of lowest index), and the mask of values before
+    it."""
     n = rows.shape[1]
     kth = n - k if largest else k - 1
     t = np.partition(rows, kth, axis=1)[:, kth:kth + 1]
     same = _same(rows, t)
     before = _before(rows, t, largest)
     need = k - before.sum(1, keepdims=True)
-    return t, same, need, before
+    return same, need, before
 
 
 def _first_needed(same: np.ndarray, need: np.ndarray) -> np.ndarray:
@@ -91,7 +92,7 @@ def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
     if n < _PARTITION_MIN or k in (0, n):
         return order(a, d, largest)[(slice(None),) * d + (slice(0, k),)]
     rows, shape = _as_rows(_sortable(a), d)
-    _, same, need, before = _threshold(rows, k, largest)
+    same, need, before = _threshold(rows, k, largest)
     chosen = before | _first_needed(same, need)
     cols = np.nonzero(chosen)[1].reshape(-1, k)  # k per row, in index order
     cols = np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
@@ -104,7 +105,7 @@ def kth_index(a: np.ndarray, d: int, k: int) -> np.ndarray:
     if n < _PARTITION_MIN:
         return np.take(order(a, d, False), [k - 1], axis=d)
     rows, shape = _as_rows(_sortable(a), d)
-    _, same, need, _ = _threshold(rows, k, False)
+    same, need, _ = _threshold(rows, k, False)
     pos = np.argmax(same & (np.cumsum(same, 1) == need), axis=1)
     return np.moveaxis(pos.reshape(shape[:-1] + (1,)), -1, d)
 
