@@ -8,8 +8,6 @@ unpack. Between dtypes of different sizes the last dimension is regrouped, with 
 
 from __future__ import annotations
 
-import numpy as np
-
 from retrograd import _dtype as D
 from retrograd._ops import dispatch
 from retrograd._tensor import Tensor, _wrap
@@ -51,7 +49,7 @@ def view_dtype(t: Tensor, dtype: D.dtype) -> Tensor:
     src = t.dtype
     if src.itemsize != dtype.itemsize:
         _check_regrouping(t, src, dtype)
-    arr = np.asarray(t._data).view(dtype.np)
+    arr = t._data.view(dtype.np)
     out = _wrap(arr)
     out._version_counter = t._version_counter
     if arr.size:  # the storage is the source's, whole (an empty one holds no memory)

@@ -17,6 +17,7 @@ import numpy as np
 from retrograd._autograd import op_seam
 from retrograd._ops import dispatch
 from retrograd._ops import normalization as _norm
+from retrograd._ops.creation import zeros_like
 from retrograd._ops.dropout import dropout as _dropout
 from retrograd._ops.kernels import lstm_layer as K
 from retrograd._ops.pointwise import sigmoid, tanh
@@ -27,7 +28,7 @@ from retrograd._tensor import Tensor, _is_wrapper
 
 _TENSORS = SimpleNamespace(sigmoid=sigmoid, tanh=tanh, stack=stack,
                            cat=lambda parts: cat(parts, 1),
-                           zeros_like=lambda t: t.new_zeros(t.shape))
+                           zeros_like=zeros_like)
 
 _INPUTS = "input, weight0, weight1, weight2, weight3, hx_, cx_"
 
@@ -40,14 +41,19 @@ def _layer_forward(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse,
     return out, hy, cy, K.pack_workspace(acts, cells)
 
 
+def _per_input(layer_grads: tuple, output_mask) -> tuple:
+    """K.backward's gradients as the op's inputs take them (the one bias gradient for both
+    b_ih and b_hh), None for an input that needs none."""
+    gx, gw_ih, gw_hh, gb, ghx, gcx = layer_grads
+    return tuple(v if m else None
+                 for v, m in zip((gx, gw_ih, gw_hh, gb, gb, ghx, gcx), output_mask))
+
+
 def _numpy_grads(grads, input, weight0, weight1, hx_, cx_, result0, result3, reverse,
                  output_mask) -> tuple:
     acts, cells = K.unpack_workspace(result3)
-    gx, gw_ih, gw_hh, gb, ghx, gcx = K.backward(K.NUMPY, input, weight0, weight1, hx_, cx_,
-                                                result0, acts, cells, grads[0], grads[1],
-                                                grads[2], reverse)
-    values = (gx, gw_ih, gw_hh, gb, gb, ghx, gcx)
-    return tuple(v if m else None for v, m in zip(values, output_mask))
+    return _per_input(K.backward(K.NUMPY, input, weight0, weight1, hx_, cx_, result0, acts,
+                                 cells, grads[0], grads[1], grads[2], reverse), output_mask)
 
 
 def _backward_forward(input, weight1, weight2, weight3, weight4, hx_, cx_tmp, output, hy_, cy_,
@@ -74,13 +80,12 @@ def _grads(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, 
             input, weight0, weight1, weight2, weight3, hx_, cx_, result0, result1, result2,
             grads[0], grads[1], grads[2], reverse, mode, hidden_size, num_layers, has_biases,
             train, bidirectional, batch_sizes, batch_first, result3)
-    else:  # a graph of the gradients: the layer again in ops, then the same arithmetic
-        out, _, _, acts, cells = K.forward(_TENSORS, input, weight0, weight1, weight2 + weight3,
-                                           hx_, cx_, reverse)
-        values = K.backward(_TENSORS, input, weight0, weight1, hx_, cx_, out, acts, cells,
-                            grads[0], grads[1], grads[2], reverse)
-        values = (*values[:4], values[3], *values[4:])
-    return tuple(v if m else None for v, m in zip(values, output_mask))
+        return tuple(v if m else None for v, m in zip(values, output_mask))
+    # a graph of the gradients: the layer again in ops, then the same arithmetic
+    out, _, _, acts, cells = K.forward(_TENSORS, input, weight0, weight1, weight2 + weight3,
+                                       hx_, cx_, reverse)
+    return _per_input(K.backward(_TENSORS, input, weight0, weight1, hx_, cx_, out, acts, cells,
+                                 grads[0], grads[1], grads[2], reverse), output_mask)
 
 
 mkldnn_rnn_layer = op(

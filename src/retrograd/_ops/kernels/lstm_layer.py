@@ -64,14 +64,13 @@ def backward(B, x, w_ih, w_hh, h0, c0, out, acts: list, cells: list, grad_out, g
     """Gradients (input, w_ih, w_hh, bias, h0, c0) from those of (output, h_n, c_n), any of
     which may be None; `bias` stands for b_ih and b_hh alike."""
     n = len(acts)
+    back = 1 if reverse else -1  # from a step to the one taken before it
     dh, dc = grad_hy, grad_cy
     dgates: list = [None] * n
-    order = list(_steps(n, not reverse))  # the steps backwards
-    for t in order:
+    for t in _steps(n, not reverse):  # the steps backwards
         i, f, g, o = acts[t]
         c = cells[t]
-        prev = t + 1 if reverse else t - 1
-        c_prev = c0 if prev < 0 or prev >= n else cells[prev]
+        c_prev = cells[t + back] if 0 <= t + back < n else c0
         if grad_out is not None:
             dh = grad_out[t] if dh is None else dh + grad_out[t]
         if dh is None:
@@ -88,8 +87,7 @@ def backward(B, x, w_ih, w_hh, h0, c0, out, acts: list, cells: list, grad_out, g
     flat = d_all.reshape(-1, d_all.shape[-1])
     hidden = h0.shape[-1]
     # the hidden state each step read: h0 at the first step taken, else the step before's
-    before = [h0 if (t + (1 if reverse else -1)) in (-1, n) else out[t + (1 if reverse else -1)]
-              for t in range(n)]
+    before = [out[t + back] if 0 <= t + back < n else h0 for t in range(n)]
     h_prev = B.stack(before).reshape(-1, hidden)
     grad_x = d_all @ w_ih
     grad_w_ih = flat.T @ x.reshape(-1, x.shape[-1])

@@ -69,13 +69,11 @@ def run_layers(mode: str, data: Tensor, batch_sizes: list[int], hx: tuple,
     """All layers over packed rows `data`; hx is (h0,) or (h0, c0), each (L*D, B, H).
     Returns the packed output and the final states stacked like hx."""
     directions = 2 if bidirectional else 1
-    stride = 4 if has_biases else 2
-    groups = num_layers * directions
-    if len(params) == groups * (stride + 1) and mode == "LSTM":
-        stride += 1  # each group ends with its projection w_hr
-    elif len(params) != groups * stride:
+    # each group ends with its projection w_hr when an LSTM projects
+    projects = mode == "LSTM" and _projects(params, has_biases, num_layers, bidirectional)
+    stride = (4 if has_biases else 2) + projects
+    if len(params) != num_layers * directions * stride:
         raise RuntimeError("got an incorrect number of RNN parameters")
-    projects = stride in (3, 5)
     step = STEPS[mode]
     finals: list = []
     x = data
@@ -150,8 +148,9 @@ def _recurrence(mode: str, args: tuple, kwargs: dict) -> tuple:
     if bound["batch_first"]:
         x = x.transpose(0, 1)
     steps, batch = x.size(0), x.size(1)
-    if mode == "LSTM" and takes_fused_lstm(x, state, run[0], _projects(run[0], *run[1:3],
-                                                                        run[5])):
+    params = bound["params"]
+    if mode == "LSTM" and takes_fused_lstm(x, state, params, _projects(
+            params, bound["has_biases"], bound["num_layers"], bound["bidirectional"])):
         out, h_n, c_n = fused_lstm(x, state, *run)  # NOTE [Fused LSTM layer]
         final = (h_n, c_n)
     else:
