@@ -71,3 +71,16 @@ def test_clamp_scalar_keeps_float_dtype():
     out = K._clamp_scalar(a, 0, 1)
     np.testing.assert_array_equal(out, [0.0, 0.5, 1.0])
     assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["tanh_backward", "sigmoid_backward"])
+@pytest.mark.parametrize("shapes", [((3, 4, 2), (1, 4, 2)), ((1, 4, 2), (3, 4, 2)),
+                                    ((4, 2), (4, 2)), ((), (4, 2))])
+def test_activation_backwards_broadcast_like_torch(name, shapes):
+    # torch's kernels are binary ops over broadcast operands; vmap's rules hand them such pairs
+    rng = np.random.default_rng(0)
+    g, y = (rng.uniform(-1, 1, s) for s in shapes)
+    got = getattr(K, "_" + name)(g, y)
+    want = getattr(torch.ops.aten, name)(torch.tensor(g), torch.tensor(y)).numpy()
+    assert np.shape(got) == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)

@@ -4,6 +4,8 @@ reductions whose backward builds masks (max, std, norm), and Jacobians of empty 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -18,8 +20,14 @@ PROGRAMS = {
     "norm": lambda lib, a: a.norm(),
     "max of squares": lambda lib, a: (a * a).max(),
     "amax along a dim": lambda lib, a: (a.reshape(2, 2) ** 3).amax(1).sum(),
+    # batched products of a constant stack of matrices: the activations' backward kernels
+    # then meet an unbatched result and a batched gradient, which broadcast
+    "tanh of a batched product": lambda lib, a: (lib.tensor(W, dtype=lib.float64) @ a).tanh().sum(),
+    "sigmoid of a batched product":
+        lambda lib, a: (lib.tensor(W, dtype=lib.float64) @ a).sigmoid().pow(2).sum(),
 }
 X = [[0.5, 1.0, -2.0, 0.3], [2.0, -1.0, 0.7, 1.5]]
+W = np.linspace(-1.0, 1.0, 48).reshape(3, 4, 4).tolist()
 
 
 def _run(lib, name: str, how: str):
@@ -37,7 +45,9 @@ def _run(lib, name: str, how: str):
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_matches_torch(name, how):
     want = _run(torch, name, how).numpy()
-    got = _run(retrograd, name, how).numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every op here has a batching rule: no slow fallback
+        got = _run(retrograd, name, how).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 

@@ -1083,6 +1083,7 @@ EXPLICIT: dict = {
     "linalg_lu_factor_ex": _leading, "linalg_lu": _leading, "_linalg_lu_permutation": _leading,
     "linalg_matrix_exp": _leading, "cholesky_inverse": _leading,
     "matmul": _matmul_rule, "mm": _mm_rule, "bmm": _matmul_rule, "mv": _matmul_rule,
+    "_matmul_batched": _matmul_rule,
     "dot": _dot_rule, "vdot": _dot_rule, "addmm": _addmm_rule, "linear": _linear_rule,
     "convolution": _convolution_rule,
     "max_pool2d_with_indices": _pool_rule(2), "max_pool1d_with_indices": _pool_rule(1),

@@ -283,7 +283,7 @@ def _rsqrt(a):
 def _tanh_backward(g, y):
     out = np.multiply(y, y)
     np.subtract(1, out, out=out)
-    return np.multiply(g, out, out=out)
+    return _times_into(g, out)
 
 
 def _sigmoid(a):
@@ -297,7 +297,15 @@ def _sigmoid(a):
 def _sigmoid_backward(g, y):
     out = np.subtract(1, y)
     np.multiply(out, y, out=out)
-    return np.multiply(g, out, out=out)
+    return _times_into(g, out)
+
+
+def _times_into(g, out):
+    """g * out, written into out (a fresh array) unless g broadcasts it to a larger shape (the
+    two operands broadcast, as torch's binary kernels do: vmap hands in such pairs)."""
+    if type(out) is np.ndarray and np.shape(g) == out.shape:
+        return np.multiply(g, out, out=out)
+    return np.multiply(g, out)
 
 
 def _erf_series(x: np.ndarray) -> np.ndarray:
