@@ -452,3 +452,58 @@ def test_float32_reductions_match_torch(name):
         theirs = getattr(tensor(torch, a), name)(*args).numpy()
         assert ours.dtype == theirs.dtype
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+# NOTE [Running scans]: torch's CPU scans carry the running value in the accumulation type
+# (float64 for float32), so over many elements their float32 results are not NumPy's. Shapes
+# on both sides of the kernel's choice (slices across the scanned axis of >= 512 elements run
+# as a loop of vectorized steps), every input dtype torch scans, and dtype= casts first.
+SCAN_SHAPES = [((40, 700), 0), ((40, 700), 1), ((2, 600, 3), 1), ((900,), 0), ((3, 1, 600), 1),
+               ((0, 5), 1)]
+
+
+@pytest.mark.parametrize("shape, dim", SCAN_SHAPES)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "logcumsumexp"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16", "bool"])
+def test_scans_equal_torch_bit_for_bit(shape, dim, name, dtype):
+    rng = np.random.default_rng(3)
+    if name == "logcumsumexp" and dtype in ("int16", "bool"):
+        return  # torch has no integer kernel: the error is compared in the op samples
+    a = rng.standard_normal(shape) * (10 if name == "logcumsumexp" else 1)
+    if name == "cumprod":
+        a = np.abs(a) * 0.5 + 0.75  # a long product that stays in range
+    if name == "logcumsumexp" and a.size:
+        a.flat[::7], a.flat[::11] = -inf, nan
+
+    def run(lib):
+        t = tensor(lib, a.astype(np.float32)).to(getattr(lib, dtype)) if dtype != "int16" \
+            else tensor(lib, (a * 3).astype(np.int16))
+        out = getattr(lib, name)(t, dim)
+        return str(out.dtype).split(".")[1], out.float().numpy() if out.is_floating_point() \
+            else out.numpy()
+
+    (ours_dt, ours), (theirs_dt, theirs) = run(retrograd), run(torch)
+    assert ours_dt == theirs_dt
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float16", "int64"])
+def test_scan_dtype_casts_the_input_first(out_dtype):
+    a = np.random.default_rng(4).standard_normal((30, 600)).astype(np.float32) * 3
+    got = retrograd.from_numpy(a).cumsum(1, dtype=getattr(retrograd, out_dtype))
+    want = torch.from_numpy(a).cumsum(1, dtype=getattr(torch, out_dtype))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scan_gradients_equal_torch_bit_for_bit(name, dim):
+    rng = np.random.default_rng(5)
+    a = (np.abs(rng.standard_normal((30, 600))) * 0.5 + 0.75).astype(np.float32)
+    g = rng.standard_normal((30, 600)).astype(np.float32)
+    grads = []
+    for lib in (retrograd, torch):
+        x = tensor(lib, a, requires_grad=True)
+        getattr(lib, name)(x, dim).backward(tensor(lib, g))
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)

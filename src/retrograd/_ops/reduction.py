@@ -22,6 +22,7 @@ from retrograd._numpy_names import numpy_names
 from retrograd._ops import reduction_helpers as H
 from retrograd._ops.kernels import reduction as K
 from retrograd._ops.kernels.reduction import count as _count
+from retrograd._ops.kernels.reduction import cumulative as _cumulative
 from retrograd._ops.kernels.reduction import dims as _dims
 from retrograd._ops.kernels.reduction import float_acc as _float_acc
 from retrograd._ops.kernels.reduction import float_sum as _float_sum
@@ -753,20 +754,13 @@ logsumexp = op("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 # --- cumsum, cumprod -------------------------------------------------------------------------
 
 
-def _cumulative_forward(fn):
+def _cumulative_forward(ufunc):
     def forward(a, dim, dtype):
         d = wrap_dim(dim, a.ndim)
         out_dt = np.dtype(_acc_dtype(a, dtype))
         if a.ndim == 0:
             return a.astype(out_dt)
-        out = np.empty(a.shape, out_dt)
-        acc = _float_acc(out_dt)
-        if acc is not None:
-            with np.errstate(over="ignore"):  # past the 16-bit range is inf, silently
-                out[...] = fn(a, axis=d, dtype=acc)
-        else:
-            fn(a, axis=d, dtype=out_dt, out=out)
-        return out
+        return _cumulative(ufunc, a, d, np.empty(a.shape, out_dt))  # NOTE [Running scans]
 
     return forward
 
@@ -820,9 +814,9 @@ def _cumprod_backward_zeros(grad, self, d: int):
 
 
 cumsum = op("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-            _cumulative_forward(np.cumsum), grads={"self": _cumsum_backward})
+            _cumulative_forward(np.add), grads={"self": _cumsum_backward})
 cumprod = op("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-             _cumulative_forward(np.cumprod), grads={"self": _cumprod_backward})
+             _cumulative_forward(np.multiply), grads={"self": _cumprod_backward})
 
 
 # --- softmax, log_softmax --------------------------------------------------------------------

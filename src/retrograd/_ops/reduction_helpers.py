@@ -12,6 +12,7 @@ import numpy as np
 
 from retrograd._autograd.state import state
 from retrograd._ops import dispatch
+from retrograd._ops.kernels.reduction import cumulative
 from retrograd._ops.layout import c_layout
 from retrograd._ops.registry import op
 from retrograd._tensor import Tensor, _wrap
@@ -153,7 +154,7 @@ def _rev_cumsum_forward(a, dim):
     if a.ndim == 0:
         out[...] = a
         return out
-    np.cumsum(np.flip(a, dim), axis=dim, out=np.flip(out, dim))
+    cumulative(np.add, np.flip(a, dim), dim, np.flip(out, dim))  # as torch: flip, cumsum, flip
     return out
 
 

@@ -84,6 +84,40 @@ def float_acc(dt: np.dtype):
     return np.float32 if dt.kind == "V" or dt == np.float16 else None
 
 
+# NOTE [Running scans]
+# torch's CPU cumsum and cumprod carry the running value in the accumulation type (float32 for
+# the 16-bit floats, float64 for float32, int64 for integers), after casting the input to the
+# result dtype, and round each output once. NumPy's accumulate walks one element at a time with
+# a cast per element; where the slices across the scanned axis are large, a loop over that axis
+# is faster (one vectorized add per step, no cast) and adds in the same order.
+_SCAN_SLAB = 512
+
+
+def cumulative(ufunc, a: np.ndarray, axis: int, out: np.ndarray) -> np.ndarray:
+    """ufunc.accumulate(a) along axis into `out` (any layout), as torch's CPU scans compute it."""
+    if a.size == 0:
+        return out
+    if a.dtype != out.dtype:
+        a = a.astype(out.dtype)
+    acc = np.float64 if out.dtype == np.float32 else float_acc(out.dtype) or out.dtype
+    n = a.shape[axis]
+    with np.errstate(over="ignore"):  # past the 16-bit range is inf, silently
+        if n > 1 and a.size // n >= _SCAN_SLAB:
+            src, dst = np.moveaxis(a, axis, 0), np.moveaxis(out, axis, 0)
+            running = src[0].astype(acc)
+            dst[0] = running
+            for i in range(1, n):
+                ufunc(running, src[i], out=running)
+                dst[i] = running
+        elif acc == out.dtype:
+            ufunc.accumulate(a, axis=axis, out=out)
+        else:
+            wide = a.astype(acc)  # a cast in one pass: accumulate's per-element cast is slower
+            ufunc.accumulate(wide, axis=axis, out=wide)
+            out[...] = wide
+    return out
+
+
 def upcast16(forward):
     """Run a forward on a 16-bit float input in float32 and round its results once (torch
     computes these reductions in its accumulation type)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd._dims import wrap_dim
+from retrograd._ops.kernels.reduction import cumulative
 from retrograd._ops.layout import not_implemented
 
 
@@ -52,12 +53,6 @@ def logcumsumexp(a: np.ndarray, dim: int) -> np.ndarray:
         raise not_implemented("logcumsumexp_out_cpu", a.dtype)
     if a.ndim == 0:
         return a.copy()
-    out = np.empty(a.shape, a.dtype)
-    if a.size == 0:
-        return out
     with np.errstate(invalid="ignore"):  # NaN in, NaN out, silently as in torch
-        if a.dtype.kind == "V" or a.dtype == np.float16:  # accumulate in float32, as torch
-            out[...] = np.logaddexp.accumulate(a.astype(np.float32), axis=d)
-        else:
-            np.logaddexp.accumulate(a, axis=d, out=out)
-    return out
+        # in torch's accumulation type (NOTE [Running scans])
+        return cumulative(np.logaddexp, a, d, np.empty(a.shape, a.dtype))
