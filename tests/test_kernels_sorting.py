@@ -25,6 +25,38 @@ def test_first_k_and_kth_index_agree_with_a_stable_sort(n):
     np.testing.assert_array_equal(K.kth_index(a, 1, 4), stable[:, 3:4])
 
 
+def _rows(kind: str, rng, shape: tuple) -> np.ndarray:
+    if kind == "distinct":
+        return rng.standard_normal(shape).astype(np.float32)
+    if kind == "ties":  # many rows whose chunk extremes tie at the bound: the partition path
+        return rng.integers(-3, 4, shape).astype(np.int64)
+    if kind == "nan":
+        a = rng.standard_normal(shape)
+        a[rng.random(shape) < 0.01] = np.nan
+        return a
+    if kind == "uint8":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if kind == "float16 ties":
+        return np.round(rng.standard_normal(shape), 1).astype(np.float16)
+    a = rng.standard_normal(shape)  # the extremes in the tail past the last whole chunk
+    a[:, -5:], a[:, :3] = 1e9, -1e9
+    return a
+
+
+# NOTE [Top-k by chunks]: lengths with and without a tail past the chunks, k up to the path's
+# limit (a chunk count of 4k)
+@pytest.mark.parametrize("kind", ["distinct", "ties", "nan", "uint8", "float16 ties", "tail"])
+@pytest.mark.parametrize("n, k", [(512, 8), (1000, 10), (1000, 15), (4103, 1), (5000, 70)])
+@pytest.mark.parametrize("largest", [True, False])
+def test_top_k_by_chunks_is_the_stable_order_first_k(kind, n, k, largest):
+    a = _rows(kind, np.random.default_rng(n + k), (4, n))
+    key = -a.astype(np.float64) if largest else a.astype(np.float64)
+    key[np.isnan(key)] = -np.inf if largest else np.inf  # NaN is the largest value
+    want = np.argsort(key, axis=1, kind="stable")[:, :k]
+    np.testing.assert_array_equal(K._first_k_by_chunks(a, k, largest), want)
+    np.testing.assert_array_equal(K.first_k(a, 1, k, largest), want)
+
+
 def test_sort_forward_values_indices_and_layout():
     a = np.asfortranarray(np.array([[3.0, 1.0], [2.0, 5.0]]))
     values, indices = K.sort(a, 0, False)

@@ -92,11 +92,59 @@ def first_k(a: np.ndarray, d: int, k: int, largest: bool) -> np.ndarray:
     if n < _PARTITION_MIN or k in (0, n):
         return order(a, d, largest)[(slice(None),) * d + (slice(0, k),)]
     rows, shape = _as_rows(_sortable(a), d)
+    if n >= _CHUNKED_MIN and k * _CHUNK * 4 <= n:  # NOTE [Top-k by chunks]
+        cols = _first_k_by_chunks(rows, k, largest)
+    else:
+        cols = _first_k_rows(rows, k, largest)
+    return np.moveaxis(cols.reshape(shape[:-1] + (k,)), -1, d)
+
+
+def _first_k_rows(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """first_k of each row of a (rows, n) array, by a threshold from np.partition."""
     same, need, before = _threshold(rows, k, largest)
     chosen = before | _first_needed(same, need)
     cols = np.nonzero(chosen)[1].reshape(-1, k)  # k per row, in index order
-    cols = np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
-    return np.moveaxis(cols.reshape(shape[:-1] + (k,)), -1, d)
+    return np.take_along_axis(cols, order(np.take_along_axis(rows, cols, 1), 1, largest), 1)
+
+
+# NOTE [Top-k by chunks]
+# For a few elements of long rows, partitioning every element is most of topk's cost. Split
+# each row's first m * _CHUNK elements into m chunks, chunk c holding the elements c, c + m,
+# c + 2m, ... (so that their extremes are one reduction across rows of the (_CHUNK, m) view),
+# and take each chunk's extreme (largest: max, where a NaN wins as in the order; smallest:
+# fmin, where it loses). Let L be the k-th of those extremes: at least k elements lie at or
+# before L in the order, so every element of the first k does, and each lies in a chunk whose
+# extreme does, or in the tail past the chunks. When exactly k chunks have an extreme at or
+# before L, those chunks and the tail hold the first k and every element tied with them, so
+# the first k of those candidates (kept in index order) are the row's. Rows with more such
+# chunks (ties at L) take the partition path.
+_CHUNK = 16
+_CHUNKED_MIN = 512
+
+
+def _first_k_by_chunks(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    r, n = rows.shape
+    m = n // _CHUNK
+    strided = rows[:, :m * _CHUNK].reshape(r, _CHUNK, m)
+    extremes = strided.max(1) if largest else np.fmin.reduce(strided, axis=1)
+    kth = m - k if largest else k - 1
+    bound = np.partition(extremes, kth, axis=1)[:, kth:kth + 1]
+    taken = _before(extremes, bound, largest) | _same(extremes, bound)
+    clear = taken.sum(1) == k
+    out = np.empty((r, k), np.int64)
+    if not clear.all():
+        out[~clear] = _first_k_rows(rows[~clear], k, largest)
+        if not clear.any():
+            return out
+        rows, taken = rows[clear], taken[clear]
+    chunk_ids = np.nonzero(taken)[1].reshape(-1, k)  # ascending
+    cols = (np.arange(_CHUNK)[:, None] * m + chunk_ids[:, None, :]).reshape(-1, _CHUNK * k)
+    if m * _CHUNK < n:  # the tail, whose indices follow every chunk's
+        tail = np.broadcast_to(np.arange(m * _CHUNK, n), (len(cols), n - m * _CHUNK))
+        cols = np.concatenate([cols, tail], 1)
+    candidates = np.take_along_axis(rows, cols, 1)
+    out[clear] = np.take_along_axis(cols, _first_k_rows(candidates, k, largest), 1)
+    return out
 
 
 def kth_index(a: np.ndarray, d: int, k: int) -> np.ndarray:
