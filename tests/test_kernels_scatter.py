@@ -46,3 +46,41 @@ def test_scatter_checks():
         K.scatter_value(A, 0, np.array([[5, 0, 0]]), 1.0)
     with pytest.raises(RuntimeError, match="same number of dimensions"):
         K.scatter_value(A, 0, np.array([0]), 1.0)
+
+
+def _reference_gather(a: np.ndarray, d: int, index: np.ndarray) -> np.ndarray:
+    out = np.empty(index.shape, a.dtype)
+    for pos in np.ndindex(*index.shape):
+        src = list(pos)
+        src[d] = index[pos]
+        out[pos] = a[tuple(src)]
+    return out
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])  # flat positions, and NumPy's fancy indexing
+@pytest.mark.parametrize("seed", range(6))
+def test_gather_paths_pick_what_the_definition_picks(layout, seed):
+    rng = np.random.default_rng(seed)
+    nd = 1 + seed % 4
+    shape = tuple(int(v) for v in rng.integers(1, 5, nd))
+    d = seed % nd
+    a = np.array(rng.standard_normal(shape), order=layout)
+    ishape = tuple(int(rng.integers(1, s + 1)) if k != d else 5 for k, s in enumerate(shape))
+    index = rng.integers(0, shape[d], ishape).astype(np.int32 if seed % 2 else np.int64)
+    np.testing.assert_array_equal(K.gather(a, d, index), _reference_gather(a, d, index))
+    if nd > 1:  # an index repeated along another dim (expand's stride 0)
+        k = (d + 1) % nd
+        first = index[tuple(slice(0, 1) if j == k else slice(None) for j in range(nd))]
+        repeated = np.broadcast_to(first, ishape)
+        np.testing.assert_array_equal(K.gather(a, d, repeated),
+                                      _reference_gather(a, d, repeated))
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("bad", [-1, 3])
+def test_gather_refuses_out_of_range_on_both_paths(layout, bad):
+    a = np.zeros((2, 3), order=layout)
+    index = np.broadcast_to(np.array([[0, bad]]), (2, 2))
+    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 "
+                                           "with size 3"):
+        K.gather(a, 1, index)

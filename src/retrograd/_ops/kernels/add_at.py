@@ -13,6 +13,8 @@ of range (np.add.at raises its own error) or a non-contiguous array take np.add.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _FULL = slice(None)
@@ -33,12 +35,14 @@ def _run_of_arrays(key: tuple, ndim: int) -> tuple | None:
     return at[0], len(at)
 
 
-def _flat_positions(a: np.ndarray, first: int, arrays: tuple) -> np.ndarray | None:
+def flat_positions(a: np.ndarray, first: int, arrays: tuple) -> np.ndarray | None:
     """Flat positions of a[(:,) * first + arrays + (:, ...)] in C order, or None when an index
     is out of range. Each index array is checked and scaled at its own size; only their sum
     broadcasts to the full selection."""
     shape = a.shape
-    strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]  # C strides in elements
+    strides = [1] * len(shape)  # C strides in elements
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
     lead = None
     for j, k in enumerate(arrays):
         dim = shape[first + j]
@@ -48,14 +52,16 @@ def _flat_positions(a: np.ndarray, first: int, arrays: tuple) -> np.ndarray | No
                 return None
             if lo < 0:
                 k = np.where(k < 0, k + dim, k)
-        term = k.astype(np.intp) * int(strides[first + j])
+        term = np.multiply(k, strides[first + j], dtype=np.intp)
         lead = term if lead is None else lead + term
     assert lead is not None
-    lead = np.broadcast_to(lead, np.broadcast_shapes(*(k.shape for k in arrays)))
-    n_outer = int(np.prod(shape[:first], dtype=np.int64))
-    n_inner = int(np.prod(shape[first + len(arrays):], dtype=np.int64))
+    full = np.broadcast_shapes(*(k.shape for k in arrays))
+    if lead.shape != full:
+        lead = np.broadcast_to(lead, full)
+    n_outer = math.prod(shape[:first])
+    n_inner = math.prod(shape[first + len(arrays):])
     if n_outer > 1:
-        outer = np.arange(n_outer) * int(strides[first - 1])
+        outer = np.arange(0, n_outer * strides[first - 1], strides[first - 1])
         lead = outer.reshape((-1,) + (1,) * lead.ndim) + lead
     if n_inner > 1:
         lead = lead[..., None] + np.arange(n_inner)
@@ -79,7 +85,7 @@ def ufunc_at(ufunc: np.ufunc, a: np.ndarray, key, values) -> None:
     if run is not None:
         first, count = run
         arrays = key[first:first + count]
-        flat = _flat_positions(a, first, arrays)
+        flat = flat_positions(a, first, arrays)
         if flat is not None:
             out_shape = (a.shape[:first] + np.broadcast_shapes(*(k.shape for k in arrays))
                          + a.shape[first + count:])

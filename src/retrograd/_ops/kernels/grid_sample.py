@@ -11,6 +11,7 @@ from math import prod
 
 import numpy as np
 
+from retrograd._ops.kernels.scatter import gather
 from retrograd._ops.layout import not_implemented, type_name
 
 BILINEAR, NEAREST, BICUBIC = 0, 1, 2
@@ -175,7 +176,7 @@ def grid_sampler_forward(x, grid, interpolation_mode, padding_mode, align_corner
         weight = np.logical_and.reduce([v for _, v, _ in corner]).astype(x.dtype)
         for _, _, w in corner:
             weight = weight * w
-        vals = np.take_along_axis(flat_x, flat.reshape(n, 1, -1), axis=2)
+        vals = gather(flat_x, 2, np.broadcast_to(flat.reshape(n, 1, -1), out.shape))
         out += vals * weight.reshape(n, 1, -1).astype(x.dtype, copy=False)
     return out.reshape((n, c) + tuple(out_sp))
 

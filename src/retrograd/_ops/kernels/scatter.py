@@ -11,7 +11,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._dims import wrap_dim
-from retrograd._ops.kernels.add_at import add_at, ufunc_at
+from retrograd._ops.kernels.add_at import add_at, flat_positions, ufunc_at
 
 INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 SCATTER_REDUCE = "reduce argument must be either add or multiply."
@@ -78,6 +78,17 @@ def gather(a, dim, index, sparse_grad=False):
                                f"apart from dimension {d}")
     if index.size == 0:
         return np.empty(shape0, a.dtype)
+    if a1.flags.c_contiguous and index.size >= _FLAT_GATHER_MIN and (
+            index.ndim > 2 or 0 in index.strides):
+        # np.take at flat positions: several times faster than fancy indexing with one index
+        # array per dim past two dims; a dim the index repeats (expand's stride 0) is
+        # computed once
+        key = list(_grids(index.shape, d))
+        key[d] = _unexpanded(index)
+        flat = flat_positions(a1, 0, tuple(key)) if key[d].min() >= 0 else None
+        if flat is None:
+            check_bounds(index, d, a1.shape[d])
+        return np.take(a1.reshape(-1), flat).reshape(shape0)
     try:
         if index.min() < 0:  # NumPy would wrap negative indices; torch rejects them
             raise IndexError
@@ -85,6 +96,18 @@ def gather(a, dim, index, sparse_grad=False):
     except IndexError:
         check_bounds(index, d, a1.shape[d])
         raise
+
+
+_FLAT_GATHER_MIN = 16384  # smaller gathers: fancy indexing's lower fixed cost wins
+
+
+def _unexpanded(index: np.ndarray) -> np.ndarray:
+    """index without the dims it repeats (stride 0, as from expand): size 1 there."""
+    if 0 not in index.strides:
+        return index
+    return index[tuple(slice(0, 1) if st == 0 else slice(None) for st in index.strides)]
+
+
 
 
 def check_scatter(a, index, src, d: int, name: str) -> None:
