@@ -121,3 +121,18 @@ def test_empty_permuted_errors(size, order):
             lib.empty_permuted(size, order)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def test_nn_common_types_name_the_same_aliases():
+    import typing
+
+    ours, theirs = retrograd.nn.common_types, torch.nn.common_types
+    names = [n for n in vars(theirs) if n.startswith("_") and n.endswith("_t")]
+    assert len(names) > 20
+    for name in names:
+        a, b = getattr(ours, name), getattr(theirs, name)
+        # the same union of the same shapes, with retrograd's Tensor where torch has its own
+        def spelled(alias):
+            return [str(x).replace("retrograd._tensor.", "torch.") for x in typing.get_args(alias)]
+
+        assert spelled(a) == [str(x) for x in typing.get_args(b)], name

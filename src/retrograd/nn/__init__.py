@@ -4,5 +4,5 @@ from retrograd.nn import functional
 from retrograd.nn.parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from retrograd.nn.modules import *
 from retrograd.nn.modules import Module
-from retrograd.nn import attention, grad, init, parallel, utils
+from retrograd.nn import attention, common_types, grad, init, parallel, utils
 from retrograd.nn.parallel import DataParallel
