@@ -371,3 +371,25 @@ def test_det_gradient_of_singular_matrices(create_graph):
         out.append(row)
     for ours, theirs in zip(*out):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9, equal_nan=True)
+
+
+def test_vecdot_in_low_precision_and_with_out():
+    def run(lib):
+        found = []
+        for dtype in ("float16", "bfloat16", "float32", "float64"):
+            a = lib.arange(6.0).reshape(2, 3).to(getattr(lib, dtype))
+            found.append((lib.linalg.vecdot(a, a).float().tolist(), str(a.dtype)[-8:]))
+        out = lib.empty(())
+        res = lib.linalg.vecdot(lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), out=out)
+        found.append((res is out, out.item(), out._version > 0 if lib is retrograd else True))
+        for bad in (lambda: lib.linalg.vecdot(lib.ones(3), lib.ones(3),
+                                              out=lib.empty((), dtype=lib.float64)),
+                    lambda: lib.linalg.vecdot(lib.ones(3, requires_grad=True), lib.ones(3),
+                                              out=lib.empty(())),
+                    lambda: lib.linalg.vecdot(lib.ones(3), lib.ones(3), out=3)):
+            with pytest.raises((RuntimeError, TypeError)) as err:
+                bad()
+            found.append((err.type.__name__, str(err.value)))
+        return found
+
+    assert run(retrograd) == run(torch)

@@ -9,8 +9,8 @@ leaves the out tensors as they were):
   2. no autograd: with grad mode on, neither an argument nor an out tensor may require grad
      (named after the op torch runs underneath: inv's message says linalg_inv_ex);
   3. the dtype of each out tensor: the result's exactly (most), the result's in torch's
-     "expected scalar type" words (solve_triangular), or any dtype the result casts to (the
-     composites pinv and torch.cholesky);
+     "expected scalar type" words (solve_triangular), any dtype the result casts to (the
+     composites pinv and torch.cholesky), or a function's own check (vecdot's words);
 then the function runs without recording history and its results are written into the out
 tensors (resized, with torch's warning, where their shape differs; each one's version bumped).
 Several results come back as the `<name>_out` named tuple of the out tensors, as torch's do.
@@ -36,7 +36,7 @@ from retrograd._tensor import Tensor
 EXACT, SCALAR_TYPE, CAST = "exact", "scalar type", "cast"
 
 
-def with_out(api_name: str, grad_name: str, n: int = 1, dtype_rule: str = EXACT,
+def with_out(api_name: str, grad_name: str, n: int = 1, dtype_rule: Any = EXACT,
              fields: tuple | None = None) -> Callable:
     """Decorate a linalg function taking `out=None` (see the module docstring). `api_name`
     names it in TypeErrors, `grad_name` in the autograd error; `fields` names the results of
@@ -80,7 +80,10 @@ def _out_tensors(api_name: str, out: Any, n: int) -> tuple:
     return (out,)
 
 
-def _check_dtype(rule: str, result: Tensor, out: Tensor) -> None:
+def _check_dtype(rule: Any, result: Tensor, out: Tensor) -> None:
+    if callable(rule):  # a function's own check and message
+        rule(result, out)
+        return
     if rule == EXACT:
         check_same_dtype(result, out)
         return

@@ -9,11 +9,13 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd import _warning_site as _ws
+from retrograd._dtype import legacy_name
 from retrograd._numpy_names import numpy_names
 from retrograd._ops import linalg as _mm
 from retrograd._ops.layout import type_name
-from retrograd._ops.linalg_checks import broadcast_batches, check_float, check_same_dtype
+from retrograd._ops.linalg_checks import broadcast_batches, check_same_dtype
 from retrograd._ops.linalg_inverse import inv, solve
+from retrograd._ops.linalg_out import with_out
 from retrograd._ops.registry import op, register
 from retrograd._tensor import Tensor
 
@@ -76,11 +78,19 @@ def torch_cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=Non
 # --- vecdot, diagonal ------------------------------------------------------------------------
 
 
+def _vecdot_out_dtype(result: Tensor, out: Tensor) -> None:
+    if out.dtype is not result.dtype:  # (torch's message has no space after "dtype")
+        raise RuntimeError(f"linalg.vecdot: Expected out of dtype{legacy_name(result.dtype)} "
+                           f"but found {legacy_name(out.dtype)}")
+
+
+@with_out("linalg_vecdot", "vdot", dtype_rule=_vecdot_out_dtype)
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
-    """torch.linalg.vecdot: sum(x * y) along dim (x conjugated; real here)."""
-    if out is not None:
-        raise NotImplementedError("retrograd.linalg.vecdot does not support out=")
-    check_float("linalg.vecdot", x)
+    """torch.linalg.vecdot: sum(x * y) along dim (x conjugated; real here), in any floating
+    dtype (torch's low-precision check is for the LAPACK functions, not this one)."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {type_name(x._data.dtype)}")
     check_same_dtype("linalg.vecdot", x, y, "x", "y")
     return (x * y).sum(dim)
 
