@@ -80,6 +80,10 @@ INDEX_RANGE = "index {} is out of bounds for dimension {} with size {}"
 SCALAR_CONVERSION = "only one element tensors can be converted to Python scalars"
 FLOAT_OF_REQUIRES_GRAD = ("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.")
+MT_ZERO_DIM = ("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+               "cases.")
+MH_ZERO_DIM = "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj()."
+ADJOINT_ZERO_DIM = "adjoint() is deprecated on 0-D tensors. Consider using x.conj()."
 T_DEPRECATED = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
     "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "

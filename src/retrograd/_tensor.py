@@ -706,10 +706,7 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:
-        if self._data.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
-                               f"Got {self._data.ndim}-D tensor.")
-        return self.transpose(-2, -1)
+        return self._matrix_transpose("mT", E.MT_ZERO_DIM)
 
     @property
     def H(self) -> Tensor:
@@ -717,7 +714,19 @@ class Tensor:
 
     @property
     def mH(self) -> Tensor:
-        return self.mT
+        return self._matrix_transpose("mH", E.MH_ZERO_DIM)
+
+    def _matrix_transpose(self, name: str, zero_dim: str) -> Tensor:
+        """The last two dims swapped (real: the adjoint is the transpose); a 0-d tensor is
+        itself, with torch's deprecation warning (once, as torch's)."""
+        nd = self._data.ndim
+        if nd == 0:
+            warn_once(name + "_zero_dim", zero_dim, stacklevel=4)
+            return self
+        if nd < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                               f"matrices. Got {nd}-D tensor.")
+        return self.transpose(-2, -1)
 
 
 class Size(tuple):

@@ -403,6 +403,9 @@ class Tensor:
     def mH(self) -> Tensor:
         ...
 
+    def _matrix_transpose(self, name: _str, zero_dim: _str) -> Tensor:
+        ...
+
     def __abs__(self) -> Tensor:
         ...
 

@@ -351,8 +351,8 @@ register("bilinear", bilinear)
 
 
 def _tensordot_dims(a: Tensor, dims) -> tuple:
-    if isinstance(dims, Tensor):
-        dims = dims.tolist()
+    if isinstance(dims, Tensor):  # one number (truncated to an int), or the two lists
+        dims = int(dims.item()) if dims.numel() <= 1 else (dims[0].tolist(), dims[1].tolist())
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd import _errors as E
 from retrograd._ops.kernels.shape import _index_arg, _slice_bounds
 from retrograd._ops.layout import inplace_of
 from retrograd._ops.registry import op, register, register_method
 from retrograd._ops.shape import size_args, slice_backward, tril, triu
 from retrograd._tensor import Tensor
+from retrograd._warn_always import warn_once
 
 FILL_RANK = "dimensions must larger than 1"
 FILL_EQUAL = "all dimensions of input must be of equal length"
@@ -96,9 +98,12 @@ narrow_copy = op("narrow_copy(Tensor self, int dim, SymInt start, SymInt length)
 
 def adjoint(input: Tensor) -> Tensor:
     """torch.adjoint: the conjugate transpose of the last two dims (a view)."""
+    if input.dim() == 0:
+        warn_once("adjoint_zero_dim", E.ADJOINT_ZERO_DIM, stacklevel=3)  # once, as torch's
+        return input
     if input.dim() < 2:
         raise RuntimeError(ADJOINT_RANK.format(input.dim()))
-    return input.mH
+    return input.transpose(-2, -1)
 
 
 def is_nonzero(input: Tensor) -> bool:

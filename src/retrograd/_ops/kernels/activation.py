@@ -53,7 +53,8 @@ def _threshold_backward(g, x, threshold, out=None):
     bits = np.dtype(f"i{g.dtype.itemsize}")
     keep = np.subtract(np.less_equal(x, threshold), 1, dtype=bits)  # -1 (all bits) to keep
     if out is None:
-        into = keep if np.shape(keep) == np.shape(g) else None
+        # (0-d operands give NumPy scalars, which take no writes)
+        into = keep if type(keep) is np.ndarray and keep.shape == np.shape(g) else None
         return np.bitwise_and(g.view(bits), keep, out=into).view(g.dtype)
     np.bitwise_and(g.view(bits), keep, out=out.view(bits))
     return out

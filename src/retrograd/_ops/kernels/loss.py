@@ -71,6 +71,8 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple:
 def _mse_forward(a, b, reduction):
     broadcast_shape(a.shape, b.shape)
     d = np.subtract(a, b)
+    if type(d) is not np.ndarray:  # 0-d operands give a NumPy scalar: nothing to write into
+        return _reduce(np.asarray(d * d), reduction)
     return _reduce(np.multiply(d, d, out=d), reduction)
 
 

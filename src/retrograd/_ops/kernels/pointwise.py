@@ -282,6 +282,8 @@ def _rsqrt(a):
 
 def _tanh_backward(g, y):
     out = np.multiply(y, y)
+    if type(out) is not np.ndarray:  # 0-d operands give a NumPy scalar: nothing to write into
+        return np.asarray(np.multiply(g, np.subtract(1, out)))
     np.subtract(1, out, out=out)
     return _times_into(g, out)
 
@@ -296,16 +298,20 @@ def _sigmoid(a):
 
 def _sigmoid_backward(g, y):
     out = np.subtract(1, y)
+    if type(out) is not np.ndarray:  # 0-d operands give a NumPy scalar: nothing to write into
+        return np.asarray(np.multiply(g, np.multiply(out, y)))
     np.multiply(out, y, out=out)
     return _times_into(g, out)
 
 
 def _times_into(g, out):
     """g * out, written into out (a fresh array) unless g broadcasts it to a larger shape (the
-    two operands broadcast, as torch's binary kernels do: vmap hands in such pairs)."""
-    if type(out) is np.ndarray and np.shape(g) == out.shape:
+    two operands broadcast, as torch's binary kernels do: vmap hands in such pairs). NumPy
+    refuses that write before it starts, so trying costs the common case nothing."""
+    try:
         return np.multiply(g, out, out=out)
-    return np.multiply(g, out)
+    except ValueError:  # g broadcasts out to a larger shape
+        return np.multiply(g, out)
 
 
 def _erf_series(x: np.ndarray) -> np.ndarray:

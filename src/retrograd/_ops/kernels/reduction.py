@@ -240,5 +240,6 @@ def vector_norm(a, ord, dim, keepdim, dtype):
         if math.isinf(p):
             return reduce(np.max if p > 0 else np.min, mag, axes, keepdim)
         t = a.dtype.type
-        out = reduce(np.sum, np.power(mag, t(p), out=mag), axes, keepdim)
+        powers = np.power(mag, t(p), out=mag) if mag.ndim else np.power(mag, t(p))
+        out = reduce(np.sum, powers, axes, keepdim)
         return np.power(out, t(1.0 / p), out=out) if out.ndim else np.power(out, t(1.0 / p))
