@@ -106,6 +106,29 @@ def test_kl_div_mean_warns_and_top_level_defaults_match_torch():
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+def test_every_top_level_loss_binding_defaults_to_no_reduction_as_torchs():
+    # NOTE [Binding reduction default]: the nn.functional forms and torch.ops.aten reduce
+    def run(lib):
+        rng = np.random.default_rng(0)
+        a, b = (lib.from_numpy(rng.uniform(0.1, 0.9, (4, 3)).astype(np.float32))
+                for _ in range(2))
+        y = lib.tensor([1.0, -1.0, 1.0, -1.0])
+        log_probs = lib.from_numpy(rng.standard_normal((5, 2, 4)).astype(np.float32))
+        log_probs = log_probs.log_softmax(2)
+        targets, lengths, target_lengths = (lib.tensor([[1, 2], [1, 1]]), lib.tensor([5, 5]),
+                                            lib.tensor([2, 2]))
+        calls = [lambda: lib.cosine_embedding_loss(a, b, y), lambda: lib.hinge_embedding_loss(a, b),
+                 lambda: lib.margin_ranking_loss(a, b, b), lambda: lib.triplet_margin_loss(a, b, b),
+                 lambda: lib.ctc_loss(log_probs, targets, lengths, target_lengths),
+                 lambda: lib.ctc_loss(log_probs, targets, [5, 5], [2, 2]),
+                 lambda: lib.ops.aten.ctc_loss(log_probs, targets, lengths, target_lengths),
+                 lambda: lib.nn.functional.hinge_embedding_loss(a, b),
+                 lambda: lib.nn.functional.triplet_margin_loss(a, b, b)]
+        return [(list(f().shape), round(float(f().sum()), 4)) for f in calls]
+
+    assert run(retrograd) == run(torch)
+
+
 @pytest.mark.parametrize("kw,reduction", [({"size_average": False}, "sum"),
                                           ({"reduce": False}, "none"),
                                           ({"size_average": True, "reduce": True}, "mean")])

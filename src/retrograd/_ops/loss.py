@@ -273,7 +273,8 @@ binary_cross_entropy_with_logits = op(
 
 def _torch_bce_with_logits(input: Tensor, target: Tensor, weight=None, pos_weight=None,
                            reduction: int = 0) -> Tensor:
-    # torch's Python binding of the top-level function defaults to no reduction
+    # torch's Python binding of the top-level function defaults to no reduction (NOTE [Binding
+    # reduction default])
     return binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
@@ -567,12 +568,13 @@ register_functional("kl_div", _f_kl_div)
 
 
 def _reduce_tensor(t: Tensor, reduction: int) -> Tensor:
-    """torch's apply_loss_reduction."""
+    """torch's apply_loss_reduction. (The top-level functions below default to no reduction,
+    as torch's bindings: NOTE [Binding reduction default].)"""
     return t if reduction == 0 else t.mean() if reduction == 1 else t.sum()
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input1, input2, target = dispatch.autocast.cast("fp32", input1, input2, target)
     return _reduce_tensor((-target * (input1 - input2) + margin).clamp_min(0), reduction)
@@ -601,7 +603,7 @@ def _where(mask, a: Tensor, b: Tensor) -> Tensor:
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         reduction: int = 1) -> Tensor:
+                         reduction: int = 0) -> Tensor:
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input, target = dispatch.autocast.cast("fp32", input, target)
     zeros = zeros_like(input)
@@ -625,7 +627,7 @@ _COS_EPS = 1e-12  # torch's EPSILON in cosine_embedding_loss
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = 0) -> Tensor:
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input1, input2, target = dispatch.autocast.cast("fp32", input1, input2, target)
     nd1, nd2, ndt = input1.ndim, input2.ndim, target.ndim

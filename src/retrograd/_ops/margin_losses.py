@@ -143,8 +143,9 @@ def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor, distance: Calla
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6, swap: bool = False,
-                        reduction: int = 1) -> Tensor:
-    """torch.triplet_margin_loss (reduction as torch's enum)."""
+                        reduction: int = 0) -> Tensor:
+    """torch.triplet_margin_loss (reduction as torch's enum; by default none, as torch's
+    binding: NOTE [Binding reduction default])."""
     _check_triplet_dims(anchor, positive, negative)
     return _triplet(anchor, positive, negative,
                     lambda x1, x2: pairwise_distance(x1, x2, p, eps), margin, swap, reduction)

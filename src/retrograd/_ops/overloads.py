@@ -313,6 +313,8 @@ def _params(group: Group) -> list:
             continue
         if everywhere and all(a.has_default and a.default == args[0].default for a in args):
             p.default = args[0].default
+            if p.name == "reduction" and p.default == 1 and args[0].type == "int":
+                p.default = 0  # NOTE [Binding reduction default]
         if not p.kwarg_only:
             defaulted = True
     return params
@@ -829,6 +831,14 @@ _TYPE_TEXT = {"Tensor": "Tensor", "Scalar": "Number", "int[]": "tuple of ints",
               "Generator": "torch.Generator", "MemoryFormat": "torch.memory_format",
               "Layout": "torch.layout", "Device": "torch.device", "float[]": "tuple of floats",
               "bool[]": "tuple of bools"}
+
+
+# NOTE [Binding reduction default]
+# A loss schema's `int reduction=Mean` prints as at::Reduction::Mean in torch's Python binding,
+# but the binding evaluates that default as 0 (no reduction): torch.ctc_loss(...),
+# torch.hinge_embedding_loss(a, b), torch.kl_div(a, b) return per-element losses, while
+# torch.ops.aten's overloads and the nn.functional forms (which pass the reduction) reduce.
+# retrograd's public bindings do the same.
 
 
 def _default_text(arg) -> str:
