@@ -556,7 +556,7 @@ _not_implemented_node(op(
     node="ScatterBackward3", grads={"self": _no_derivative("scatter_")}, function=False))
 scatter_add_ = op(
     "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
-    lambda a, dim, index, src: KS.scatter_into(a, dim, index, src, None, True, "scatter_add"),
+    lambda a, dim, index, src: KS.scatter_into(a, dim, index, src, None, True, "scatter"),
     node="ScatterAddBackward0", grads=_ADD_GRAD, function=False)
 scatter = overloaded("scatter")
 

@@ -170,6 +170,11 @@ def binary(ufunc, bool_out: bool = False) -> Callable:
             shape = np.broadcast_shapes(*(x.shape for x in arrays))
             if len(shape) < 2:
                 return ufunc(a, b)
+            if not isinstance(ufunc, np.ufunc):  # a wrapper (promotion, ldexp): no out=
+                res = ufunc(a, b)
+                out = empty_for(shape, res.dtype, arrays)
+                out[...] = res
+                return out
             out = empty_for(shape, np.bool_ if bool_out else np.result_type(a, b), arrays)
             return ufunc(a, b, out=out)
         except ValueError:

@@ -273,10 +273,11 @@ def _scalar_tol(value):
 
 
 @with_out("linalg_pinv", "linalg_pinv", 1, CAST)
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, rcond=None,
+def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None,
          out=None) -> Tensor:
     """torch.linalg.pinv: the Moore-Penrose pseudo-inverse, singular values at or below
-    max(atol, rtol * largest) treated as zero."""
+    max(atol, rtol * largest) treated as zero (torch's older overload takes rtol as a
+    positional rcond, and hermitian after it)."""
     dt = A.dtype
     if A.dim() < 2 or not dt.is_floating_point or dt.name in ("float16", "bfloat16"):
         raise RuntimeError(f"linalg.pinv({_type_tag(A)}{{{list(A.shape)}}}): expected a tensor "

@@ -177,6 +177,15 @@ register("native_batch_norm", native_batch_norm)
 
 def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool,
                momentum: float, eps: float, cudnn_enabled: bool = True) -> Tensor:
+    if input.numel() == 0:
+        # as torch's composite: no values, no statistics (nor checks of the running ones); a
+        # copy rather than the input itself keeps the graph
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return native_batch_norm(input, weight, bias, running_mean, running_var, training,
                              momentum, eps)[0]
 
@@ -244,7 +253,8 @@ native_group_norm_backward = op(
 def _group_norm_composite(grad, input, weight, N, group, eps, mask):
     shape = tuple(input.shape)
     nd = len(shape)
-    xg = input.reshape(N, group, -1)
+    per_group = shape[1] // group * math.prod(shape[2:])  # (-1 is ambiguous for no samples)
+    xg = input.reshape(N, group, per_group)
     mean = xg.mean(2, True)
     xc = xg - mean
     rstd = _rsqrt((xc * xc).mean(2, True) + eps)
@@ -252,7 +262,7 @@ def _group_norm_composite(grad, input, weight, N, group, eps, mask):
     gi = gw = gb = None
     if mask[0]:
         gx = grad if weight is None else grad * _channel_view(weight, nd)
-        gx = gx.reshape(N, group, -1)
+        gx = gx.reshape(N, group, per_group)
         gi = (rstd * (gx - gx.mean(2, True) - xhat * (gx * xhat).mean(2, True))).reshape(shape)
     axes = list(_bn_axes(nd))
     if mask[1]:

@@ -57,10 +57,10 @@ def _bad_args(name: str, y: Any, x: Any, dx: Any) -> TypeError:
 
 
 def _reduced_zeros(y: Tensor, dim: int) -> Tensor:
+    """torch's zeros_like_except(y, dim): the integral of no samples, in y's own dtype."""
     shape = list(y.shape)
     del shape[dim]
-    return _ns().zeros(shape, dtype=y.dtype if y.dtype.is_floating_point
-                       else _ns().get_default_dtype())
+    return _ns().zeros(shape, dtype=y.dtype)
 
 
 def _spacing(x: Tensor, y: Tensor, dim: int, name: str) -> Tensor:
@@ -74,13 +74,14 @@ def _spacing(x: Tensor, y: Tensor, dim: int, name: str) -> Tensor:
         dim_x = dim
     else:
         dim_x = dim - y.dim() + x.dim() if x.dim() < y.dim() else dim
-    n = x.shape[dim_x]
-    return x.narrow(dim_x, 1, n - 1) - x.narrow(dim_x, 0, n - 1)
+    lead = (slice(None),) * dim_x
+    return x[lead + (slice(1, None),)] - x[lead + (slice(0, -1),)]
 
 
 def _pair_sums(y: Tensor, dim: int) -> Tensor:
-    n = y.shape[dim]
-    return y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)
+    """y[1:] + y[:-1] along dim (slices, as torch's: no samples give no pairs)."""
+    lead = (slice(None),) * dim
+    return y[lead + (slice(1, None),)] + y[lead + (slice(0, -1),)]
 
 
 @numpy_names
@@ -105,7 +106,7 @@ def _trapezoid(name: str, y: Tensor, x: Any, dx: Any, dim: int) -> Tensor:
         if x.dim() == 1 and x.shape[0] != 0:
             raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
         return _reduced_zeros(y, d)
-    return div_scalar((_spacing(x, y, d, "trapezoid") * _pair_sums(y, d)).sum(d), 2.0)
+    return div_scalar((_pair_sums(y, d) * _spacing(x, y, d, "trapezoid")).sum(d), 2.0)
 
 
 @numpy_names
@@ -123,13 +124,10 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None,
         raise _bad_args(name, y, x, dx)
     _check_y(name, y)
     d = wrap_dim(dim, y.dim())
-    if y.shape[d] == 0:
-        return _ns().zeros_like(y, dtype=y.dtype if y.dtype.is_floating_point
-                                else _ns().get_default_dtype())
     if x is None:
         step = 1 if dx is None else dx
         return mul_scalar(_pair_sums(y, d), step / 2.0).cumsum(d)
-    return div_scalar((_spacing(x, y, d, name) * _pair_sums(y, d)).cumsum(d), 2.0)
+    return div_scalar((_pair_sums(y, d) * _spacing(x, y, d, name)).cumsum(d), 2.0)
 
 
 # --- unravel_index ----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ The NumPy kernels the declarations run are in kernels/pooling.py.
 
 from __future__ import annotations
 
+from retrograd._memory_format import channels_last
 from retrograd._ops.kernels.pooling import (
     _adaptive_bwd,
     _adaptive_fwd,
@@ -126,6 +127,8 @@ def _adaptive_size(output_size, x: Tensor, name: str) -> list:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     size = _adaptive_size(output_size, input, "adaptive_avg_pool2d")
     nd = input.dim()
+    if size == [1, 1]:  # torch pools 1x1 before it checks the rank
+        return _global_mean(input)
     if nd not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
@@ -141,8 +144,20 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     if input._data.dtype.kind not in "fV":
         raise not_implemented("adaptive_avg_pool2d", input._data.dtype)
     if size == [1, 1]:  # torch takes the mean for a global pool
-        return input.mean((-1, -2), keepdim=True)
+        return _global_mean(input)
     return _adaptive_avg_pool2d(input, size)
+
+
+def _global_mean(input: Tensor) -> Tensor:
+    """A 1x1 adaptive average pool as torch computes it: the mean over the last two dims (of
+    an input of any rank from 2), restrided in place to channels-last strides for an input in
+    that layout."""
+    out = input.mean((-1, -2), keepdim=True)
+    if input.dim() == 4 and not input.is_contiguous() and \
+            input.is_contiguous(memory_format=channels_last):
+        n, c = input.shape[0], input.shape[1]
+        out.as_strided_((n, c, 1, 1), (c, 1, c, c))
+    return out
 
 
 # 1-d pools: torch adds a height-1 dim, pools in 2-d and squeezes it away

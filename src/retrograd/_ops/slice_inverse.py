@@ -2,15 +2,18 @@
 
 slice_inverse(self, src, dim, start, end, step) lays src's sizes and strides over self's storage
 at src's storage offset; when self is src[dim, start:end:step] sharing src's storage, the result
-is src again, aliasing self. Its gradient is the slice (src only supplies the geometry).
+is src again, aliasing self. Its gradient is the slice for self and, as torch's, the rest of
+the gradient (zero on the slice) for src.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from retrograd._ops.creation import zeros_like
 from retrograd._ops.kernels.shape import _as_strided_rel_forward, _Holder
 from retrograd._ops.registry import op
+from retrograd._ops.scatter_views import slice_scatter
 from retrograd._ops.shape import slice_op
 
 
@@ -48,4 +51,7 @@ def _slice_inverse_forward(a, src, dim, start, end, step):
 slice_inverse = op(
     "slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
     "SymInt step=1) -> Tensor(a)", _slice_inverse_forward,
-    grads={"self": lambda grad, dim, start, end, step: slice_op(grad, dim, start, end, step)})
+    grads={"self": lambda grad, dim, start, end, step: slice_op(grad, dim, start, end, step),
+           # src's own elements outside the slice: the gradient there, zero inside it
+           "src": lambda grad, self, dim, start, end, step:
+           slice_scatter(grad, zeros_like(self), dim, start, end, step)})

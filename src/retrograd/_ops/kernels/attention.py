@@ -45,7 +45,10 @@ def _expand_heads(k: np.ndarray, heads: int) -> np.ndarray:
 
 
 def _scale_of(q_shape: tuple, scale) -> float:
-    return 1.0 / math.sqrt(q_shape[-1]) if scale is None else scale
+    if scale is not None:
+        return scale
+    # an empty head dim divides by zero: inf, as torch's C++ gives (the output is empty anyway)
+    return 1.0 / math.sqrt(q_shape[-1]) if q_shape[-1] else math.inf
 
 
 def _flash_forward(q, k, v, dropout_p, is_causal, attn_mask, scale):

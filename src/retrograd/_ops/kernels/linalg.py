@@ -11,6 +11,7 @@ import numpy as np
 
 from retrograd import _dtype as D
 from retrograd import _errors as E
+from retrograd._ops.kernels.linalg_solvers import solve_triangular
 from retrograd._ops.kernels.shape import _expand_forward
 from retrograd._ops.layout import not_implemented, type_name
 
@@ -675,4 +676,11 @@ def _qr_forward(a, mode):
 
 
 def _inverse_forward(a):
-    return np.linalg.inv(a)
+    """R^-1 for the QR gradient (R upper triangular): LAPACK's inverse, or for a singular R
+    the triangular substitution's inf / nan, as torch's triangular solve gives them there
+    instead of an error."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        return solve_triangular(a, eye, True, True, False)

@@ -9,6 +9,8 @@ that loop only runs on inputs that already failed, or for lu_factor itself.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -56,7 +58,8 @@ def lu_factor(a: np.ndarray) -> tuple:
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    lu = np.array(a, dtype=a.dtype, copy=True).reshape((-1, m, n))
+    # (the batch count spelled out: with an empty matrix, -1 would be ambiguous)
+    lu = np.array(a, dtype=a.dtype, copy=True).reshape((math.prod(batch), m, n))
     count = lu.shape[0]
     piv = np.empty((count, k), np.int32)
     info = np.zeros(count, np.int32)
@@ -227,8 +230,9 @@ def lu_unpack(lu: np.ndarray, pivots: np.ndarray) -> tuple:
 def lu_permutation(pivots: np.ndarray, m: int) -> np.ndarray:
     """P (float64) of A = P L U from getrf's 1-based pivots (*, k)."""
     batch, k = pivots.shape[:-1], pivots.shape[-1]
-    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy().reshape(-1, m)
-    piv = pivots.reshape(-1, k) - 1
+    count = math.prod(batch)  # (spelled out: -1 is ambiguous for empty shapes)
+    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy().reshape(count, m)
+    piv = pivots.reshape(count, k) - 1
     rows = np.arange(perm.shape[0])
     for j in range(k):  # replay the row swaps: row i of P^T A is row perm[i] of A
         p = piv[:, j]

@@ -15,15 +15,19 @@ from retrograd._ops.kernels.reduction import cumulative
 from retrograd._ops.layout import not_implemented
 
 
-def _running_extreme(ufunc):
+def _running_extreme(ufunc, name: str):
     def forward(a: np.ndarray, dim: int) -> tuple:
-        d = wrap_dim(dim, a.ndim)
+        # torch checks dim only where it scans: a scalar takes -1 or 0, no elements any dim
         if a.ndim == 0:
+            if dim not in (-1, 0):
+                raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got "
+                                 f"{dim}")
             return a.copy(), np.zeros((), np.int64)
         values = np.empty(a.shape, a.dtype)
         indices = np.empty(a.shape, np.int64)
         if a.size == 0:
             return values, indices
+        d = wrap_dim(dim, a.ndim)
         wide = a.astype(np.float32) if a.dtype.kind == "V" else a  # bfloat16 / float8
         running = values if wide is a else np.empty(a.shape, wide.dtype)
         ufunc.accumulate(wide, axis=d, out=running)
@@ -42,8 +46,8 @@ def _running_extreme(ufunc):
     return forward
 
 
-cummax = _running_extreme(np.maximum)
-cummin = _running_extreme(np.minimum)
+cummax = _running_extreme(np.maximum, "cummax")
+cummin = _running_extreme(np.minimum, "cummin")
 
 
 def logcumsumexp(a: np.ndarray, dim: int) -> np.ndarray:

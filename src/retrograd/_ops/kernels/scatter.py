@@ -67,6 +67,8 @@ def as_1d(*arrays):
 
 def gather(a, dim, index, sparse_grad=False):
     d = wrap_dim(dim, a.ndim)
+    if index.size == 0:  # torch checks nothing else of an empty index
+        return np.empty(index.shape, a.dtype)
     check_index_dtype(index, "gather")
     same_rank(a, index, "input")
     shape0 = index.shape
@@ -76,8 +78,6 @@ def gather(a, dim, index, sparse_grad=False):
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(index.shape)} to be no larger than self {list(a1.shape)} "
                                f"apart from dimension {d}")
-    if index.size == 0:
-        return np.empty(shape0, a.dtype)
     if a1.flags.c_contiguous and index.size >= _FLAT_GATHER_MIN and (
             index.ndim > 2 or 0 in index.strides):
         # np.take at flat positions: several times faster than fancy indexing with one index
@@ -111,9 +111,11 @@ def _unexpanded(index: np.ndarray) -> np.ndarray:
 
 
 def check_scatter(a, index, src, d: int, name: str) -> None:
-    check_index_dtype(index, name)
     if src is not None and src.dtype != a.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if index.size == 0:  # torch checks nothing of an empty index: nothing is written
+        return
+    check_index_dtype(index, name)
     same_rank(a, index, "self")
     if src is not None:
         same_rank(src, index, "src")
@@ -173,7 +175,7 @@ def scatter_value(a, dim, index, value):
 
 def scatter_add(a, dim, index, src):
     out = fresh(a)
-    scatter_into(out, dim, index, src, None, True, "scatter_add")
+    scatter_into(out, dim, index, src, None, True, "scatter")  # (torch names it so in errors)
     return out
 
 
