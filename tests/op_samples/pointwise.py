@@ -219,6 +219,7 @@ SAMPLES = [
     Sample(inplace("round_"), (away_from_ints(2, 3),)),
     Sample(inplace("round_"), (away_from_ints(2, 3) / 10,), {"decimals": 1}, name="decimals"),
     Sample(inplace("zero_"), (arr(2, 3),)),
+    Sample(inplace("conj_physical_"), (arr(2, 3),)),
     Sample(inplace("fill_"), (arr(2, 3), 1.5), name="scalar"),
     Sample(fill_tensor, (arr(2, 3), arr())),
     Sample(inplace("neg_"), (arr(2, 3),)),

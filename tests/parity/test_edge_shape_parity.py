@@ -7,7 +7,8 @@ wrapper takes no `out=`: kernels that relied on those failed here (relu, tanh, s
 norm, lu_factor, clamp_min/clamp_max and ldexp of strided inputs, cumulative_trapezoid, ...).
 
 Only the ops torch lets a __torch_function__ override (torch.overrides) are called: the other
-public names set global state (set_printoptions, manual_seed, ...)."""
+public names set global state (set_printoptions, manual_seed, ...). The in-place methods run on
+a copy of the tensor, and their version bump is compared too."""
 
 from __future__ import annotations
 
@@ -136,6 +137,63 @@ def test_ops_on_edge_tensors_match_torch(where, kind):
             if got[0] != "ok" or not _close(got[1], want[1], TOLERANCE[KINDS[kind][1]]):
                 wrong.append((prefix + name, pattern, want, got))
     assert compared > 5
+    assert not wrong, wrong
+
+
+# in-place methods that draw random numbers, change storage or metadata, or take no tensors
+NOT_SWEPT_INPLACE = {"random_", "uniform_", "normal_", "bernoulli_", "cauchy_", "exponential_",
+                     "geometric_", "log_normal_", "set_", "resize_", "resize_as_",
+                     "share_memory_", "requires_grad_", "detach_", "map_", "apply_", "map2_",
+                     "copy_", "put_", "index_put_"}
+
+
+def _inplace_outcome(lib, name: str, pattern: tuple, kind: str):
+    """The in-place method on a copy of the first edge tensor (x * 1, not a leaf): its value,
+    version bump and gradients, as _outcome."""
+    tensors, args = [], []
+    for p in pattern:
+        if p == "T":
+            tensors.append(_edge_tensor(lib, kind, len(tensors)))
+            args.append(tensors[-1])
+        else:
+            args.append(p)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            target = args[0] * 1
+            before = target._version
+            y = getattr(target, name)(*args[1:])
+            if not isinstance(y, lib.Tensor) or not y.requires_grad or not y.is_floating_point():
+                return ("nograd",)
+            found = [_summary(y), y._version - before]
+            for create_graph in (False, True):
+                grads = lib.autograd.grad(y.sum(), tensors, allow_unused=True,
+                                          create_graph=create_graph, retain_graph=True)
+                found += [None if g is None else _summary(g) for g in grads]
+    except Exception as e:  # noqa: BLE001 - compared with torch's outcome
+        return ("error", f"{type(e).__name__}: {e}")
+    return ("ok", found)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_inplace_methods_on_edge_tensors_match_torch(kind):
+    overridable = torch.overrides.get_testing_overrides()
+    compared, wrong = 0, []
+    for name in sorted(dir(torch.Tensor)):
+        if not name.endswith("_") or name.startswith("_") or name in NOT_SWEPT_INPLACE:
+            continue
+        if getattr(retrograd.Tensor, name, None) is None or \
+                getattr(torch.Tensor, name) not in overridable:
+            continue
+        for pattern in PATTERNS:
+            want = _inplace_outcome(torch, name, pattern, kind)
+            if want[0] != "ok":
+                continue
+            compared += 1
+            got = _inplace_outcome(retrograd, name, pattern, kind)
+            if got[0] != "ok" or not _close(got[1], want[1], TOLERANCE[KINDS[kind][1]]):
+                wrong.append((name, pattern, want, got))
+    assert compared > 100
     assert not wrong, wrong
 
 

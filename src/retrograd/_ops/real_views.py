@@ -1,6 +1,7 @@
 """What torch's complex-number API does on real tensors: real is the tensor itself, imag is an
-error, conj / resolve_conj / resolve_neg / conj_physical return the tensor, the conjugate and
-negative bits are never set, and angle is 0 or pi (AngleBackward0, a zero gradient)."""
+error, conj / resolve_conj / resolve_neg / conj_physical return the tensor, conj_physical_ changes
+nothing but its version, the conjugate and negative bits are never set, and angle is 0 or pi
+(AngleBackward0, a zero gradient)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ conj = _identity("conj")
 resolve_conj = _identity("resolve_conj")
 resolve_neg = _identity("resolve_neg")
 conj_physical = _identity("conj_physical")
-conj_physical_ = _identity("conj_physical_")
+# in place it is still an in-place op to autograd, as torch's (version bump, the leaf check,
+# history rebased onto ConjPhysicalBackward1), though it writes nothing on a real tensor
+conj_physical_ = op("conj_physical_(Tensor(a!) self) -> Tensor(a!)", lambda dst: None,
+                    node="ConjPhysicalBackward1", grads={"self": lambda grad: grad})
 
 
 def imag(input: Tensor) -> Tensor:
@@ -63,8 +67,7 @@ def _angle_forward(a: np.ndarray) -> np.ndarray:
 angle = op("angle(Tensor self) -> Tensor", _angle_forward, promote="float",
            grads={"self": lambda grad: zeros_like(grad)})
 
-for _f in (real, conj, resolve_conj, resolve_neg, conj_physical, conj_physical_, imag, is_conj,
-           is_neg):
+for _f in (real, conj, resolve_conj, resolve_neg, conj_physical, imag, is_conj, is_neg):
     register(_f.__name__, _f, method=_f.__name__ not in ("real", "imag"))
 # attributes on Tensor, as torch's
 register_method("real", property(real))  # type: ignore[arg-type]
