@@ -37,6 +37,7 @@ from retrograd._ops.layout import (
     inplace_forward,
     inplace_of,
     label_entry_points,
+    not_implemented,
 )
 from retrograd._ops.registry import op, register, register_functional, register_method
 from retrograd._tensor import Tensor
@@ -345,8 +346,12 @@ def _glu_forward(a, dim):
     if a.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{a.shape[d]}")
-    first, second = np.split(a, 2, axis=d)
-    return first * P._sigmoid(second)
+    if a.dtype.kind not in "fV":
+        raise not_implemented("glu_cpu", a.dtype)
+    # 16-bit floats in float32, rounded once, as torch's kernel computes them
+    wide = a.astype(np.float32) if a.dtype.itemsize <= 2 else a
+    first, second = np.split(wide, 2, axis=d)
+    return (first * P._sigmoid(second)).astype(a.dtype, copy=False)
 
 
 def _glu_backward(grad, self, dim):

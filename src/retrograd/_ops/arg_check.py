@@ -56,3 +56,19 @@ def check_tensor_arg(op, i: int, value: object, method: bool = False) -> None:
     where = f" (position {position})" if position else ""
     raise TypeError(f"{op.schema.name}(): argument '{name}'{where} must be Tensor, not "
                     f"{type_name(value)}")
+
+
+def check_tensor_list(fname: str, value: object, arg=None, position: int = 1) -> None:
+    """torch's TypeErrors for a `Tensor[]` argument that is not a tuple or list of tensors
+    (a single tensor would otherwise be iterated as its rows: `cat(x)` is an error in torch).
+    Arrays pass, as they do for a single tensor argument (retrograd's own calls), and None in
+    a `Tensor?[]`. `arg` is the schema's argument, or its name for a hand-written function."""
+    name = arg if arg is None or isinstance(arg, str) else arg.name
+    optional = arg is not None and not isinstance(arg, str) and arg.type.endswith("?[]")
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{fname}(): argument '{name or 'tensors'}' (position {position}) must "
+                        f"be tuple of Tensors, not {type_name(value)}")
+    for i, t in enumerate(value):
+        if not (isinstance(t, (Tensor, np.ndarray)) or t is None and optional):
+            raise TypeError(f"expected Tensor as element {i} in argument {position - 1}, but "
+                            f"got {type_name(t)}")

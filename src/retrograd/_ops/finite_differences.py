@@ -10,6 +10,7 @@ from typing import Any
 
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
+from retrograd._ops.kernels.pointwise import SUB_BOOLS
 from retrograd._ops.registry import register
 from retrograd._tensor import Tensor
 
@@ -104,6 +105,10 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
              edge_order: int = 1) -> tuple:
     """One tensor per dim in `dim` (all dims by default): the estimated derivative of input
     along it."""
+    if input.dtype is _ns().uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if input.dtype is _ns().bool:  # torch's differences of two bool tensors
+        raise RuntimeError(SUB_BOOLS)
     if edge_order not in (1, 2):
         raise RuntimeError(EDGE_ORDER)
     dims = _dims(input, dim)

@@ -71,7 +71,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if out is not None:
         raise NotImplementedError(f"retrograd.{name} does not support out=")
     check_matrix(name, A)
-    check_float(name, A)
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        check_float(name, A)  # its error; the low-precision one is for the orders by SVD only
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)
@@ -80,11 +81,13 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
             raise RuntimeError(f"{name}: Order {ord} not supported.")
         if ord == "fro":
             return vector_norm(A, 2, [d0, d1], keepdim)
+        check_float(name, A)
         return _svd_reduce(A, d0, d1, keepdim, lambda s: s.sum(-1))
     p = abs(ord)
     if p not in (1, 2, math.inf):
         raise RuntimeError(f"{name}: Order {_ord_text(ord)} not supported.")
     if p == 2:
+        check_float(name, A)
         return _svd_reduce(A, d0, d1, keepdim,
                            lambda s: s.amax(-1) if ord > 0 else s.amin(-1))
     if p == math.inf:  # the largest row sum is the 1-norm of the transpose

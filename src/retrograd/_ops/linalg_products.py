@@ -7,6 +7,7 @@ from math import prod
 
 import numpy as np
 
+from retrograd import _dtype as D
 from retrograd import _errors as E
 from retrograd import _warning_site as _ws
 from retrograd._dtype import legacy_name
@@ -193,6 +194,10 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     """torch.linalg.vander: columns x^0, x^1, ..., x^(N-1) (N defaults to x.shape[-1])."""
     from retrograd._ops.shape import cat
 
+    dt = x.dtype
+    if dt is D.bool or dt.name in ("float16", "bfloat16"):
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {legacy_name(dt)}")
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension. Got 0 "
                            "dimensions.")

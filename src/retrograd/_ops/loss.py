@@ -18,7 +18,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd import _warning_site as _ws
 from retrograd._ops import dispatch
-from retrograd._ops.creation import zeros_like
+from retrograd._ops.creation import full_like, ones_like, zeros_like
 from retrograd._ops.kernels.loss import (
     _bce_forward,
     _bce_logits_forward,
@@ -37,6 +37,8 @@ from retrograd._ops.kernels.loss import (
     legacy_reduction,
     reduction_enum,
 )
+from retrograd._ops.kernels.pointwise import SUB_BOOLS
+from retrograd._ops.layout import not_implemented, type_name
 from retrograd._ops.registry import op, register, register_functional
 from retrograd._tensor import Tensor, _is_wrapper, _wrap
 
@@ -271,8 +273,21 @@ binary_cross_entropy_with_logits = op(
     grads={"self, target": _bce_logits_grads}, function=False, method=False)
 
 
+def _check_bce_logits_dtypes(input: Tensor, target: Tensor) -> None:
+    """torch's kernel takes log_sigmoid of the input, then scales (1 - target) in place: an
+    integral input or target is refused there."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise not_implemented("log_sigmoid_cpu", input._data.dtype)
+    if target.dtype is D.bool:  # torch computes 1 - target
+        raise RuntimeError(SUB_BOOLS)
+    if not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError(f"result type {D.legacy_name(input.dtype)} can't be cast to the "
+                           f"desired output type {type_name(target._data.dtype)}")
+
+
 def _torch_bce_with_logits(input: Tensor, target: Tensor, weight=None, pos_weight=None,
                            reduction: int = 0) -> Tensor:
+    _check_bce_logits_dtypes(input, target)
     # torch's Python binding of the top-level function defaults to no reduction (NOTE [Binding
     # reduction default])
     return binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
@@ -287,6 +302,7 @@ def _f_bce_with_logits(input: Tensor, target: Tensor, weight=None, size_average=
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size_str(target)}) must be the same as input size "
                          f"({_size_str(input)})")
+    _check_bce_logits_dtypes(input, target)
     return binary_cross_entropy_with_logits(input, target, weight, pos_weight,
                                             reduction_enum(reduction))
 
@@ -534,6 +550,9 @@ register_functional("cross_entropy", _f_cross_entropy)
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False):
     """torch.kl_div (its Python binding defaults to no reduction, as here)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) or \
+            not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input, target = dispatch.autocast.cast("fp32", input, target)
     if log_target:
@@ -577,7 +596,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         reduction: int = 0) -> Tensor:
     if dispatch.autocast is not None:  # NOTE [Autocast composites]
         input1, input2, target = dispatch.autocast.cast("fp32", input1, input2, target)
-    return _reduce_tensor((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    difference = input1 - input2  # first, as torch's (two bool inputs are refused here)
+    return _reduce_tensor((-target * difference + margin).clamp_min(0), reduction)
 
 
 def _f_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
@@ -588,7 +608,7 @@ def _f_margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margi
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {_size_str(input1)}, input2: {_size_str(input2)}, target: "
             f"{_size_str(target)} ")
-    return margin_ranking_loss(input1, input2, target, margin, code)
+    return margin_ranking_loss(input1, input2, target, float(margin), code)
 
 
 register("margin_ranking_loss", margin_ranking_loss)
@@ -608,7 +628,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
         input, target = dispatch.autocast.cast("fp32", input, target)
     zeros = zeros_like(input)
     t = target.detach()
-    margin_part = _where(t != 1, (margin - input).clamp_min(0), zeros)
+    # torch's C++ `margin - input` fills a tensor like input with margin, then subtracts: an
+    # integral input keeps its dtype (the margin truncated)
+    margin_part = _where(t != 1, (full_like(input, margin) - input).clamp_min(0), zeros)
     self_part = _where(t != -1, input, zeros)
     return _reduce_tensor(margin_part + self_part, reduction)
 
@@ -739,7 +761,7 @@ def _f_gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = _wrap(np.full(input._data.shape, var, input._data.dtype))
+        var = ones_like(input) * var  # as torch: an integral input gives a float var
     elif bool((var.detach() < 0).any()):  # data-dependent: refused under vmap, as torch's
         raise ValueError("var has negative entry/entries")
     in_shape, var_shape = tuple(input.shape), tuple(var.shape)
@@ -751,9 +773,13 @@ def _f_gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    # clamp for stability without a gradient through the clamp (torch clamps under no_grad)
-    vd = var.detach()
-    var = var + (vd.clamp_min(eps) - vd)
+    # clamp for stability without a gradient through the clamp, as torch: in place on a copy
+    # under no_grad (an integral var is refused there, with torch's message)
+    from retrograd.autograd.grad_mode import no_grad
+
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)
     if full:

@@ -12,6 +12,7 @@ from typing import Any
 
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
+from retrograd._ops.arg_check import check_tensor_list
 from retrograd._ops.registry import register
 from retrograd._ops.scalar_overloads import div_scalar, mul_scalar
 from retrograd._tensor import Tensor
@@ -26,6 +27,7 @@ def _ns() -> Any:
 
 def column_stack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """Scalars and vectors become columns; matrices and higher stay; all joined along dim 1."""
+    check_tensor_list("column_stack", tensors)
     if len(tensors) == 0:
         raise RuntimeError("column_stack expects a non-empty TensorList")
     cols = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]

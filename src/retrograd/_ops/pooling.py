@@ -200,6 +200,11 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
+    if not return_indices and not input.requires_grad and \
+            input._data.dtype.kind not in "fV":
+        # torch's kernel for this case (no indices, no autograd) is floating only
+        _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+        raise not_implemented("max_pool1d_impl", input._data.dtype)
     out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     if return_indices:
         return out, idx

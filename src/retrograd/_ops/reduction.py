@@ -476,6 +476,9 @@ RETURN_TYPES.update(aminmax=return_types.aminmax, aminmax_out=return_types.aminm
 
 def _median_full_forward(skip_nan: bool):
     def forward(a):
+        if a.dtype.kind == "b":
+            raise NotImplementedError(NOT_IMPLEMENTED_KERNEL.format("median_cpu",
+                                                                   _scalar_name(a.dtype)))
         flat = a.reshape(-1)
         if a.dtype.kind in "fV":
             nan = np.isnan(flat)
@@ -494,6 +497,9 @@ def _median_full_forward(skip_nan: bool):
 def _median_dim_forward(name: str, skip_nan: bool):
     def forward(a, dim, keepdim):
         d = wrap_dim(dim, a.ndim)
+        if a.dtype.kind == "b":
+            raise NotImplementedError(NOT_IMPLEMENTED_KERNEL.format("median_out",
+                                                                   _scalar_name(a.dtype)))
         if a.ndim == 0:
             return a.copy(), np.zeros((), np.int64)
         if a.shape[d] == 0:

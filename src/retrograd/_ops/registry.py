@@ -46,7 +46,7 @@ from retrograd._autograd.saved import (
 from retrograd._autograd.state import state
 from retrograd._autograd.views import make_views
 from retrograd._ops import dispatch, overloads, reference_backward
-from retrograd._ops.arg_check import PLAIN, check_tensor_arg
+from retrograd._ops.arg_check import PLAIN, check_tensor_arg, check_tensor_list
 from retrograd._ops.codegen import compile_function, wrap_lines
 from retrograd._ops.forward_ad import rule_for as jvp_rule_for
 from retrograd._ops.op_doc import document_overloads, op_doc
@@ -497,6 +497,9 @@ def run_eager(op: OpDef, args: tuple):
     for i in op.tensor_idx:
         a = args[i]
         if i in op.list_idx:
+            if a.__class__ is not list and a.__class__ is not tuple or not all(
+                    isinstance(t, (Tensor, np.ndarray)) or t is None for t in a):
+                check_tensor_list(op.schema.name, a, op.schema.args[i], i + 1)
             call[i] = [t._data if isinstance(t, Tensor) else t for t in a]
             if not any_grad:
                 any_grad = any(isinstance(t, Tensor) and t._requires_grad for t in a)

@@ -21,6 +21,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
+from retrograd._ops.arg_check import check_tensor_list
 from retrograd._ops.dtype_views import view_dtype
 from retrograd._ops.kernels.shape import (
     _as_strided_grad_forward,
@@ -658,21 +659,38 @@ for _n in (1, 2, 3):
 
 
 def hstack(tensors) -> Tensor:
+    check_tensor_list("hstack", tensors)
+    _non_empty("hstack", tensors)
     ts = [_atleast(t, 1) for t in tensors]
     return cat(ts, 0 if ts and ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
+    check_tensor_list("vstack", tensors)
+    _non_empty("vstack", tensors)
     return cat([_atleast(t, 2) for t in tensors], 0)
 
 
+def row_stack(tensors) -> Tensor:
+    check_tensor_list("row_stack", tensors)
+    _non_empty("vstack", tensors)  # (torch's message names vstack here)
+    return vstack(tensors)
+
+
+def _non_empty(name: str, tensors) -> None:
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
 def dstack(tensors) -> Tensor:
+    check_tensor_list("dstack", tensors)
+    _non_empty("dstack", tensors)
     return cat([_atleast(t, 3) for t in tensors], 2)
 
 
 register("hstack", hstack)
 register("vstack", vstack)
-register("row_stack", vstack)
+register("row_stack", row_stack)
 register("dstack", dstack)
 
 

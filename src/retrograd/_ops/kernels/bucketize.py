@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from retrograd._ops.layout import not_implemented
+
 SHAPES = ("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
           "dimensions of boundaries tensor and input value tensor must match, but we got "
           "boundaries tensor {} and input value tensor {}")
@@ -28,6 +30,8 @@ def _side(right: bool, side) -> str:
 
 
 def searchsorted(seq, values, out_int32, right, side, sorter):
+    if seq.dtype.kind == "b" or getattr(values, "dtype", None) == np.bool_:
+        raise not_implemented("searchsorted_out_cpu", np.dtype(np.bool_))
     where = _side(right, side)
     if sorter is not None:
         if sorter.shape != seq.shape:

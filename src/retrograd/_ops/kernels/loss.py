@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from retrograd import _warning_site as _ws
-from retrograd._ops.layout import type_name
+from retrograd._ops.kernels.pointwise import NEG_BOOL
+from retrograd._ops.layout import not_implemented, type_name
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -68,8 +69,15 @@ def broadcast_shape(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
+def _floating_only(kernel: str, dtype: np.dtype) -> None:
+    """torch's loss kernels are dispatched for floating dtypes only."""
+    if dtype.kind not in "fV":
+        raise not_implemented(kernel, dtype)
+
+
 def _mse_forward(a, b, reduction):
     broadcast_shape(a.shape, b.shape)
+    _floating_only("mse_cpu", np.result_type(a, b))
     d = np.subtract(a, b)
     if type(d) is not np.ndarray:  # 0-d operands give a NumPy scalar: nothing to write into
         return _reduce(np.asarray(d * d), reduction)
@@ -78,6 +86,7 @@ def _mse_forward(a, b, reduction):
 
 def _smooth_l1_forward(a, b, reduction, beta):
     broadcast_shape(a.shape, b.shape)
+    _floating_only("smooth_l1_cpu", np.result_type(a, b))
     z = np.abs(np.subtract(a, b))
     beta = a.dtype.type(beta) if a.dtype.kind == "f" else beta
     loss = np.where(z < beta, 0.5 * z * z / beta if beta else z, z - 0.5 * beta)
@@ -86,6 +95,7 @@ def _smooth_l1_forward(a, b, reduction, beta):
 
 def _huber_forward(a, b, reduction, delta):
     broadcast_shape(a.shape, b.shape)
+    _floating_only("huber_cpu", np.result_type(a, b))
     z = np.abs(np.subtract(a, b))
     delta = a.dtype.type(delta) if a.dtype.kind == "f" else delta
     loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
@@ -278,4 +288,9 @@ def _legacy_enum(size_average, reduce, reduction: str) -> int:
 
 def _soft_margin_forward(x, t, reduction):
     broadcast_shape(x.shape, t.shape)
+    if x.dtype.kind in "biu":  # torch writes exp(-x * t) into an output of x's dtype
+        if x.dtype.kind == "b":
+            raise RuntimeError(NEG_BOOL)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{type_name(x.dtype)}")
     return _reduce(np.log1p(np.exp(-x * t)), reduction)

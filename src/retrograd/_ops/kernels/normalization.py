@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from retrograd._ops.kernels.reduction import column_sums, row_sums
+from retrograd._ops.layout import not_implemented
 
 
 def _opmath(a: np.ndarray) -> np.dtype:
@@ -268,6 +269,8 @@ def _per_channel(a: np.ndarray, N: int, C: int, group: int) -> np.ndarray:
 
 @_quiet_if_empty
 def _group_norm_forward(x, weight, bias, N, C, HxW, group, eps):
+    if x.dtype.kind not in "fV":
+        raise not_implemented("GroupNormKernelImpl", x.dtype)
     dt = _opmath(x)
     k = C // group * HxW
     rows = np.ascontiguousarray(x, dtype=dt).reshape(N * group, k)

@@ -289,6 +289,8 @@ def _tanh_backward(g, y):
 
 
 def _sigmoid(a):
+    if a.dtype.itemsize <= 2 and a.dtype.kind in "fV":  # in float32, rounded once, as torch
+        return _sigmoid(a.astype(np.float32)).astype(a.dtype)
     e = np.exp(np.negative(a))
     if type(e) is not np.ndarray:
         return np.asarray(1 / (1 + e), dtype=a.dtype)
