@@ -77,9 +77,10 @@ def _summary(t) -> list:
     return [list(t.shape), float(t.detach().double().nan_to_num(0.0, 1e30, -1e30).sum())]
 
 
-def _outcome(lib, fn, pattern: tuple, kind: str):
+def _outcome(lib, fn, pattern: tuple, kind: str, inplace: bool = False):
     """('ok', [shape and sum of the value, then of each gradient]), ('nograd',) or
-    ('error', text)."""
+    ('error', text). `inplace`: fn(target, *rest) runs on a copy of the first edge tensor
+    (x * 1, not a leaf), and its version bump is recorded after the value."""
     tensors, args = [], []
     for p in pattern:
         if p == "T":
@@ -90,12 +91,17 @@ def _outcome(lib, fn, pattern: tuple, kind: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            y = fn(*args)
+            if inplace:
+                target = args[0] * 1
+                before = target._version
+                y = fn(target, *args[1:])
+            else:
+                y = fn(*args)
             if isinstance(y, (tuple, list)):
                 y = y[0]
             if not isinstance(y, lib.Tensor) or not y.requires_grad or not y.is_floating_point():
                 return ("nograd",)
-            found = [_summary(y)]
+            found = [_summary(y)] + ([y._version - before] if inplace else [])
             for create_graph in (False, True):
                 grads = lib.autograd.grad(y.sum(), tensors, allow_unused=True,
                                           create_graph=create_graph, retain_graph=True)
@@ -147,34 +153,6 @@ NOT_SWEPT_INPLACE = {"random_", "uniform_", "normal_", "bernoulli_", "cauchy_", 
                      "copy_", "put_", "index_put_"}
 
 
-def _inplace_outcome(lib, name: str, pattern: tuple, kind: str):
-    """The in-place method on a copy of the first edge tensor (x * 1, not a leaf): its value,
-    version bump and gradients, as _outcome."""
-    tensors, args = [], []
-    for p in pattern:
-        if p == "T":
-            tensors.append(_edge_tensor(lib, kind, len(tensors)))
-            args.append(tensors[-1])
-        else:
-            args.append(p)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            target = args[0] * 1
-            before = target._version
-            y = getattr(target, name)(*args[1:])
-            if not isinstance(y, lib.Tensor) or not y.requires_grad or not y.is_floating_point():
-                return ("nograd",)
-            found = [_summary(y), y._version - before]
-            for create_graph in (False, True):
-                grads = lib.autograd.grad(y.sum(), tensors, allow_unused=True,
-                                          create_graph=create_graph, retain_graph=True)
-                found += [None if g is None else _summary(g) for g in grads]
-    except Exception as e:  # noqa: BLE001 - compared with torch's outcome
-        return ("error", f"{type(e).__name__}: {e}")
-    return ("ok", found)
-
-
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_inplace_methods_on_edge_tensors_match_torch(kind):
     overridable = torch.overrides.get_testing_overrides()
@@ -186,11 +164,12 @@ def test_inplace_methods_on_edge_tensors_match_torch(kind):
                 getattr(torch.Tensor, name) not in overridable:
             continue
         for pattern in PATTERNS:
-            want = _inplace_outcome(torch, name, pattern, kind)
+            want = _outcome(torch, getattr(torch.Tensor, name), pattern, kind, inplace=True)
             if want[0] != "ok":
                 continue
             compared += 1
-            got = _inplace_outcome(retrograd, name, pattern, kind)
+            got = _outcome(retrograd, getattr(retrograd.Tensor, name), pattern, kind,
+                           inplace=True)
             if got[0] != "ok" or not _close(got[1], want[1], TOLERANCE[KINDS[kind][1]]):
                 wrong.append((name, pattern, want, got))
     assert compared > 100
