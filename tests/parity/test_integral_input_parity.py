@@ -97,3 +97,33 @@ def test_stacking_takes_a_sequence_of_tensors_as_torch(name, args):
             return type(e).__name__, str(e)
 
     assert run(retrograd) == run(torch)
+
+
+FUNCTION_FORMS = {
+    "flip list": lambda L, x: L.flip(x, [0]), "flip int": lambda L, x: L.flip(x, 0),
+    "flip by keyword": lambda L, x: L.flip(x, dims=0), "flip varargs": lambda L, x: L.flip(x, 0, 1),
+    "flip without dims": lambda L, x: L.flip(x),
+    "flip a tensor": lambda L, x: L.flip(x, L.tensor([0])),
+    "tile tuple": lambda L, x: L.tile(x, (2,)), "tile int": lambda L, x: L.tile(x, 2),
+    "reshape tuple": lambda L, x: L.reshape(x, (6,)), "reshape int": lambda L, x: L.reshape(x, -1),
+    "reshape varargs": lambda L, x: L.reshape(x, 3, 2),
+    "reshape a Size": lambda L, x: L.reshape(x, L.Size([6])),
+    "method flip varargs": lambda L, x: x.flip(0, 1),
+    "method reshape int": lambda L, x: x.reshape(-1),
+    "method tile int": lambda L, x: x.tile(2),
+    "rms_norm int": lambda L, x: L.rms_norm(x, 3), "rms_norm list": lambda L, x: L.rms_norm(x, [3]),
+    "F.rms_norm int": lambda L, x: L.nn.functional.rms_norm(x, 3),
+    "RMSNorm int": lambda L, x: L.nn.RMSNorm(3)(x),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTION_FORMS))
+def test_function_forms_take_their_sizes_as_torchs_parser(name):
+    # torch's functions take sizes as one list where the methods take varargs
+    def run(lib):
+        try:
+            return list(FUNCTION_FORMS[name](lib, lib.ones(2, 3)).shape)
+        except TypeError as e:
+            return str(e)
+
+    assert run(retrograd) == run(torch)

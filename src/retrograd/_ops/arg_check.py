@@ -9,6 +9,8 @@ the check costs nothing for tensors and scalars.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,3 +74,29 @@ def check_tensor_list(fname: str, value: object, arg=None, position: int = 1) ->
         if not (isinstance(t, (Tensor, np.ndarray)) or t is None and optional):
             raise TypeError(f"expected Tensor as element {i} in argument {position - 1}, but "
                             f"got {type_name(t)}")
+
+
+def int_list_function(fname: str, method: Callable, arg: str) -> Callable:
+    """The function form of a method that takes its sizes as varargs (`x.flip(0, 1)`): torch's
+    function takes them as one list (`torch.flip(x, [0, 1])`), and its parser refuses a bare
+    int, a missing list and extra positional arguments with these TypeErrors."""
+    missing = object()
+
+    def function(input: Tensor, *rest: Sequence[int], **kw: Any) -> Tensor:
+        value = kw.pop(arg, missing)
+        if rest:
+            if value is not missing or len(rest) > 1:
+                raise TypeError(f"{fname}() takes 2 positional arguments but {len(rest) + 1} "
+                                "were given")
+            value, where = rest[0], " (position 2)"
+        else:
+            where = ""
+        if value is missing:
+            raise TypeError(f'{fname}() missing 1 required positional arguments: "{arg}"')
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{fname}(): argument '{arg}'{where} must be tuple of ints, not "
+                            f"{type_name(value)}")
+        return method(input, value, **kw)
+
+    function.__name__ = function.__qualname__ = fname
+    return function

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from retrograd._autograd.state import state
+from retrograd._ops.arg_check import type_name
 from retrograd._ops.kernels.normalization import (
     _batch_norm_backward_forward,
     _batch_norm_forward,
@@ -340,8 +341,9 @@ register_functional("group_norm", _f_group_norm)
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
+    if not isinstance(normalized_shape, (list, tuple)):  # as torch's parser (layer_norm's too)
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type_name(normalized_shape)}")
     # torch's rms_norm words the shape as [*3] (layer_norm: [*, 3])
     _check_layer_norm(tuple(input.shape), tuple(normalized_shape), weight, None, star="*")
     if eps is None:

@@ -21,7 +21,7 @@ import numpy as np
 from retrograd import _dtype as D
 from retrograd._dims import wrap_dim
 from retrograd._numpy_names import numpy_names
-from retrograd._ops.arg_check import check_tensor_list
+from retrograd._ops.arg_check import check_tensor_list, int_list_function
 from retrograd._ops.dtype_views import view_dtype
 from retrograd._ops.kernels.shape import (
     _as_strided_grad_forward,
@@ -113,7 +113,8 @@ def reshape(input: Tensor, *shape) -> Tensor:
     return _reshape_copy(input, size)
 
 
-register("reshape", reshape, method=True)
+register_method("reshape", reshape)
+register("reshape", int_list_function("reshape", reshape, "shape"))
 
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
@@ -719,7 +720,8 @@ def tile(input: Tensor, *dims, **kw) -> Tensor:
     return repeat(input, reps)
 
 
-register("tile", tile, method=True)
+register_method("tile", tile)
+register("tile", int_list_function("tile", tile, "dims"))
 
 
 _flip = op("flip(Tensor self, int[] dims) -> Tensor", _flip_forward,
@@ -732,7 +734,8 @@ def flip(input: Tensor, *dims, **kw) -> Tensor:
     return _flip(input, size_args(dims))
 
 
-register("flip", flip, method=True)
+register_method("flip", flip)
+register("flip", int_list_function("flip", flip, "dims"))
 
 
 def fliplr(input: Tensor) -> Tensor:
