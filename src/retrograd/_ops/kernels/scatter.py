@@ -108,8 +108,6 @@ def _unexpanded(index: np.ndarray) -> np.ndarray:
     return index[tuple(slice(0, 1) if st == 0 else slice(None) for st in index.strides)]
 
 
-
-
 def check_scatter(a, index, src, d: int, name: str) -> None:
     if src is not None and src.dtype != a.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
