@@ -8,13 +8,17 @@ from retrograd._tensor import Tensor
 _LOW_PRECISION = ("float16", "bfloat16")
 
 
-def check_float(name: str, A: Tensor, what: str = "input") -> None:
-    """A floating dtype LAPACK handles (float32 / float64)."""
-    dt = A.dtype
-    if not (dt.is_floating_point or dt.is_complex):
+def check_floating(name: str, A: Tensor, what: str = "input") -> None:
+    """A floating (or complex) dtype, of any precision."""
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as {what}. "
                            f"Got {type_name(A._data.dtype)}")
-    if dt.name in _LOW_PRECISION:
+
+
+def check_float(name: str, A: Tensor, what: str = "input") -> None:
+    """A floating dtype LAPACK handles (float32 / float64)."""
+    check_floating(name, A, what)
+    if A.dtype.name in _LOW_PRECISION:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. "
                            f"Got {type_name(A._data.dtype)}")
 

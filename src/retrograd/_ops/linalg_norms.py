@@ -14,7 +14,7 @@ import numpy as np
 
 from retrograd import _errors as E
 from retrograd._ops import reduction as _reduction
-from retrograd._ops.linalg_checks import check_float, check_matrix, check_square
+from retrograd._ops.linalg_checks import check_float, check_floating, check_matrix, check_square
 from retrograd._ops.linalg_decompositions import _linalg_eigh, _linalg_svd, svdvals
 from retrograd._ops.linalg_inverse import _linalg_inv_ex
 from retrograd._tensor import Tensor
@@ -71,8 +71,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if out is not None:
         raise NotImplementedError(f"retrograd.{name} does not support out=")
     check_matrix(name, A)
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        check_float(name, A)  # its error; the low-precision one is for the orders by SVD only
+    check_floating(name, A)  # low precision is refused only for the orders computed by SVD
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)

@@ -14,7 +14,7 @@ from retrograd._dtype import legacy_name
 from retrograd._numpy_names import numpy_names
 from retrograd._ops import linalg as _mm
 from retrograd._ops.layout import type_name
-from retrograd._ops.linalg_checks import broadcast_batches, check_same_dtype
+from retrograd._ops.linalg_checks import broadcast_batches, check_floating, check_same_dtype
 from retrograd._ops.linalg_inverse import inv, solve
 from retrograd._ops.linalg_out import with_out
 from retrograd._ops.registry import op, register
@@ -89,9 +89,7 @@ def _vecdot_out_dtype(result: Tensor, out: Tensor) -> None:
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     """torch.linalg.vecdot: sum(x * y) along dim (x conjugated; real here), in any floating
     dtype (torch's low-precision check is for the LAPACK functions, not this one)."""
-    if not x.dtype.is_floating_point:
-        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
-                           f"input. Got {type_name(x._data.dtype)}")
+    check_floating("linalg.vecdot", x)
     check_same_dtype("linalg.vecdot", x, y, "x", "y")
     return (x * y).sum(dim)
 

@@ -76,14 +76,19 @@ def _spacing(x: Tensor, y: Tensor, dim: int, name: str) -> Tensor:
         dim_x = dim
     else:
         dim_x = dim - y.dim() + x.dim() if x.dim() < y.dim() else dim
-    lead = (slice(None),) * dim_x
-    return x[lead + (slice(1, None),)] - x[lead + (slice(0, -1),)]
+    later, earlier = _neighbours(x, dim_x)
+    return later - earlier
 
 
 def _pair_sums(y: Tensor, dim: int) -> Tensor:
-    """y[1:] + y[:-1] along dim (slices, as torch's: no samples give no pairs)."""
+    later, earlier = _neighbours(y, dim)
+    return later + earlier
+
+
+def _neighbours(t: Tensor, dim: int) -> tuple:
+    """(t[1:], t[:-1]) along dim: slices, as torch's (no samples give no pairs)."""
     lead = (slice(None),) * dim
-    return y[lead + (slice(1, None),)] + y[lead + (slice(0, -1),)]
+    return t[lead + (slice(1, None),)], t[lead + (slice(0, -1),)]
 
 
 @numpy_names

@@ -127,7 +127,7 @@ def _adaptive_size(output_size, x: Tensor, name: str) -> list:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     size = _adaptive_size(output_size, input, "adaptive_avg_pool2d")
     nd = input.dim()
-    if size == [1, 1]:  # torch pools 1x1 before it checks the rank
+    if size == [1, 1]:  # a global pool: torch takes the mean, before it checks the rank
         return _global_mean(input)
     if nd not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
@@ -143,8 +143,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
                 "empty")
     if input._data.dtype.kind not in "fV":
         raise not_implemented("adaptive_avg_pool2d", input._data.dtype)
-    if size == [1, 1]:  # torch takes the mean for a global pool
-        return _global_mean(input)
     return _adaptive_avg_pool2d(input, size)
 
 

@@ -667,15 +667,17 @@ def hstack(tensors) -> Tensor:
 
 
 def vstack(tensors) -> Tensor:
-    check_tensor_list("vstack", tensors)
-    _non_empty("vstack", tensors)
-    return cat([_atleast(t, 2) for t in tensors], 0)
+    return _vstack("vstack", tensors)
 
 
 def row_stack(tensors) -> Tensor:
-    check_tensor_list("row_stack", tensors)
-    _non_empty("vstack", tensors)  # (torch's message names vstack here)
-    return vstack(tensors)
+    return _vstack("row_stack", tensors)
+
+
+def _vstack(name: str, tensors) -> Tensor:
+    check_tensor_list(name, tensors)
+    _non_empty("vstack", tensors)  # (torch's message names vstack for row_stack too)
+    return cat([_atleast(t, 2) for t in tensors], 0)
 
 
 def _non_empty(name: str, tensors) -> None:

@@ -13,15 +13,12 @@ from retrograd._ops.layout import inplace_of
 from retrograd._ops.registry import op, register, register_method
 from retrograd._ops.shape import size_args, slice_backward, tril, triu
 from retrograd._tensor import Tensor
-from retrograd._warn_always import warn_once
 
 FILL_RANK = "dimensions must larger than 1"
 FILL_EQUAL = "all dimensions of input must be of equal length"
 NOT_EXPANDABLE = "size {{{}}} is not expandable to size {{{}}}."
 NO_VALUES = "Boolean value of Tensor with no values is ambiguous"
 MANY_VALUES = "Boolean value of Tensor with more than one value is ambiguous"
-ADJOINT_RANK = ("tensor.adjoint() is only supported on matrices or batches of matrices. Got {}-D "
-                "tensor.")
 
 tril_ = inplace_of(tril)
 triu_ = inplace_of(triu)
@@ -98,12 +95,7 @@ narrow_copy = op("narrow_copy(Tensor self, int dim, SymInt start, SymInt length)
 
 def adjoint(input: Tensor) -> Tensor:
     """torch.adjoint: the conjugate transpose of the last two dims (a view)."""
-    if input.dim() == 0:
-        warn_once("adjoint_zero_dim", E.ADJOINT_ZERO_DIM, stacklevel=3)  # once, as torch's
-        return input
-    if input.dim() < 2:
-        raise RuntimeError(ADJOINT_RANK.format(input.dim()))
-    return input.transpose(-2, -1)
+    return input._matrix_transpose("adjoint()", E.ADJOINT_ZERO_DIM)
 
 
 def is_nonzero(input: Tensor) -> bool:
